@@ -1,0 +1,46 @@
+"""The compiled (Cython) codec implementation, gathered under the names of `contract.py`.
+
+Importing this module raises ImportError when the extensions were not built.
+"""
+
+from __future__ import annotations
+
+from krafka._codec._murmur import murmur2, murmur2_partition
+from krafka._codec._records import (
+    Record,
+    decode_batches,
+    decode_entry,
+    encode_batch,
+    iter_batch_records,
+    iter_batches,
+    scan_batches,
+)
+from krafka._codec._varint import (
+    decode_unsigned_varint,
+    decode_varint,
+    decode_varlong,
+    encode_unsigned_varint,
+    encode_varint,
+    encode_varlong,
+)
+
+name = "compiled"
+
+__all__ = [
+    "Record",
+    "decode_batches",
+    "decode_entry",
+    "decode_unsigned_varint",
+    "decode_varint",
+    "decode_varlong",
+    "encode_batch",
+    "encode_unsigned_varint",
+    "encode_varint",
+    "encode_varlong",
+    "iter_batch_records",
+    "iter_batches",
+    "murmur2",
+    "murmur2_partition",
+    "name",
+    "scan_batches",
+]

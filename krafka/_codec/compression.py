@@ -1,0 +1,245 @@
+"""Compression codecs for record batches, with a cap on decompressed size (bomb protection).
+
+Decoding is streamed where the library allows it so that a small hostile payload can never make
+us allocate more than `max_size` bytes: gzip via zlib's `max_length`, lz4 via the frame
+decompressor's `max_length`, zstd via a bounded stream reader, snappy by checking each block's
+declared length before decompressing it. Every failure becomes `CorruptRecordError`.
+
+Formats written: gzip (RFC 1952), snappy in the xerial framing Java clients write (and that every
+Kafka client reads), lz4 frames with independent 64 KiB blocks (as Java's KafkaLZ4BlockOutputStream),
+zstd frames. Read additionally: raw snappy, and the broken lz4 framing of Kafka 0.8/0.9 (magic 0).
+"""
+
+
+import io
+import struct
+import zlib
+
+import cramjam
+import lz4.frame
+import zstandard
+
+from krafka._codec.types import Compression
+from krafka.errors import CorruptRecordError
+
+Buffer = bytes | bytearray | memoryview
+
+DEFAULT_MAX_DECOMPRESSED = 128 * 1024 * 1024
+XERIAL_HEADER = b"\x82SNAPPY\x00"
+_XERIAL_PREAMBLE = XERIAL_HEADER + struct.pack(">ii", 1, 1)
+_XERIAL_BLOCK = 32 * 1024
+_ZSTD_COMPRESSORS: dict[int, zstandard.ZstdCompressor] = {}
+
+
+def compress(codec: Compression, data: Buffer, level: int | None = None) -> bytes:
+    """Compress a batch's records section with `codec`."""
+    if codec is Compression.NONE:
+        return bytes(data)
+    if codec is Compression.GZIP:
+        c = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
+        return c.compress(data) + c.flush()
+    if codec is Compression.SNAPPY:
+        return _xerial_compress(data)
+    if codec is Compression.LZ4:
+        return bytes(
+            lz4.frame.compress(
+                data,
+                compression_level=0 if level is None else level,
+                block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+                block_linked=False,
+                content_checksum=False,
+                store_size=False,
+            )
+        )
+    if codec is Compression.ZSTD:
+        lvl = 3 if level is None else level
+        comp = _ZSTD_COMPRESSORS.get(lvl)
+        if comp is None:
+            comp = _ZSTD_COMPRESSORS[lvl] = zstandard.ZstdCompressor(level=lvl)
+        return bytes(comp.compress(data))
+    raise ValueError(f"unknown codec {codec!r}")
+
+
+def decompress(
+    codec: Compression,
+    data: Buffer,
+    max_size: int = DEFAULT_MAX_DECOMPRESSED,
+    legacy_lz4: bool = False,
+) -> bytes:
+    """Decompress `data`; more than `max_size` output bytes raises CorruptRecordError."""
+    try:
+        if codec is Compression.GZIP:
+            return _gunzip(data, max_size)
+        if codec is Compression.SNAPPY:
+            return _snappy_decompress(data, max_size)
+        if codec is Compression.LZ4:
+            return _lz4_decompress(_fix_legacy_lz4(data) if legacy_lz4 else data, max_size)
+        if codec is Compression.ZSTD:
+            return _zstd_decompress(data, max_size)
+        if codec is Compression.NONE:
+            return bytes(data)
+    except CorruptRecordError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any library failure is corrupt input
+        raise CorruptRecordError(f"{codec.value} decompression failed: {exc}") from None
+    raise CorruptRecordError(f"unknown compression codec {codec!r}")
+
+
+def _too_big(codec: str, max_size: int) -> CorruptRecordError:
+    return CorruptRecordError(
+        f"{codec} payload decompresses to more than the {max_size}-byte cap "
+        "(max_decompressed_size)"
+    )
+
+
+def _gunzip(data: Buffer, max_size: int) -> bytes:
+    out = bytearray()
+    rest = bytes(data)
+    while True:
+        d = zlib.decompressobj(47)
+        chunk = d.decompress(rest, max_size + 1 - len(out))
+        out += chunk
+        if len(out) > max_size or (d.unconsumed_tail and not d.eof):
+            raise _too_big("gzip", max_size)
+        if not d.eof:
+            raise CorruptRecordError("gzip stream is truncated")
+        rest = d.unused_data
+        if not rest.strip(b"\x00"):
+            return bytes(out)
+
+
+def _snappy_decompress(data: Buffer, max_size: int) -> bytes:
+    view = memoryview(data)
+    if bytes(view[:8]) != XERIAL_HEADER:
+        return _snappy_raw(view, max_size, max_size)
+    if len(view) < 16:
+        raise CorruptRecordError("xerial snappy header is truncated")
+    pos = 16
+    out = bytearray()
+    while pos < len(view):
+        if pos + 4 > len(view):
+            raise CorruptRecordError("xerial snappy block length is truncated")
+        (n,) = struct.unpack_from(">i", view, pos)
+        pos += 4
+        if n < 0 or pos + n > len(view):
+            raise CorruptRecordError(f"xerial snappy block length {n} exceeds the payload")
+        out += _snappy_raw(view[pos : pos + n], max_size - len(out), max_size)
+        pos += n
+    return bytes(out)
+
+
+def _snappy_raw(block: memoryview, remaining: int, max_size: int) -> bytes:
+    declared, shift, i = 0, 0, 0
+    while True:
+        if i >= len(block) or i >= 5:
+            raise CorruptRecordError("snappy length preamble is malformed")
+        b = block[i]
+        declared |= (b & 0x7F) << shift
+        i += 1
+        if not b & 0x80:
+            break
+        shift += 7
+    if declared > remaining:
+        raise _too_big("snappy", max_size)
+    out = bytes(cramjam.snappy.decompress_raw(block))
+    if len(out) != declared:
+        raise CorruptRecordError("snappy block length does not match its preamble")
+    return out
+
+
+def _xerial_compress(data: Buffer) -> bytes:
+    view = memoryview(data)
+    parts = [_XERIAL_PREAMBLE]
+    for start in range(0, len(view), _XERIAL_BLOCK):
+        block = bytes(cramjam.snappy.compress_raw(view[start : start + _XERIAL_BLOCK]))
+        parts.append(struct.pack(">i", len(block)))
+        parts.append(block)
+    return b"".join(parts)
+
+
+def _lz4_decompress(data: Buffer, max_size: int) -> bytes:
+    d = lz4.frame.LZ4FrameDecompressor()
+    out = bytearray()
+    rest: Buffer = data
+    while True:
+        out += d.decompress(rest, max_length=max_size + 1 - len(out))
+        if len(out) > max_size:
+            raise _too_big("lz4", max_size)
+        if not d.eof:
+            if d.needs_input:
+                raise CorruptRecordError("lz4 frame is truncated")
+            raise _too_big("lz4", max_size)
+        rest = d.unused_data
+        if not rest:
+            return bytes(out)
+        d = lz4.frame.LZ4FrameDecompressor()
+
+
+def _fix_legacy_lz4(data: Buffer) -> bytes:
+    """Recompute the frame header checksum that Kafka 0.8/0.9 computed over the magic too."""
+    raw = bytes(data)
+    if len(raw) < 7:
+        raise CorruptRecordError("lz4 frame header is truncated")
+    flg = raw[4]
+    end = 6 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)
+    if len(raw) <= end:
+        raise CorruptRecordError("lz4 frame header is truncated")
+    hc = (xxh32(raw[4:end]) >> 8) & 0xFF
+    return raw[:end] + bytes([hc]) + raw[end + 1 :]
+
+
+def _zstd_decompress(data: Buffer, max_size: int) -> bytes:
+    declared = zstandard.frame_content_size(data)
+    if declared > max_size:
+        raise _too_big("zstd", max_size)
+    dctx = zstandard.ZstdDecompressor(max_window_size=1 << 27)
+    reader = dctx.stream_reader(io.BytesIO(data), read_across_frames=True)
+    out = reader.read(max_size + 1)
+    if len(out) > max_size:
+        raise _too_big("zstd", max_size)
+    while True:
+        more = reader.read(max_size + 1 - len(out))
+        if not more:
+            return bytes(out)
+        out += more
+        if len(out) > max_size:
+            raise _too_big("zstd", max_size)
+
+
+_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+_M32 = 0xFFFFFFFF
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M32
+
+
+def xxh32(data: bytes, seed: int = 0) -> int:
+    """xxHash32 (used only for the short lz4 frame descriptors, so plain Python is fine)."""
+    n = len(data)
+    pos = 0
+    if n >= 16:
+        v = [(seed + _P1 + _P2) & _M32, (seed + _P2) & _M32, seed & _M32, (seed - _P1) & _M32]
+        while pos + 16 <= n:
+            for i in range(4):
+                lane = int.from_bytes(data[pos : pos + 4], "little")
+                v[i] = (_rotl((v[i] + lane * _P2) & _M32, 13) * _P1) & _M32
+                pos += 4
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M32
+    else:
+        h = (seed + _P5) & _M32
+    h = (h + n) & _M32
+    while pos + 4 <= n:
+        h = (h + int.from_bytes(data[pos : pos + 4], "little") * _P3) & _M32
+        h = (_rotl(h, 17) * _P4) & _M32
+        pos += 4
+    while pos < n:
+        h = (h + data[pos] * _P5) & _M32
+        h = (_rotl(h, 11) * _P1) & _M32
+        pos += 1
+    h ^= h >> 15
+    h = (h * _P2) & _M32
+    h ^= h >> 13
+    h = (h * _P3) & _M32
+    h ^= h >> 16
+    return h

@@ -1,0 +1,65 @@
+"""The contract both codec implementations satisfy (compiled Cython and pure Python).
+
+`krafka._codec.pure` and `krafka._codec.compiled` are namespaces that each provide every name
+below; `krafka._codec.impl` is the one in use. Differential tests run both against each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
+
+from krafka._codec.types import BatchHeader, RecordBatch, RecordLike
+
+Buffer = bytes | bytearray | memoryview
+
+
+class CodecImplementation(Protocol):
+    """Everything the rest of krafka needs from a record codec."""
+
+    name: str
+    Record: type[Any]
+
+    def decode_batches(
+        self, buf: Buffer, check_crc: bool = ..., max_decompressed_size: int = ...
+    ) -> list[RecordBatch]: ...
+
+    def iter_batches(
+        self, buf: Buffer, check_crc: bool = ..., max_decompressed_size: int = ...
+    ) -> Iterator[RecordBatch]: ...
+
+    def scan_batches(self, buf: Buffer) -> Iterator[BatchHeader]: ...
+
+    def decode_entry(
+        self,
+        buf: Buffer,
+        header: BatchHeader,
+        check_crc: bool = ...,
+        max_decompressed_size: int = ...,
+    ) -> RecordBatch: ...
+
+    def iter_batch_records(
+        self,
+        buf: Buffer,
+        header: BatchHeader,
+        check_crc: bool = ...,
+        max_decompressed_size: int = ...,
+    ) -> Iterator[Any]: ...
+
+    def encode_batch(self, records: Iterable[RecordLike], **options: Any) -> bytes: ...
+
+    def murmur2(self, data: Buffer) -> int: ...
+
+    def murmur2_partition(self, key: Buffer, num_partitions: int) -> int: ...
+
+    def decode_varint(self, buf: Buffer, pos: int = ...) -> tuple[int, int]: ...
+
+    def decode_varlong(self, buf: Buffer, pos: int = ...) -> tuple[int, int]: ...
+
+    def decode_unsigned_varint(self, buf: Buffer, pos: int = ...) -> tuple[int, int]: ...
+
+    def encode_varint(self, value: int) -> bytes: ...
+
+    def encode_varlong(self, value: int) -> bytes: ...
+
+    def encode_unsigned_varint(self, value: int) -> bytes: ...

@@ -1,0 +1,43 @@
+"""The pure-Python codec implementation, gathered under the names of `contract.py`."""
+
+from __future__ import annotations
+
+from krafka._codec.batches import (
+    decode_batches,
+    decode_entry,
+    iter_batch_records,
+    iter_batches,
+    scan_batches,
+)
+from krafka._codec.murmur import murmur2, murmur2_partition
+from krafka._codec.records import encode_batch
+from krafka._codec.types import Record
+from krafka._codec.varint import (
+    decode_unsigned_varint,
+    decode_varint,
+    decode_varlong,
+    encode_unsigned_varint,
+    encode_varint,
+    encode_varlong,
+)
+
+name = "pure"
+
+__all__ = [
+    "Record",
+    "decode_batches",
+    "decode_entry",
+    "decode_unsigned_varint",
+    "decode_varint",
+    "decode_varlong",
+    "encode_batch",
+    "encode_unsigned_varint",
+    "encode_varint",
+    "encode_varlong",
+    "iter_batch_records",
+    "iter_batches",
+    "murmur2",
+    "murmur2_partition",
+    "name",
+    "scan_batches",
+]
