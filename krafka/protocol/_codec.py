@@ -1,0 +1,61 @@
+"""Entry points for encoding and decoding: the compiled fast path, the interpreter on failure."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import krafka.errors as _errors
+from krafka.protocol import _compile, _interp
+from krafka.protocol.schema import Buffer, Struct
+
+S = TypeVar("S", bound=Struct)
+
+
+def _check_version(cls: type[Struct], version: int) -> None:
+    lo, hi = cls._VERSIONS
+    if not (isinstance(version, int) and lo <= version <= hi):
+        raise _errors.UnsupportedVersionError(
+            f"{cls._NAME} v{version!r} is not supported (valid versions {lo}-{hi})"
+        )
+
+
+def _view(buffer: Buffer) -> memoryview:
+    mv = buffer if isinstance(buffer, memoryview) else memoryview(buffer)
+    if mv.format != "B" or mv.ndim != 1:
+        mv = mv.cast("B")
+    return mv
+
+
+def encode(obj: Struct, version: int) -> bytes:
+    cls = type(obj)
+    _check_version(cls, version)
+    fn = _compile.encoder(cls, version)
+    parts: list[Any] = []
+    try:
+        fn(obj, parts.append)
+        return b"".join(parts)
+    except Exception as exc:
+        _interp.encode(obj, version)  # raises the precise LocalProtocolError
+        raise _errors.LocalProtocolError(f"{cls._NAME} v{version}: {exc!r}") from exc
+
+
+def decode_prefix(cls: type[S], buffer: Buffer, version: int, offset: int = 0) -> tuple[S, int]:
+    _check_version(cls, version)
+    fn = _compile.decoder(cls, version)
+    buf = _view(buffer)
+    try:
+        obj, pos = fn(buf, offset)
+    except Exception as exc:
+        _interp.decode(cls, buf, version, offset, False)  # raises the precise RemoteProtocolError
+        raise _errors.RemoteProtocolError(f"{cls._NAME} v{version}: {exc!r}") from exc
+    return obj, pos
+
+
+def decode(cls: type[S], buffer: Buffer, version: int) -> S:
+    obj, pos = decode_prefix(cls, buffer, version)
+    end = len(_view(buffer))
+    if pos != end:
+        raise _errors.RemoteProtocolError(
+            f"{cls._NAME} v{version}: {end - pos} trailing bytes after the message"
+        )
+    return obj

@@ -1,0 +1,146 @@
+"""The runtime model of Kafka's message schemas: field specs and the `Struct` base class.
+
+The generated modules in `krafka.protocol.messages` declare one frozen, slotted dataclass per
+struct and describe its wire layout as a tuple of `FieldSpec`. Encoding and decoding are done by
+per-(class, version) functions that `krafka.protocol._compile` generates on first use; if a fast
+function fails, the reference interpreter in `krafka.protocol._interp` runs the same input again
+to raise a precise `LocalProtocolError` / `RemoteProtocolError` naming the field.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, ClassVar, NamedTuple, TypeVar
+
+MAX_VERSION = 0x7FFF
+NO_VERSIONS = (1, 0)
+ZERO_UUID = uuid.UUID(int=0)
+
+Buffer = bytes | bytearray | memoryview
+S = TypeVar("S", bound="Struct")
+
+INT_KINDS = {
+    "int8": "b",
+    "int16": "h",
+    "uint16": "H",
+    "int32": "i",
+    "uint32": "I",
+    "int64": "q",
+    "float64": "d",
+    "bool": "?",
+}
+"""Fixed-size scalar kinds and their `struct` format characters (big-endian)."""
+
+
+class FieldSpec(NamedTuple):
+    """One field of a struct, as the schema declares it.
+
+    Version ranges are inclusive `(lo, hi)` pairs; an empty range is `(1, 0)`. `struct` is the
+    class of a struct-typed field or of the elements of a struct array. `flexible` overrides the
+    message's flexible versions for this field (only RequestHeader.ClientId uses it).
+    `default` is the schema default; for arrays `()` stands for "a new empty list" and for struct
+    fields `...` for "a new default instance" (`None` is null for both).
+    """
+
+    name: str
+    wire: str
+    kind: str
+    array: bool = False
+    versions: tuple[int, int] = (0, MAX_VERSION)
+    nullable: tuple[int, int] = NO_VERSIONS
+    tagged: tuple[int, int] = NO_VERSIONS
+    tag: int = -1
+    default: Any = None
+    ignorable: bool = False
+    struct: Any = None
+    flexible: tuple[int, int] | None = None
+    map_key: bool = False
+
+    def present(self, version: int) -> bool:
+        return self.versions[0] <= version <= self.versions[1]
+
+    def is_tagged(self, version: int) -> bool:
+        return self.present(version) and self.tagged[0] <= version <= self.tagged[1]
+
+    def is_nullable(self, version: int) -> bool:
+        return self.nullable[0] <= version <= self.nullable[1]
+
+    def default_value(self) -> Any:
+        """A fresh default: a new list for arrays, a new default instance for struct fields."""
+        if self.default is None:
+            return None
+        if self.array:
+            return []
+        if self.kind == "struct":
+            return self.struct()
+        return self.default
+
+    def is_default(self, value: Any) -> bool:
+        if self.default is None:
+            return value is None
+        if self.array or self.kind in ("bytes", "records"):
+            return value is not None and len(value) == 0
+        if self.kind == "struct":
+            return bool(value == self.struct())
+        return bool(value == self.default)
+
+
+class Struct:
+    """Base of every generated struct and message class.
+
+    Subclasses are `@dataclass(frozen=True, slots=True, kw_only=True)`; every field has its
+    schema default, plus `unknown_tagged_fields`: `(tag, raw bytes)` pairs read from flexible
+    versions that this schema does not know, re-encoded unchanged.
+    """
+
+    __slots__ = ()
+
+    _FIELDS: ClassVar[tuple[FieldSpec, ...]] = ()
+    _NAME: ClassVar[str] = ""
+    _FLEX: ClassVar[tuple[int, int]] = NO_VERSIONS
+    _VERSIONS: ClassVar[tuple[int, int]] = (0, MAX_VERSION)
+
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...]
+
+    def encode(self, version: int) -> bytes:
+        """The wire bytes of this struct in `version`; raises `LocalProtocolError` if invalid."""
+        from krafka.protocol import _codec
+
+        return _codec.encode(self, version)
+
+    @classmethod
+    def decode(cls: type[S], buffer: Buffer, version: int) -> S:
+        """Decode the whole of `buffer`; trailing bytes are an error (`RemoteProtocolError`)."""
+        from krafka.protocol import _codec
+
+        return _codec.decode(cls, buffer, version)
+
+    @classmethod
+    def decode_prefix(cls: type[S], buffer: Buffer, version: int, offset: int = 0) -> tuple[S, int]:
+        """Decode from `offset`; returns the struct and the offset just past it."""
+        from krafka.protocol import _codec
+
+        return _codec.decode_prefix(cls, buffer, version, offset)
+
+
+class ApiMessage(Struct):
+    """A top-level request or response body (or header / data schema)."""
+
+    __slots__ = ()
+
+    API_KEY: ClassVar[int | None] = None
+    MIN_VERSION: ClassVar[int] = 0
+    MAX_VERSION: ClassVar[int] = 0
+    FLEXIBLE_VERSION: ClassVar[int | None] = None
+    LATEST_VERSION_UNSTABLE: ClassVar[bool] = False
+    DEPRECATED_VERSIONS: ClassVar[tuple[int, int]] = NO_VERSIONS
+
+
+def index_by_key(items: list[Any]) -> dict[Any, Any]:
+    """Map the elements of a `mapKey` array by their key field(s) (a tuple if several)."""
+    if not items:
+        return {}
+    keys = [f.name for f in type(items[0])._FIELDS if f.map_key]
+    if len(keys) == 1:
+        return {getattr(i, keys[0]): i for i in items}
+    return {tuple(getattr(i, k) for k in keys): i for i in items}

@@ -1,0 +1,1 @@
+"""Generator of `krafka/protocol/messages/` from Kafka's JSON message schemas."""

@@ -1,0 +1,275 @@
+"""Emit one Python module per message schema, and the package `__init__`."""
+
+from __future__ import annotations
+
+import keyword
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools.protocol_gen.schema_load import MAX_VERSION, PRIMITIVES, Schema, parse_versions, snake
+
+PY_TYPES = {
+    "bool": "bool", "int8": "int", "int16": "int", "uint16": "int", "int32": "int",
+    "uint32": "int", "int64": "int", "float64": "float", "string": "str", "bytes": "bytes",
+    "records": "memoryview | bytes", "uuid": "uuid.UUID",
+}  # fmt: skip
+INT_KINDS = {"int8", "int16", "uint16", "int32", "uint32", "int64"}
+
+
+@dataclass
+class StructDef:
+    name: str
+    fields: list[dict[str, Any]]
+    nested: list[StructDef] = field(default_factory=list)
+
+
+def py_name(wire: str) -> str:
+    name = snake(wire)
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _parse_int(text: Any) -> int:
+    if isinstance(text, bool):
+        raise ValueError(text)
+    if isinstance(text, int):
+        return text
+    t = str(text).strip()
+    return int(t, 16) if t.lower().startswith(("0x", "-0x")) else int(t)
+
+
+def _collect(schema: Schema, fields: list[dict[str, Any]], out: dict[str, StructDef]) -> None:
+    """Find every struct type used by `fields` (inline or common), depth first."""
+    for f in fields:
+        t = f["type"].removeprefix("[]")
+        if t in PRIMITIVES:
+            continue
+        if "fields" in f:
+            sub = f["fields"]
+        elif t in schema.common:
+            sub = schema.common[t]["fields"]
+        else:
+            raise ValueError(f"{schema.name}: unknown type {t}")
+        if t in out:
+            continue
+        _collect(schema, sub, out)
+        out[t] = StructDef(t, sub)
+
+
+def _default(f: dict[str, Any], kind: str, nullable: bool) -> tuple[str, str]:
+    """(python default expression for the dataclass, FieldSpec default expression)."""
+    d = f.get("default")
+    array = f["type"].startswith("[]")
+    if d == "null":
+        return "None", "None"
+    if array:
+        return "field(default_factory=list)", "()"
+    if kind == "struct":
+        return f"field(default_factory={f['type']})", "..."  # class name, not the alias
+    if kind in INT_KINDS:
+        v = repr(_parse_int(d)) if d not in (None, "") else "0"
+        return v, v
+    if kind == "float64":
+        v = repr(float(d)) if d not in (None, "") else "0.0"
+        return v, v
+    if kind == "bool":
+        v = "True" if d in (True, "true") else "False"
+        return v, v
+    if kind == "string":
+        v = repr(d if d is not None else "")
+        return v, v
+    if kind == "bytes":
+        return 'b""', 'b""'
+    if kind == "records":
+        return "None", "None"
+    if kind == "uuid":
+        return "ZERO_UUID", "ZERO_UUID"
+    raise ValueError(kind)
+
+
+def _rng(r: tuple[int, int]) -> str:
+    return f"({r[0]}, {r[1]})"
+
+
+def _field_lines(f: dict[str, Any], msg_versions: tuple[int, int]) -> tuple[str, str]:
+    """(dataclass field line, FieldSpec expression) for one schema field."""
+    wire = f["name"]
+    name = py_name(wire)
+    t = f["type"]
+    array = t.startswith("[]")
+    base = t.removeprefix("[]")
+    kind = base if base in PRIMITIVES else "struct"
+    nullable = parse_versions(f.get("nullableVersions"))
+    versions = parse_versions(f["versions"])
+    py = PY_TYPES.get(base, f"_{base}")
+    if array:
+        py = f"list[{py}]"
+    dflt, spec_dflt = _default(f, kind, nullable != (1, 0))
+    if nullable != (1, 0) or dflt == "None":
+        py += " | None"
+    kw = [repr(name), repr(wire), repr(kind)]
+    if array:
+        kw.append("array=True")
+    if versions != (0, MAX_VERSION):
+        kw.append(f"versions={_rng(versions)}")
+    if nullable != (1, 0):
+        kw.append(f"nullable={_rng(nullable)}")
+    if "taggedVersions" in f:
+        kw.append(f"tagged={_rng(parse_versions(f['taggedVersions']))}")
+        kw.append(f"tag={int(f['tag'])}")
+    if spec_dflt != "None":
+        kw.append(f"default={spec_dflt}")
+    if f.get("ignorable"):
+        kw.append("ignorable=True")
+    if kind == "struct":
+        kw.append(f"struct={base}")
+    if "flexibleVersions" in f:
+        kw.append(f"flexible={_rng(parse_versions(f['flexibleVersions']))}")
+    if f.get("mapKey"):
+        kw.append("map_key=True")
+    return f"    {name}: {py} = {dflt}", f"FieldSpec({', '.join(kw)})"
+
+
+def _class_src(
+    name: str,
+    fields: list[dict[str, Any]],
+    base: str,
+    label: str,
+    header: list[str],
+    nested: list[str],
+    about: str | None,
+) -> list[str]:
+    msg_versions = (0, MAX_VERSION)
+    lines = ["@dataclass(frozen=True, slots=True, kw_only=True)", f"class {name}({base}):"]
+    if about:
+        lines.append(f'    """{about}"""')
+        lines.append("")
+    lines += header
+    for n in nested:
+        lines.append(f"    {n} = {n}")
+    specs = []
+    seen: set[str] = set()
+    for f in fields:
+        fl, spec = _field_lines(f, msg_versions)
+        pn = py_name(f["name"])
+        if pn in seen:
+            raise ValueError(f"{label}: duplicate field {pn}")
+        seen.add(pn)
+        lines.append(fl)
+        specs.append(spec)
+    lines.append("    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()")
+    lines.append("")
+    lines.append(f"    _FIELDS = ({', '.join(specs)},)" if specs else "    _FIELDS = ()")
+    lines.append(f"    _NAME = {label!r}")
+    lines.append("    _FLEX = _FLEX_VERSIONS")
+    lines.append("    _VERSIONS = _VALID_VERSIONS")
+    return lines
+
+
+def _about(text: str | None) -> str | None:
+    if not text:
+        return None
+    return text.replace("\\", "\\\\").replace('"""', "'''").strip()
+
+
+def module_source(schema: Schema) -> str:
+    raw = schema.raw
+    valid = parse_versions(raw["validVersions"])
+    flex = parse_versions(raw.get("flexibleVersions"))
+    structs: dict[str, StructDef] = {}
+    _collect(schema, raw["fields"], structs)
+    src = [
+        f"# Generated by tools/generate_protocol.py from {schema.path.name}"
+        + (f" ({schema.overlay_source})" if schema.overlay_source else "")
+        + ". Do not edit.",
+        f'"""{schema.name}: Kafka {schema.type} schema, versions {valid[0]}-{valid[1]}."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import uuid",
+        "from dataclasses import dataclass, field",
+        "",
+        "from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct",
+        "",
+        f"_FLEX_VERSIONS = {_rng(flex)}",
+        f"_VALID_VERSIONS = {_rng(valid)}",
+        "",
+    ]
+    for sd in structs.values():
+        nested = [
+            sub.removeprefix("[]")
+            for sub in (f["type"] for f in sd.fields)
+            if sub.removeprefix("[]") in structs
+        ]
+        src += ["", ""]
+        src += _class_src(
+            sd.name, sd.fields, "Struct", f"{schema.name}.{sd.name}", [], nested, None
+        )
+        src += ["", "", f"_{sd.name} = {sd.name}"]
+    api_key = raw.get("apiKey")
+    header = [
+        f"    API_KEY = {api_key!r}",
+        f"    MIN_VERSION = {valid[0]}",
+        f"    MAX_VERSION = {valid[1]}",
+        f"    FLEXIBLE_VERSION = {flex[0] if flex != (1, 0) else None}",
+    ]
+    if raw.get("latestVersionUnstable"):
+        header.append("    LATEST_VERSION_UNSTABLE = True")
+    if raw.get("deprecatedVersions"):
+        header.append(
+            f"    DEPRECATED_VERSIONS = {_rng(parse_versions(raw['deprecatedVersions']))}"
+        )
+    nested = sorted(
+        {f["type"].removeprefix("[]") for f in raw["fields"]} & set(structs)
+        | set(schema.common) & set(structs)
+    )
+    src += ["", ""]
+    src += _class_src(
+        schema.name,
+        raw["fields"],
+        "ApiMessage",
+        schema.name,
+        header,
+        nested,
+        _about(f"Kafka {schema.name} ({schema.type}), versions {valid[0]}-{valid[1]}."),
+    )
+    exports = [schema.name, *structs]
+    src += ["", "", f"__all__ = {sorted(exports)!r}", ""]
+    return "\n".join(src)
+
+
+def module_name(schema: Schema) -> str:
+    return snake(schema.name)
+
+
+def api_key_name(request_name: str) -> str:
+    return snake(request_name.removesuffix("Request")).upper()
+
+
+def package_init(schemas: list[Schema]) -> str:
+    lines = [
+        "# Generated by tools/generate_protocol.py. Do not edit.",
+        '"""Every client-facing Kafka message class, the ApiKey enum and the api-key tables."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from enum import IntEnum",
+        "",
+        "from krafka.protocol.schema import ApiMessage",
+    ]
+    for s in schemas:
+        lines.append(f"from krafka.protocol.messages.{module_name(s)} import {s.name}")
+    reqs = sorted((s for s in schemas if s.type == "request"), key=lambda s: int(s.raw["apiKey"]))
+    lines += ["", "", "class ApiKey(IntEnum):", '    """Kafka API keys."""', ""]
+    for s in reqs:
+        lines.append(f"    {api_key_name(s.name)} = {int(s.raw['apiKey'])}")
+    lines += ["", "", "REQUESTS: dict[ApiKey, type[ApiMessage]] = {"]
+    for s in reqs:
+        lines.append(f"    ApiKey.{api_key_name(s.name)}: {s.name},")
+    lines += ["}", "RESPONSES: dict[ApiKey, type[ApiMessage]] = {"]
+    for s in reqs:
+        resp = s.name.removesuffix("Request") + "Response"
+        lines.append(f"    ApiKey.{api_key_name(s.name)}: {resp},")
+    lines += ["}", ""]
+    names = ["ApiKey", "REQUESTS", "RESPONSES", *(s.name for s in schemas)]
+    lines += [f"__all__ = {sorted(names)!r}", ""]
+    return "\n".join(lines)
