@@ -1,0 +1,20 @@
+"""anyio drivers connecting the sans-IO state machines to sockets (asyncio and trio alike).
+
+`krafka.io.client.KafkaClient` is the low-level client the Producer, Consumer and admin client
+are built on: pooled TLS/SASL connections, metadata, and request routing to any broker, a
+partition leader or a group coordinator.
+"""
+
+from krafka.io.client import CoordinatorType, KafkaClient
+from krafka.io.connection import Connection
+from krafka.io.pool import ConnectionPool, Lane
+from krafka.io.transport import TransportConfig
+
+__all__ = [
+    "Connection",
+    "ConnectionPool",
+    "CoordinatorType",
+    "KafkaClient",
+    "Lane",
+    "TransportConfig",
+]

@@ -1,0 +1,423 @@
+"""The low-level Kafka client: send any protocol request to the right broker, on anyio.
+
+    async with KafkaClient("127.0.0.1:9092") as client:
+        meta = await client.refresh_metadata(["orders"])          # ClusterMetadata
+        response = await client.send(MetadataRequest(topics=[]))   # any broker
+        response = await client.send_to_leader("orders", 0, produce_request)
+        response = await client.send_to_coordinator("my-group", heartbeat_request)
+        version = await client.api_version(ApiKey.FETCH, node_id)  # build the request for it
+
+`send*` take a generated request (`krafka.protocol.messages`) and return its decoded response
+(None for a Produce with acks=0). The version is the highest both sides support unless
+`version=` or `max_version=` says otherwise; an API the broker does not advertise raises
+`UnsupportedVersionError` without sending anything. Response error codes are the caller's to
+interpret; report stale-metadata codes with `report_error(code, topic)` so metadata refreshes.
+
+Connections are pooled per broker (`connections_per_broker` data connections plus a control
+lane for metadata, coordinator lookups and heartbeats), reconnect with exponential backoff and
+jitter, and requests of read-only APIs are retried on a fresh connection when one drops.
+Metadata refreshes in the background on age and on demand; after all brokers were unreachable
+for `rebootstrap_trigger` seconds, or on REBOOTSTRAP_REQUIRED, the client rebootstraps (KIP-899).
+"""
+
+from __future__ import annotations
+
+import random
+import ssl
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+
+from krafka.errors import InvalidStateError, KrafkaError, NetworkError, error_for_code
+from krafka.io.connection import Connection
+from krafka.io.pool import ConnectionPool, Lane
+from krafka.io.transport import TransportConfig
+from krafka.protocol import ApiKey
+from krafka.protocol.messages import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    MetadataRequest,
+    MetadataResponse,
+)
+from krafka.sansio.backoff import BackoffPolicy
+from krafka.sansio.codes import Code
+from krafka.sansio.connection import ConnectionConfig, Priority
+from krafka.sansio.metadata import (
+    BrokerInfo,
+    ClusterMetadata,
+    MetadataConfig,
+    RefreshReason,
+    parse_bootstrap,
+)
+from krafka.sansio.sasl.mechanism import SaslMechanism
+
+#: Requests that take the control lane and the HIGH priority queue.
+HIGH_PRIORITY_APIS: Final = frozenset(
+    {
+        ApiKey.METADATA,
+        ApiKey.FIND_COORDINATOR,
+        ApiKey.HEARTBEAT,
+        ApiKey.API_VERSIONS,
+    }
+)
+#: Read-only requests that are safe to resend after a connection dropped.
+RETRY_SAFE_APIS: Final = frozenset(
+    {
+        ApiKey.METADATA,
+        ApiKey.FIND_COORDINATOR,
+        ApiKey.FETCH,
+        ApiKey.LIST_OFFSETS,
+        ApiKey.OFFSET_FETCH,
+        ApiKey.API_VERSIONS,
+        ApiKey.DESCRIBE_CONFIGS,
+        ApiKey.DESCRIBE_GROUPS,
+        ApiKey.LIST_GROUPS,
+        ApiKey.DESCRIBE_CLUSTER,
+    }
+)
+_COORDINATOR_RETRY: Final = frozenset(
+    {Code.NOT_COORDINATOR, Code.COORDINATOR_NOT_AVAILABLE, Code.COORDINATOR_LOAD_IN_PROGRESS}
+)
+
+
+class CoordinatorType:
+    GROUP: Final = 0
+    TRANSACTION: Final = 1
+    SHARE: Final = 2
+
+
+class KafkaClient:
+    """Connections, metadata and request routing for one cluster. Use as `async with`."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str | Sequence[str],
+        *,
+        client_id: str = "krafka",
+        ssl_context: ssl.SSLContext | None = None,
+        server_hostname: str | None = None,
+        sasl: Callable[[], SaslMechanism] | None = None,
+        connections_per_broker: int = 1,
+        max_in_flight: int = 5,
+        request_timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        reconnect_backoff: BackoffPolicy | None = None,
+        retries: int = 2,
+        metadata_max_age: float = 300.0,
+        metadata_topic_idle_ttl: float = 300.0,
+        rebootstrap_trigger: float = 300.0,
+        allow_auto_topic_creation: bool = True,
+    ) -> None:
+        self.bootstrap = parse_bootstrap(bootstrap_servers)
+        self.request_timeout = request_timeout
+        self.retries = retries
+        self.allow_auto_topic_creation = allow_auto_topic_creation
+        self.metadata = ClusterMetadata(
+            self.bootstrap,
+            MetadataConfig(
+                max_age=metadata_max_age,
+                topic_idle_ttl=metadata_topic_idle_ttl,
+                rebootstrap_trigger=rebootstrap_trigger,
+            ),
+        )
+        self._transport = TransportConfig(ssl_context, server_hostname, connect_timeout)
+        self._connection = ConnectionConfig(
+            client_id=client_id,
+            max_in_flight=max_in_flight,
+            request_timeout=request_timeout,
+            sasl=sasl,
+        )
+        self._connections_per_broker = connections_per_broker
+        self._backoff = reconnect_backoff or BackoffPolicy()
+        self._pool: ConnectionPool | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._refresh_lock = anyio.Lock()
+        self._refresh_generation = 0
+        self._refresh_wanted = anyio.Event()
+        self._coordinators: dict[tuple[int, str], BrokerInfo] = {}
+        self._closed = False
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> KafkaClient:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._pool = ConnectionPool(
+            self._tg,
+            transport=self._transport,
+            connection=self._connection,
+            connections_per_broker=self._connections_per_broker,
+            backoff=self._backoff,
+        )
+        try:
+            await self.refresh_metadata()
+        except BaseException:
+            await self.close(1.0)
+            raise
+        self._tg.start_soon(self._metadata_loop, name="krafka metadata refresh")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self, timeout: float = 5.0) -> None:
+        """Close every connection and stop background tasks, within about `timeout` seconds.
+
+        Call it (or leave the `async with` block) in the task that entered the client.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        tg, self._tg = self._tg, None
+        if self._pool is not None:
+            with anyio.CancelScope(shield=True):
+                await self._pool.close(timeout)
+        if tg is not None:
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+
+    # -- requests -------------------------------------------------------------------------------
+
+    async def send(
+        self,
+        request: Any,
+        *,
+        node_id: int | None = None,
+        timeout: float | None = None,
+        version: int | None = None,
+        max_version: int | None = None,
+        priority: Priority | None = None,
+    ) -> Any:
+        """Send `request` to broker `node_id` (None: any broker) and return the response."""
+        api_key = ApiKey(int(request.API_KEY))
+        prio = priority or (Priority.HIGH if api_key in HIGH_PRIORITY_APIS else Priority.NORMAL)
+        attempts = 1 + (self.retries if api_key in RETRY_SAFE_APIS else 0)
+        for attempt in range(attempts):
+            conn = await self._connection_for(node_id, prio)
+            try:
+                return await conn.request(
+                    request,
+                    timeout=timeout,
+                    version=version,
+                    max_version=max_version,
+                    priority=prio,
+                )
+            except NetworkError:
+                if attempt + 1 >= attempts:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def send_to_leader(self, topic: str, partition: int, request: Any, **kwargs: Any) -> Any:
+        """Send `request` to the current leader of `topic`/`partition`."""
+        leader = await self.leader_for(topic, partition)
+        return await self.send(request, node_id=leader.node_id, **kwargs)
+
+    async def send_to_coordinator(
+        self, key: str, request: Any, *, key_type: int = CoordinatorType.GROUP, **kwargs: Any
+    ) -> Any:
+        """Send `request` to the coordinator of group (or transactional id) `key`.
+
+        A top-level NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE answer drops the cached
+        coordinator and the request is sent once more to the newly found one.
+        """
+        response: Any = None
+        for _ in range(2):
+            coordinator = await self.find_coordinator(key, key_type)
+            response = await self._send_to(coordinator, request, **kwargs)
+            if getattr(response, "error_code", 0) not in _COORDINATOR_RETRY:
+                return response
+            self._coordinators.pop((key_type, key), None)
+        return response
+
+    async def find_coordinator(
+        self, key: str, key_type: int = CoordinatorType.GROUP, *, timeout: float | None = None
+    ) -> BrokerInfo:
+        """The coordinator broker for `key` (cached until it moves)."""
+        cached = self._coordinators.get((key_type, key))
+        if cached is not None:
+            return cached
+        deadline = anyio.current_time() + (timeout or self.request_timeout)
+        failures = 0
+        while True:
+            conn = await self._connection_for(None, Priority.HIGH)
+            version = conn.version_for(ApiKey.FIND_COORDINATOR)
+            response = await conn.request(
+                _find_coordinator_request(key, key_type, version), priority=Priority.HIGH
+            )
+            code, broker = _coordinator_from(response, version)
+            if code == Code.NONE and broker is not None:
+                self._coordinators[(key_type, key)] = broker
+                return broker
+            failures += 1
+            if code not in _COORDINATOR_RETRY or anyio.current_time() >= deadline:
+                raise error_for_code(code, f"FindCoordinator for {key!r}")
+            await anyio.sleep(self._backoff.delay(failures, random.random))
+
+    async def api_version(self, api_key: int, node_id: int | None = None) -> int:
+        """The version of `api_key` requests to broker `node_id` will use."""
+        conn = await self._connection_for(node_id, Priority.NORMAL)
+        return conn.version_for(api_key)
+
+    # -- metadata -------------------------------------------------------------------------------
+
+    async def refresh_metadata(self, topics: Sequence[str] | None = None) -> ClusterMetadata:
+        """Refresh now. `topics` are added to the tracked set first (and auto-created if
+        the broker allows it); with no topics tracked only brokers are refreshed."""
+        now = anyio.current_time()
+        if topics:
+            self.metadata.add_topics(topics, now)
+        generation = self._refresh_generation
+        async with self._refresh_lock:
+            if self._refresh_generation != generation and not topics:
+                return self.metadata
+            await self._refresh_once()
+        return self.metadata
+
+    async def leader_for(self, topic: str, partition: int) -> BrokerInfo:
+        """The leader of a partition, refreshing metadata once if it is unknown."""
+        self.metadata.touch(topic, anyio.current_time())
+        leader = self.metadata.leader_for(topic, partition)
+        if leader is None:
+            await self.refresh_metadata([topic])
+            leader = self.metadata.leader_for(topic, partition)
+        if leader is None:
+            raise error_for_code(
+                Code.LEADER_NOT_AVAILABLE
+                if self.metadata.topics.get(topic)
+                else Code.UNKNOWN_TOPIC_OR_PARTITION,
+                f"no leader known for {topic}-{partition}",
+            )
+        return leader
+
+    async def partitions_for(self, topic: str) -> list[int]:
+        self.metadata.touch(topic, anyio.current_time())
+        if topic not in self.metadata.topics:
+            await self.refresh_metadata([topic])
+        return self.metadata.partitions_for(topic)
+
+    def report_error(self, code: int, topic: str | None = None) -> None:
+        """Tell the client a response carried `code` (stale metadata, REBOOTSTRAP_REQUIRED)."""
+        self.metadata.on_error(code, topic)
+        if code in (Code.NOT_COORDINATOR, Code.COORDINATOR_NOT_AVAILABLE):
+            self._coordinators.clear()
+        self._refresh_wanted.set()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    async def _refresh_once(self) -> None:
+        meta = self.metadata
+        now = anyio.current_time()
+        if meta.rebootstrap_due(now):
+            await self._rebootstrap(now)
+        topics = meta.topics_to_refresh(now)
+        meta.refresh_started(now)
+        request = MetadataRequest(
+            topics=None
+            if topics is None
+            else [MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
+            allow_auto_topic_creation=self.allow_auto_topic_creation,
+        )
+        try:
+            response = await self._any_broker(request, max_version=12)
+        except KrafkaError:
+            meta.refresh_failed(anyio.current_time())
+            raise
+        meta.update(response, anyio.current_time(), topics)
+        self._refresh_generation += 1
+        if meta.rebootstrap_requested:
+            await self._rebootstrap(anyio.current_time())
+
+    async def _rebootstrap(self, now: float) -> None:
+        assert self._pool is not None
+        for node in list(self.metadata.brokers.values()):
+            self._pool.close_address(node.host, node.port)
+        self._coordinators.clear()
+        self.metadata.rebootstrap(now)
+
+    async def _any_broker(self, request: Any, **kwargs: Any) -> MetadataResponse:
+        """Send to the least loaded reachable broker (bootstrap servers if none are known)."""
+        assert self._pool is not None
+        candidates = self.metadata.addresses()
+        random.shuffle(candidates)
+        errors: list[str] = []
+        for _, host, port in candidates:
+            try:
+                conn = await self._pool.get(host, port, Lane.CONTROL)
+                response = await conn.request(request, priority=Priority.HIGH, **kwargs)
+            except NetworkError as exc:
+                errors.append(f"{host}:{port}: {exc}")
+                continue
+            self.metadata.connection_succeeded()
+            return response  # type: ignore[no-any-return]
+        self.metadata.connection_failed(anyio.current_time())
+        raise NetworkError("no broker reachable (" + "; ".join(errors) + ")")
+
+    async def _connection_for(self, node_id: int | None, priority: Priority) -> Connection:
+        if self._closed or self._pool is None:
+            raise InvalidStateError("client is closed (use `async with KafkaClient(...)`)")
+        lane = Lane.CONTROL if priority is Priority.HIGH else Lane.DATA
+        if node_id is None:
+            live = self._pool.connections()
+            if live:
+                return min(live, key=lambda c: c.load)
+            _, host, port = random.choice(self.metadata.addresses())
+            return await self._pool.get(host, port, lane)
+        broker = self.metadata.broker(node_id)
+        if broker is None:
+            await self.refresh_metadata()
+            broker = self.metadata.broker(node_id)
+        if broker is None:
+            raise NetworkError(f"broker {node_id} is not in the cluster metadata")
+        return await self._pool.get(broker.host, broker.port, lane)
+
+    async def _send_to(self, broker: BrokerInfo, request: Any, **kwargs: Any) -> Any:
+        assert self._pool is not None
+        api_key = ApiKey(int(request.API_KEY))
+        prio = kwargs.pop("priority", None) or (
+            Priority.HIGH if api_key in HIGH_PRIORITY_APIS else Priority.NORMAL
+        )
+        lane = Lane.CONTROL if prio is Priority.HIGH else Lane.DATA
+        conn = await self._pool.get(broker.host, broker.port, lane)
+        return await conn.request(request, priority=prio, **kwargs)
+
+    async def _metadata_loop(self) -> None:
+        while not self._closed:
+            delay = max(0.0, self.metadata.next_refresh_at() - anyio.current_time())
+            with anyio.move_on_after(delay):
+                await self._refresh_wanted.wait()
+            self._refresh_wanted = anyio.Event()
+            if not self.metadata.refresh_due(anyio.current_time()):
+                continue
+            try:
+                await self.refresh_metadata()
+            except KrafkaError:
+                if self.metadata.rebootstrap_due(anyio.current_time()):
+                    self.metadata.request_refresh(RefreshReason.REBOOTSTRAP)
+
+
+def _find_coordinator_request(key: str, key_type: int, version: int) -> FindCoordinatorRequest:
+    if version >= 4:
+        return FindCoordinatorRequest(key_type=key_type, coordinator_keys=[key])
+    return FindCoordinatorRequest(key=key, key_type=key_type)
+
+
+def _coordinator_from(
+    response: FindCoordinatorResponse, version: int
+) -> tuple[int, BrokerInfo | None]:
+    if version >= 4:
+        if not response.coordinators:
+            return Code.COORDINATOR_NOT_AVAILABLE, None
+        entry: Any = response.coordinators[0]
+    else:
+        entry = response
+    if entry.error_code != Code.NONE:
+        return int(entry.error_code), None
+    return Code.NONE, BrokerInfo(int(entry.node_id), str(entry.host), int(entry.port))

@@ -1,0 +1,229 @@
+"""An anyio driver for one `krafka.sansio.connection.BrokerConnection`.
+
+Two tasks per connection: a reader feeding received bytes to the state machine, and a writer
+that sends what the machine wants sent and sleeps until its next deadline (request timeouts,
+throttle release, re-authentication). Callers `await request(...)` and get the decoded
+response or a `KrafkaError`; a waiter can never hang, because every request has a deadline
+in the state machine.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from krafka.errors import KrafkaError, NetworkError
+from krafka.io.transport import TransportConfig, open_transport, transport_error
+from krafka.sansio.connection import BrokerConnection, ConnectionConfig, Priority
+from krafka.sansio.events import (
+    Authenticated,
+    ConnectionClosed,
+    ConnectionReady,
+    Event,
+    RequestFailed,
+    ResponseReceived,
+)
+
+log = logging.getLogger(__name__)
+_READ_SIZE = 256 * 1024
+
+
+class _Waiter:
+    __slots__ = ("done", "error", "response")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.response: Any = None
+        self.error: KrafkaError | None = None
+
+    def resolve(self, response: Any) -> None:
+        self.response = response
+        self.done.set()
+
+    def fail(self, error: KrafkaError) -> None:
+        self.error = error
+        self.done.set()
+
+
+class Connection:
+    """A live connection to one broker. Create with `await Connection.open(...)`."""
+
+    def __init__(self, stream: anyio.abc.ByteStream, machine: BrokerConnection, where: str) -> None:
+        self.where = where
+        self.machine = machine
+        self.error: KrafkaError | None = None
+        self._stream = stream
+        self._waiters: dict[int, _Waiter] = {}
+        self._wake = anyio.Event()
+        self._ready = anyio.Event()
+        self._finished = anyio.Event()
+        self._scope = anyio.CancelScope()
+
+    @classmethod
+    async def open(
+        cls,
+        host: str,
+        port: int,
+        task_group: anyio.abc.TaskGroup,
+        *,
+        transport: TransportConfig | None = None,
+        config: ConnectionConfig | None = None,
+    ) -> Connection:
+        """Connect, negotiate ApiVersions (and SASL); raises `KrafkaError` on failure."""
+        stream = await open_transport(host, port, transport or TransportConfig())
+        machine = BrokerConnection(config, now=anyio.current_time())
+        conn = cls(stream, machine, f"{host}:{port}")
+        task_group.start_soon(conn._run, name=f"krafka connection {conn.where}")
+        try:
+            await conn._ready.wait()
+        except BaseException:
+            conn.close()
+            raise
+        if conn.error is not None or not machine.is_ready:
+            await conn.aclose(1.0)
+            raise conn.error or NetworkError(f"connection to {conn.where} failed")
+        return conn
+
+    # -- API ------------------------------------------------------------------------------------
+
+    @property
+    def usable(self) -> bool:
+        return not self.machine.closed and self.error is None
+
+    @property
+    def load(self) -> int:
+        return self.machine.load
+
+    def version_for(self, api_key: int) -> int:
+        """The version this broker and krafka agree on for `api_key` (UnsupportedVersionError)."""
+        return self.machine.version_for(api_key)
+
+    async def request(
+        self,
+        body: Any,
+        *,
+        timeout: float | None = None,
+        version: int | None = None,
+        max_version: int | None = None,
+        priority: Priority = Priority.NORMAL,
+    ) -> Any:
+        """Send `body` and wait for its decoded response (None for a Produce with acks=0)."""
+        if not self.usable:
+            raise NetworkError(f"connection to {self.where} is closed") from self.error
+        if version is None and max_version is not None:
+            version = min(self.version_for(int(body.API_KEY)), max_version)
+        cid = self.machine.send_request(
+            body, anyio.current_time(), timeout=timeout, version=version, priority=priority
+        )
+        waiter = _Waiter()
+        self._waiters[cid] = waiter
+        self._dispatch(self.machine.drain_events())
+        self._wake.set()
+        try:
+            await waiter.done.wait()
+        finally:
+            self._waiters.pop(cid, None)
+        if waiter.error is not None:
+            raise waiter.error
+        return waiter.response
+
+    def close(self) -> None:
+        """Start closing: pending requests fail with `NetworkError`; returns at once."""
+        self._dispatch(self.machine.close())
+        self._wake.set()
+
+    async def aclose(self, timeout: float = 5.0) -> None:
+        """Close and wait (at most `timeout`) until the connection's tasks ended."""
+        self.close()
+        with anyio.move_on_after(timeout):
+            await self._finished.wait()
+        self._scope.cancel()
+
+    # -- tasks ----------------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        try:
+            with self._scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._reader)
+                    await self._writer()
+                    tg.cancel_scope.cancel()
+        except Exception as exc:  # never let one connection crash the client's task group
+            log.warning("connection to %s failed unexpectedly: %r", self.where, exc)
+            self._lost(NetworkError(f"connection to {self.where} failed: {exc!r}"))
+        finally:
+            self._lost(NetworkError(f"connection to {self.where} closed"))
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+                await self._stream.aclose()
+            self._finished.set()
+
+    async def _writer(self) -> None:
+        machine = self.machine
+        while True:
+            self._wake = wake = anyio.Event()
+            self._dispatch(machine.handle_timeout(anyio.current_time()))
+            data = machine.data_to_send()
+            if data:
+                try:
+                    await self._stream.send(data)
+                except Exception as exc:
+                    self._transport_failed(exc)
+                continue
+            if machine.closed:
+                return
+            deadline = machine.next_deadline()
+            delay = math.inf if deadline is None else max(0.0, deadline - anyio.current_time())
+            with anyio.move_on_after(delay):
+                await wake.wait()
+
+    async def _reader(self) -> None:
+        machine = self.machine
+        while not machine.closed:
+            try:
+                data = await self._stream.receive(_READ_SIZE)
+            except anyio.EndOfStream:
+                data = b""
+            except Exception as exc:
+                self._transport_failed(exc)
+                return
+            self._dispatch(machine.receive_data(data, anyio.current_time()))
+            self._wake.set()
+            if not data:
+                return
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def _transport_failed(self, exc: BaseException) -> None:
+        error = transport_error(exc, self.where) or NetworkError(f"{self.where}: {exc!r}")
+        self._dispatch(self.machine.connection_lost(error))
+        self._wake.set()
+
+    def _lost(self, error: KrafkaError) -> None:
+        if not self.machine.closed:
+            self._dispatch(self.machine.connection_lost(error))
+        for waiter in list(self._waiters.values()):
+            if not waiter.done.is_set():
+                waiter.fail(self.error or error)
+        self._ready.set()
+
+    def _dispatch(self, events: list[Event]) -> None:
+        for event in events:
+            if isinstance(event, ResponseReceived):
+                waiter = self._waiters.get(event.correlation_id)
+                if waiter is not None:
+                    waiter.resolve(event.response)
+            elif isinstance(event, RequestFailed):
+                waiter = self._waiters.get(event.correlation_id)
+                if waiter is not None:
+                    waiter.fail(event.error)
+            elif isinstance(event, ConnectionReady):
+                self._ready.set()
+            elif isinstance(event, Authenticated):
+                log.debug("authenticated to %s with %s", self.where, event.mechanism)
+            elif isinstance(event, ConnectionClosed):
+                self.error = event.error or NetworkError(f"connection to {self.where} closed")
+                self._lost(self.error)

@@ -1,0 +1,141 @@
+"""Connections to brokers, pooled per broker address and lane, with reconnect backoff.
+
+Each broker gets up to `connections_per_broker` DATA connections (requests go to the least
+loaded, a new one opens while all are busy) and one CONTROL connection. The control lane
+carries heartbeats, metadata and coordinator lookups, so they never wait behind a large
+produce or a long-polling fetch on the same socket (Kafka answers a connection's requests in
+order). Failed connects back off exponentially with jitter; only retriable errors are retried.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from enum import Enum
+
+import anyio
+import anyio.abc
+
+from krafka.errors import KrafkaError
+from krafka.io.connection import Connection
+from krafka.io.transport import TransportConfig
+from krafka.sansio.backoff import Backoff, BackoffPolicy
+from krafka.sansio.connection import ConnectionConfig
+
+
+class Lane(Enum):
+    DATA = "data"
+    CONTROL = "control"
+
+
+@dataclass(slots=True)
+class _Bucket:
+    backoff: Backoff
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    lanes: dict[Lane, list[Connection]] = field(default_factory=lambda: {lane: [] for lane in Lane})
+
+
+class ConnectionPool:
+    """Opens, reuses and closes broker connections inside `task_group`."""
+
+    def __init__(
+        self,
+        task_group: anyio.abc.TaskGroup,
+        *,
+        transport: TransportConfig | None = None,
+        connection: ConnectionConfig | None = None,
+        connections_per_broker: int = 1,
+        backoff: BackoffPolicy | None = None,
+    ) -> None:
+        if connections_per_broker < 1:
+            raise ValueError("connections_per_broker must be >= 1")
+        self._tg = task_group
+        self.transport = transport or TransportConfig()
+        self.connection = connection or ConnectionConfig()
+        self.connections_per_broker = connections_per_broker
+        self.backoff = backoff or BackoffPolicy()
+        self._buckets: dict[tuple[str, int], _Bucket] = {}
+        self._closed = False
+
+    def connections(self, host: str | None = None, port: int | None = None) -> list[Connection]:
+        """Usable connections, to one address or to all."""
+        out = []
+        for (h, p), bucket in self._buckets.items():
+            if host is None or (h, p) == (host, port):
+                out += [c for lane in bucket.lanes.values() for c in lane if c.usable]
+        return out
+
+    async def get(self, host: str, port: int, lane: Lane = Lane.DATA) -> Connection:
+        """A ready connection to `host:port` on `lane`, connecting (with backoff) if needed."""
+        if self._closed:
+            raise KrafkaError("connection pool is closed")
+        bucket = self._bucket(host, port)
+        best = self._pick(bucket, lane)
+        if best is not None:
+            return best
+        async with bucket.lock:
+            best = self._pick(bucket, lane)
+            if best is not None:
+                return best
+            fallback = self._least_loaded(bucket, lane)
+            try:
+                conn = await self._connect(host, port, bucket)
+            except KrafkaError:
+                if fallback is not None:
+                    return fallback
+                raise
+            bucket.lanes[lane].append(conn)
+            return conn
+
+    async def close(self, timeout: float = 5.0) -> None:
+        """Close every connection, waiting at most `timeout` in total."""
+        self._closed = True
+        conns = [c for b in self._buckets.values() for lane in b.lanes.values() for c in lane]
+        for conn in conns:
+            conn.close()
+        with anyio.move_on_after(timeout):
+            for conn in conns:
+                await conn.aclose(timeout)
+        self._buckets.clear()
+
+    def close_address(self, host: str, port: int) -> None:
+        bucket = self._buckets.pop((host, port), None)
+        if bucket is not None:
+            for conn in (c for lane in bucket.lanes.values() for c in lane):
+                conn.close()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _bucket(self, host: str, port: int) -> _Bucket:
+        bucket = self._buckets.get((host, port))
+        if bucket is None:
+            bucket = self._buckets[(host, port)] = _Bucket(Backoff(self.backoff))
+        return bucket
+
+    def _least_loaded(self, bucket: _Bucket, lane: Lane) -> Connection | None:
+        live = [c for c in bucket.lanes[lane] if c.usable]
+        bucket.lanes[lane] = live
+        return min(live, key=lambda c: c.load, default=None)
+
+    def _pick(self, bucket: _Bucket, lane: Lane) -> Connection | None:
+        best = self._least_loaded(bucket, lane)
+        limit = 1 if lane is Lane.CONTROL else self.connections_per_broker
+        if best is not None and (best.load == 0 or len(bucket.lanes[lane]) >= limit):
+            return best
+        return None
+
+    async def _connect(self, host: str, port: int, bucket: _Bucket) -> Connection:
+        backoff = bucket.backoff
+        while True:
+            await anyio.sleep(backoff.wait_time(anyio.current_time()))
+            try:
+                conn = await Connection.open(
+                    host, port, self._tg, transport=self.transport, config=self.connection
+                )
+            except KrafkaError as exc:
+                backoff.failed(anyio.current_time(), random.random)
+                if not exc.retriable or backoff.exhausted:
+                    raise
+                continue
+            backoff.succeeded()
+            return conn

@@ -1,0 +1,71 @@
+"""Opening the byte stream to a broker: TCP, optionally TLS (mTLS, hostname checks), on anyio.
+
+Every failure becomes a `KrafkaError`: network trouble is `NetworkError` (retriable), a TLS
+problem (untrusted certificate, wrong hostname, rejected client certificate) is
+`AuthenticationError` (not retriable: reconnecting will not fix it), a slow connect is
+`KafkaTimeoutError`.
+"""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass
+
+import anyio
+import anyio.abc
+
+from krafka.errors import AuthenticationError, KafkaTimeoutError, KrafkaError, NetworkError
+
+
+@dataclass(frozen=True, slots=True)
+class TransportConfig:
+    """How to reach brokers. `ssl_context` enables TLS; load a client certificate into it
+    (`load_cert_chain`) for mTLS. `server_hostname` overrides the name checked against the
+    broker certificate (default: the broker's host)."""
+
+    ssl_context: ssl.SSLContext | None = None
+    server_hostname: str | None = None
+    connect_timeout: float = 10.0
+
+
+async def open_transport(host: str, port: int, config: TransportConfig) -> anyio.abc.ByteStream:
+    """A connected (and, with TLS, handshaken) stream to `host:port`."""
+    try:
+        with anyio.fail_after(config.connect_timeout):
+            if config.ssl_context is None:
+                return await anyio.connect_tcp(host, port)
+            return await anyio.connect_tcp(
+                host,
+                port,
+                ssl_context=config.ssl_context,
+                tls_hostname=config.server_hostname or host,
+                tls_standard_compatible=False,
+            )
+    except TimeoutError:
+        raise KafkaTimeoutError(
+            f"connecting to {host}:{port} took longer than {config.connect_timeout}s"
+        ) from None
+    except BaseException as exc:
+        error = transport_error(exc, f"{host}:{port}")
+        if error is None:
+            raise
+        raise error from exc
+
+
+def transport_error(exc: BaseException, where: str) -> KrafkaError | None:
+    """The `KrafkaError` for a transport exception, or None if `exc` is not one (cancellation)."""
+    if isinstance(exc, KrafkaError):
+        return exc
+    cause = exc.__cause__ if isinstance(exc, anyio.BrokenResourceError) else exc
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        detail = cause.verify_message or str(cause)
+        return AuthenticationError(f"TLS certificate of {where} rejected: {detail}")
+    if isinstance(cause, ssl.SSLError) and not isinstance(
+        cause, ssl.SSLEOFError | ssl.SSLSyscallError
+    ):
+        return AuthenticationError(f"TLS with {where} failed: {cause.reason or cause}")
+    if isinstance(exc, anyio.EndOfStream | anyio.BrokenResourceError | anyio.ClosedResourceError):
+        return NetworkError(f"connection to {where} lost")
+    if isinstance(exc, OSError):
+        return NetworkError(f"cannot reach {where}: {exc.strerror or exc}")
+    return None

@@ -1,0 +1,103 @@
+"""Kafka framing: every request and response is an int32 big-endian size, then that many bytes.
+
+`ReceiveBuffer` accumulates bytes from the network and hands out complete frames. Reads go
+through a cursor that is only made permanent by `commit()`; a partial frame is undone with
+`rollback()`, so a frame split over any number of `feed()` calls is parsed exactly once.
+Frame sizes come from the peer and are hostile: negative or oversized ones are rejected
+before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Final
+
+from krafka.errors import RemoteProtocolError
+
+_SIZE: Final = struct.Struct(">i")
+SIZE_PREFIX: Final = _SIZE.size
+DEFAULT_MAX_FRAME_SIZE: Final = 100 * 1024 * 1024
+
+
+def frame(payload: bytes | bytearray | memoryview) -> bytes:
+    """`payload` with its int32 size prefix."""
+    return _SIZE.pack(len(payload)) + bytes(payload)
+
+
+class ReceiveBuffer:
+    """Bytes received but not yet parsed, with a read cursor and commit/rollback."""
+
+    __slots__ = ("_data", "_pos")
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._pos = 0
+
+    def __len__(self) -> int:
+        """Bytes not yet consumed (committed or not)."""
+        return len(self._data) - self._pos
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        self._data += data
+
+    def consume(self, n: int) -> bytes | None:
+        """The next `n` bytes, advancing the cursor, or None (cursor unmoved) if not all here."""
+        end = self._pos + n
+        if end > len(self._data):
+            return None
+        chunk = bytes(self._data[self._pos : end])
+        self._pos = end
+        return chunk
+
+    def commit(self) -> None:
+        """Make everything consumed so far permanent and free its memory."""
+        del self._data[: self._pos]
+        self._pos = 0
+
+    def rollback(self) -> None:
+        """Undo every `consume` since the last `commit`."""
+        self._pos = 0
+
+
+class FrameReader:
+    """Splits a byte stream into size-prefixed frames."""
+
+    __slots__ = ("_buffer", "max_frame_size")
+
+    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
+        self._buffer = ReceiveBuffer()
+        self.max_frame_size = max_frame_size
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held that do not yet form a complete frame."""
+        return len(self._buffer)
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        self._buffer.feed(data)
+
+    def next_frame(self) -> bytes | None:
+        """The next complete frame's payload (without its size prefix), or None."""
+        buf = self._buffer
+        prefix = buf.consume(SIZE_PREFIX)
+        if prefix is None:
+            return None
+        (size,) = _SIZE.unpack(prefix)
+        if size < 0 or size > self.max_frame_size:
+            buf.rollback()
+            raise RemoteProtocolError(
+                f"frame size {size} outside 0..{self.max_frame_size} in the size prefix"
+            )
+        payload = buf.consume(size)
+        if payload is None:
+            buf.rollback()
+            return None
+        buf.commit()
+        return payload
+
+    def frames(self) -> list[bytes]:
+        """Every complete frame buffered now, in order."""
+        out: list[bytes] = []
+        while (payload := self.next_frame()) is not None:
+            out.append(payload)
+        return out

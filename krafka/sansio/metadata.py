@@ -1,0 +1,317 @@
+"""The client's view of the cluster: brokers, racks, topics, partitions, leaders, epochs, ids.
+
+`ClusterMetadata` is pure bookkeeping. The driver asks it *when* to refresh
+(`next_refresh_at`) and *which topics* (`topics_to_refresh`), sends the Metadata request,
+and hands the response to `update`. Refreshes happen:
+
+* on age: `max_age` after the last successful refresh (Java's `metadata.max.age.ms`);
+* on stale-metadata errors (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ...) reported
+  through `on_error`, no sooner than `refresh_backoff` after the previous attempt;
+* on demand (`request_refresh`), e.g. when a new topic is first used.
+
+Only topics in use are refreshed; a topic unused for `topic_idle_ttl` is forgotten
+(Java's `metadata.max.idle.ms`). KIP-899: when no broker could be reached for
+`rebootstrap_trigger` seconds, or a broker answers REBOOTSTRAP_REQUIRED, the cache is dropped
+and the bootstrap servers are used again.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from krafka.sansio.codes import STALE_METADATA_CODES, Code
+
+_ZERO_UUID = uuid.UUID(int=0)
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerInfo:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return (self.host, self.port)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionInfo:
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int = -1
+    replicas: tuple[int, ...] = ()
+    isr: tuple[int, ...] = ()
+    offline_replicas: tuple[int, ...] = ()
+    error_code: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TopicInfo:
+    name: str
+    partitions: Mapping[int, PartitionInfo]
+    topic_id: uuid.UUID | None = None
+    is_internal: bool = False
+    error_code: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataConfig:
+    max_age: float = 300.0
+    topic_idle_ttl: float = 300.0
+    refresh_backoff: float = 0.1
+    rebootstrap_trigger: float = 300.0
+    rebootstrap: bool = True
+
+
+class RefreshReason(Enum):
+    BOOTSTRAP = "bootstrap"
+    AGE = "age"
+    STALE = "stale"
+    REQUESTED = "requested"
+    REBOOTSTRAP = "rebootstrap"
+
+
+@dataclass(slots=True)
+class _Refresh:
+    last_success: float | None = None
+    last_attempt: float | None = None
+    wanted: RefreshReason | None = RefreshReason.BOOTSTRAP
+    all_topics: bool = False
+
+
+@dataclass(slots=True)
+class ClusterMetadata:
+    """Cached cluster metadata plus the refresh and rebootstrap policy."""
+
+    bootstrap: Sequence[tuple[str, int]]
+    config: MetadataConfig = field(default_factory=MetadataConfig)
+    brokers: dict[int, BrokerInfo] = field(default_factory=dict)
+    topics: dict[str, TopicInfo] = field(default_factory=dict)
+    cluster_id: str | None = None
+    controller_id: int = -1
+    #: topic -> when it was last used; these are the topics a partial refresh asks for.
+    interest: dict[str, float] = field(default_factory=dict)
+    unreachable_since: float | None = None
+    rebootstrap_requested: bool = False
+    _refresh: _Refresh = field(default_factory=_Refresh)
+
+    # -- lookups --------------------------------------------------------------------------------
+
+    def broker(self, node_id: int) -> BrokerInfo | None:
+        return self.brokers.get(node_id)
+
+    def partition(self, topic: str, partition: int) -> PartitionInfo | None:
+        info = self.topics.get(topic)
+        return None if info is None else info.partitions.get(partition)
+
+    def partitions_for(self, topic: str) -> list[int]:
+        info = self.topics.get(topic)
+        return [] if info is None else sorted(info.partitions)
+
+    def leader_for(self, topic: str, partition: int) -> BrokerInfo | None:
+        """The leader broker of a partition, or None if unknown or leaderless."""
+        info = self.partition(topic, partition)
+        return None if info is None or info.leader < 0 else self.brokers.get(info.leader)
+
+    def topic_id(self, topic: str) -> uuid.UUID | None:
+        info = self.topics.get(topic)
+        return None if info is None else info.topic_id
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        return next((t.name for t in self.topics.values() if t.topic_id == topic_id), None)
+
+    def addresses(self) -> list[tuple[int | None, str, int]]:
+        """Where to send a cluster-wide request: known brokers, else the bootstrap servers."""
+        if self.brokers:
+            return [(b.node_id, b.host, b.port) for b in self.brokers.values()]
+        return [(None, host, port) for host, port in self.bootstrap]
+
+    # -- interest and refresh policy ------------------------------------------------------------
+
+    def add_topics(self, topics: Iterable[str], now: float) -> None:
+        """Start tracking topics; an unknown one triggers a refresh."""
+        for topic in topics:
+            if topic not in self.interest and topic not in self.topics:
+                self.request_refresh()
+            self.interest[topic] = now
+
+    def touch(self, topic: str, now: float) -> None:
+        """Record a use of `topic` (keeps it from expiring)."""
+        if topic not in self.interest:
+            self.add_topics((topic,), now)
+        else:
+            self.interest[topic] = now
+
+    def request_refresh(
+        self, reason: RefreshReason = RefreshReason.REQUESTED, *, all_topics: bool = False
+    ) -> None:
+        refresh = self._refresh
+        if refresh.wanted is None or reason is RefreshReason.REBOOTSTRAP:
+            refresh.wanted = reason
+        refresh.all_topics = refresh.all_topics or all_topics
+
+    def on_error(self, code: int, topic: str | None = None) -> None:
+        """Act on an error code from any response: stale metadata or REBOOTSTRAP_REQUIRED."""
+        if code == Code.REBOOTSTRAP_REQUIRED and self.config.rebootstrap:
+            self.rebootstrap_requested = True
+            self.request_refresh(RefreshReason.REBOOTSTRAP)
+        elif code in STALE_METADATA_CODES:
+            self.request_refresh(RefreshReason.STALE)
+
+    def next_refresh_at(self) -> float:
+        """When the next refresh is due (may be in the past: due now)."""
+        refresh = self._refresh
+        if refresh.last_success is None and refresh.last_attempt is None:
+            return 0.0
+        backoff_until = (refresh.last_attempt or 0.0) + self.config.refresh_backoff
+        if refresh.wanted is not None:
+            return backoff_until
+        assert refresh.last_success is not None
+        return max(backoff_until, refresh.last_success + self.config.max_age)
+
+    def refresh_due(self, now: float) -> bool:
+        return now >= self.next_refresh_at()
+
+    def topics_to_refresh(self, now: float) -> list[str] | None:
+        """The topics to request (None: all topics); forgets topics idle past their TTL."""
+        ttl = self.config.topic_idle_ttl
+        for topic in [t for t, used in self.interest.items() if now - used > ttl]:
+            del self.interest[topic]
+            self.topics.pop(topic, None)
+        if self._refresh.all_topics:
+            return None
+        return sorted(self.interest)
+
+    def refresh_started(self, now: float) -> None:
+        self._refresh.last_attempt = now
+
+    def refresh_failed(self, now: float) -> None:
+        self._refresh.last_attempt = now
+        if self._refresh.wanted is None:
+            self._refresh.wanted = RefreshReason.AGE
+
+    # -- update ---------------------------------------------------------------------------------
+
+    def update(self, response: Any, now: float, requested: Sequence[str] | None = None) -> None:
+        """Apply a Metadata response. `requested` is the topic list sent (None: all topics)."""
+        code = int(getattr(response, "error_code", 0) or 0)
+        if code == Code.REBOOTSTRAP_REQUIRED:
+            self.on_error(code)
+            return
+        self.brokers = {
+            int(b.node_id): BrokerInfo(int(b.node_id), str(b.host), int(b.port), b.rack)
+            for b in response.brokers
+        }
+        self.cluster_id = getattr(response, "cluster_id", None)
+        self.controller_id = int(getattr(response, "controller_id", -1))
+        refresh = self._refresh
+        refresh.last_success = refresh.last_attempt = now
+        refresh.wanted = None
+        refresh.all_topics = False
+        if requested is None:
+            self.topics = {k: v for k, v in self.topics.items() if k in self.interest}
+        for topic in response.topics:
+            self._update_topic(topic)
+        self.rebootstrap_requested = False
+        self.unreachable_since = None
+
+    def _update_topic(self, topic: Any) -> None:
+        name = topic.name
+        if name is None:
+            return
+        error = int(topic.error_code)
+        if error != Code.NONE and not topic.partitions:
+            self.topics.pop(name, None)
+            if error in STALE_METADATA_CODES or error == Code.LEADER_NOT_AVAILABLE:
+                self._refresh.wanted = self._refresh.wanted or RefreshReason.STALE
+            return
+        old = self.topics.get(name)
+        partitions = {}
+        for part in topic.partitions:
+            info = _partition(name, part)
+            previous = None if old is None else old.partitions.get(info.partition)
+            if previous is not None and info.leader_epoch < previous.leader_epoch:
+                info = previous  # a lagging broker's older view; keep the newer one
+            if info.error_code in STALE_METADATA_CODES or info.leader < 0:
+                self._refresh.wanted = self._refresh.wanted or RefreshReason.STALE
+            partitions[info.partition] = info
+        self.topics[name] = TopicInfo(
+            name=name,
+            partitions=partitions,
+            topic_id=_topic_id(getattr(topic, "topic_id", None)),
+            is_internal=bool(getattr(topic, "is_internal", False)),
+            error_code=error,
+        )
+
+    # -- reachability and KIP-899 rebootstrap -----------------------------------------------------
+
+    def connection_succeeded(self) -> None:
+        self.unreachable_since = None
+
+    def connection_failed(self, now: float) -> None:
+        if self.unreachable_since is None:
+            self.unreachable_since = now
+
+    def rebootstrap_due(self, now: float) -> bool:
+        if not self.config.rebootstrap:
+            return False
+        if self.rebootstrap_requested:
+            return True
+        since = self.unreachable_since
+        return since is not None and now - since >= self.config.rebootstrap_trigger
+
+    def rebootstrap(self, now: float) -> None:
+        """Forget every broker and topic layout; the next refresh goes to the bootstrap servers."""
+        self.brokers.clear()
+        self.topics.clear()
+        self.cluster_id = None
+        self.controller_id = -1
+        self.rebootstrap_requested = False
+        self.unreachable_since = None
+        self._refresh.wanted = RefreshReason.REBOOTSTRAP
+        self._refresh.last_attempt = None
+
+
+def _partition(topic: str, part: Any) -> PartitionInfo:
+    return PartitionInfo(
+        topic=topic,
+        partition=int(part.partition_index),
+        leader=int(part.leader_id),
+        leader_epoch=int(getattr(part, "leader_epoch", -1)),
+        replicas=tuple(part.replica_nodes or ()),
+        isr=tuple(part.isr_nodes or ()),
+        offline_replicas=tuple(getattr(part, "offline_replicas", None) or ()),
+        error_code=int(part.error_code),
+    )
+
+
+def _topic_id(value: object) -> uuid.UUID | None:
+    if isinstance(value, uuid.UUID):
+        return None if value == _ZERO_UUID else value
+    if isinstance(value, bytes | bytearray) and len(value) == 16:
+        parsed = uuid.UUID(bytes=bytes(value))
+        return None if parsed == _ZERO_UUID else parsed
+    return None
+
+
+def parse_bootstrap(servers: str | Sequence[str]) -> list[tuple[str, int]]:
+    """`"h1:9092,h2:9093"` or `["h1:9092"]` -> [(host, port)]; IPv6 as `[::1]:9092`."""
+    items = servers.split(",") if isinstance(servers, str) else list(servers)
+    out = []
+    for item in (s.strip() for s in items):
+        if not item:
+            continue
+        host, sep, port = item.rpartition(":")
+        if not sep or not port.isdigit():
+            raise ValueError(f"bootstrap server {item!r} is not host:port")
+        out.append((host.strip("[]"), int(port)))
+    if not out:
+        raise ValueError("no bootstrap servers given")
+    return out

@@ -1,0 +1,19 @@
+"""SASL mechanisms (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER), sans-IO.
+
+`krafka.sansio.sasl.exchange.SaslExchange` runs one of them over Kafka's SASL requests.
+"""
+
+from krafka.sansio.sasl.mechanism import SaslMechanism
+from krafka.sansio.sasl.oauthbearer import OAuthBearerMechanism, OAuthBearerToken, TokenProvider
+from krafka.sansio.sasl.plain import PlainMechanism
+from krafka.sansio.sasl.scram import ScramHash, ScramMechanism
+
+__all__ = [
+    "OAuthBearerMechanism",
+    "OAuthBearerToken",
+    "PlainMechanism",
+    "SaslMechanism",
+    "ScramHash",
+    "ScramMechanism",
+    "TokenProvider",
+]

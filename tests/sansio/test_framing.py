@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from krafka.errors import RemoteProtocolError
+from krafka.sansio.framing import FrameReader, ReceiveBuffer, frame
+
+
+def test_receive_buffer_commit_and_rollback() -> None:
+    buf = ReceiveBuffer()
+    buf.feed(b"abcdef")
+    assert buf.consume(2) == b"ab"
+    assert buf.consume(10) is None
+    buf.rollback()
+    assert buf.consume(3) == b"abc"
+    buf.commit()
+    assert len(buf) == 3
+    assert buf.consume(3) == b"def"
+
+
+def test_frame_split_over_many_feeds() -> None:
+    reader = FrameReader()
+    data = frame(b"hello") + frame(b"") + frame(b"world!")
+    got = []
+    for i in range(len(data)):
+        reader.feed(data[i : i + 1])
+        got += reader.frames()
+    assert got == [b"hello", b"", b"world!"]
+    assert reader.buffered == 0
+
+
+@given(st.lists(st.binary(max_size=64), max_size=8), st.data())
+def test_frames_round_trip_any_chunking(payloads: list[bytes], data: st.DataObject) -> None:
+    stream = b"".join(frame(p) for p in payloads)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=10)))
+    reader = FrameReader()
+    out: list[bytes] = []
+    start = 0
+    for cut in [*cuts, len(stream)]:
+        reader.feed(stream[start:cut])
+        start = cut
+        out += reader.frames()
+    assert out == payloads
+
+
+@pytest.mark.parametrize("size", [-1, 2**31 - 1])
+def test_hostile_frame_size_rejected_before_allocation(size: int) -> None:
+    reader = FrameReader(max_frame_size=1024)
+    reader.feed(struct.pack(">i", size))
+    with pytest.raises(RemoteProtocolError, match="frame size"):
+        reader.next_frame()
