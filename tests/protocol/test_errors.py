@@ -1,0 +1,50 @@
+"""The broker error-code table maps onto one exception class per code."""
+
+from __future__ import annotations
+
+import pytest
+
+from krafka import errors
+from krafka.protocol.error_codes import ERROR_CODES
+
+
+def test_every_code_has_a_class() -> None:
+    for row in ERROR_CODES:
+        cls = errors.error_class(row.code)
+        assert cls.code == row.code  # type: ignore[attr-defined]
+        err = errors.error_for_code(row.code)
+        assert err.retriable == row.retriable, row.name
+        assert isinstance(err, errors.KrafkaError)
+        assert isinstance(err, errors.RetriableError) == row.retriable or row.code == 2
+
+
+def test_names_and_hierarchy() -> None:
+    assert errors.error_class(6) is errors.NotLeaderOrFollowerError
+    assert errors.NotLeaderOrFollowerError.code == 6
+    assert errors.NotLeaderOrFollowerError.retriable
+    assert errors.error_class(35) is errors.UnsupportedVersionError
+    assert errors.error_class(2) is errors.CorruptRecordError
+    assert errors.error_class(58) is errors.SaslAuthenticationError
+    assert issubclass(errors.SaslAuthenticationError, errors.AuthenticationError)
+    assert errors.error_class(90) is errors.ProducerFencedError
+    assert issubclass(errors.TopicAuthorizationFailedError, errors.AuthorizationError)
+    assert issubclass(errors.RequestTimedOutError, errors.KafkaTimeoutError)
+    assert issubclass(errors.LocalProtocolError, errors.ProtocolError)
+    assert issubclass(errors.RemoteProtocolError, errors.ProtocolError)
+    assert not errors.ProducerFencedError.retriable
+
+
+def test_messages_and_unknown_codes() -> None:
+    e = errors.error_for_code(3, "no such topic t")
+    assert str(e) == "no such topic t"
+    assert "does not host" in str(errors.error_for_code(3))
+    unknown = errors.error_for_code(9999)
+    assert isinstance(unknown, errors.UnknownBrokerError) and unknown.code == 9999
+    with pytest.raises(ValueError):
+        errors.error_class(0)
+
+
+def test_existing_signatures_kept() -> None:
+    e = errors.CorruptRecordError("bad crc", offset=12)
+    assert e.offset == 12 and "12" in str(e)
+    assert issubclass(errors.UnsupportedCodecError, errors.KrafkaError)
