@@ -11,7 +11,6 @@ zstd frames. Read additionally: raw snappy, and the broken lz4 framing of Kafka 
 """
 
 
-import io
 import struct
 import zlib
 
@@ -189,21 +188,29 @@ def _fix_legacy_lz4(data: Buffer) -> bytes:
 
 
 def _zstd_decompress(data: Buffer, max_size: int) -> bytes:
-    declared = zstandard.frame_content_size(data)
-    if declared > max_size:
+    """Feed input in steps small enough that one step cannot overshoot the cap by much.
+
+    A zstd block expands at most ~32 KiB per input byte (RLE blocks), so a step of
+    `budget >> 15` input bytes keeps the output near the remaining budget.
+    """
+    if zstandard.frame_content_size(data) > max_size:
         raise _too_big("zstd", max_size)
     dctx = zstandard.ZstdDecompressor(max_window_size=1 << 27)
-    reader = dctx.stream_reader(io.BytesIO(data), read_across_frames=True)
-    out = reader.read(max_size + 1)
-    if len(out) > max_size:
-        raise _too_big("zstd", max_size)
-    while True:
-        more = reader.read(max_size + 1 - len(out))
-        if not more:
-            return bytes(out)
-        out += more
-        if len(out) > max_size:
-            raise _too_big("zstd", max_size)
+    view = memoryview(data)
+    out = bytearray()
+    while len(view):
+        dobj = dctx.decompressobj()
+        pos = 0
+        while pos < len(view) and not dobj.eof:
+            step = max(64, (max_size - len(out)) >> 15)
+            out += dobj.decompress(view[pos : pos + step])
+            pos += step
+            if len(out) > max_size:
+                raise _too_big("zstd", max_size)
+        if not dobj.eof:
+            raise CorruptRecordError("zstd frame is truncated")
+        view = memoryview(bytes(dobj.unused_data) + bytes(view[pos:]))
+    return bytes(out)
 
 
 _P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393

@@ -1,0 +1,69 @@
+"""Codec framings: xerial and raw snappy, lz4 frames incl. the Kafka 0.8/0.9 header bug, gzip members."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import cramjam
+import lz4.frame
+import pytest
+
+from krafka._codec import compression
+from krafka._codec.types import Compression
+from krafka.errors import CorruptRecordError
+
+DATA = os.urandom(5000) + b"abc" * 50_000
+
+
+@pytest.mark.parametrize("codec", list(Compression))
+def test_round_trip(codec: Compression):
+    assert compression.decompress(codec, compression.compress(codec, DATA)) == DATA
+
+
+def test_snappy_writes_xerial_and_reads_raw():
+    framed = compression.compress(Compression.SNAPPY, DATA)
+    assert framed.startswith(compression.XERIAL_HEADER)
+    raw = bytes(cramjam.snappy.compress_raw(DATA))
+    assert compression.decompress(Compression.SNAPPY, raw) == DATA
+
+
+def test_kafka_python_reads_our_xerial_snappy():
+    from kafka.codec import snappy_decode
+
+    assert snappy_decode(compression.compress(Compression.SNAPPY, DATA)) == DATA
+
+
+def test_gzip_concatenated_members():
+    data = gzip.compress(b"first ") + gzip.compress(b"second")
+    assert compression.decompress(Compression.GZIP, data) == b"first second"
+
+
+def test_legacy_lz4_header_checksum():
+    frame = bytearray(lz4.frame.compress(b"hello kafka 0.8", store_size=False))
+    # Kafka 0.8/0.9 computed the header checksum over the magic number as well
+    frame[6] = (compression.xxh32(bytes(frame[0:6])) >> 8) & 0xFF
+    with pytest.raises(CorruptRecordError):
+        compression.decompress(Compression.LZ4, bytes(frame))
+    assert compression.decompress(Compression.LZ4, bytes(frame), legacy_lz4=True) == (
+        b"hello kafka 0.8"
+    )
+
+
+def test_xxh32_vectors():
+    assert compression.xxh32(b"") == 0x02CC5D05
+    assert compression.xxh32(b"abc") == 0x32D153FF
+    assert compression.xxh32(b"Nobody inspects the spammish repetition") == 0xE2293B2F
+
+
+@pytest.mark.parametrize("codec", [c for c in Compression if c is not Compression.NONE])
+def test_truncated_stream_is_corrupt(codec: Compression):
+    blob = compression.compress(codec, DATA)
+    with pytest.raises(CorruptRecordError):
+        compression.decompress(codec, blob[: len(blob) // 2])
+
+
+def test_snappy_declared_size_checked_before_decompressing():
+    hostile = b"\xff\xff\xff\xff\x07" + b"\x00" * 10  # claims ~2 GiB
+    with pytest.raises(CorruptRecordError, match="cap"):
+        compression.decompress(Compression.SNAPPY, hostile, max_size=1 << 20)
