@@ -38,6 +38,8 @@ class LocalBroker:
 
     `storage` is Tansu's storage URL (`memory://tansu/` loses everything on restart; an
     `s3://bucket/` URL with `env` pointing at a local S3 keeps data across `restart()`).
+    `advertised_port` makes the broker tell clients to connect to another port (a proxy in
+    front of it) instead of its own.
     """
 
     def __init__(
@@ -46,8 +48,10 @@ class LocalBroker:
         storage: str = "memory://tansu/",
         env: Mapping[str, str] | None = None,
         start_timeout: float = 15.0,
+        advertised_port: int | None = None,
     ) -> None:
         self.port = port or free_port()
+        self.advertised_port = advertised_port
         self.storage = storage
         self.env = dict(env or {})
         self.start_timeout = start_timeout
@@ -69,7 +73,7 @@ class LocalBroker:
             "--listener-url",
             url,
             "--advertised-listener-url",
-            url,
+            f"tcp://127.0.0.1:{self.advertised_port or self.port}",
             "--storage-engine",
             self.storage,
         ]

@@ -71,7 +71,11 @@ class _Frames:
 
 
 class FaultProxy:
-    """Proxy `127.0.0.1:<port>` -> `target`, optionally as a TLS terminator (`ssl_context`)."""
+    """Proxy `host:port` (port 0: any free one) -> `target`, optionally terminating TLS.
+
+    To keep every connection going through the proxy, start the broker advertising the
+    proxy's port: `LocalBroker(advertised_port=p)` and `FaultProxy(..., port=p)`.
+    """
 
     def __init__(
         self,
@@ -79,11 +83,12 @@ class FaultProxy:
         *,
         ssl_context: ssl.SSLContext | None = None,
         host: str = "127.0.0.1",
+        port: int = 0,
     ) -> None:
         self.target = target
         self.host = host
         self.ssl_context = ssl_context
-        self.port = 0
+        self.port = port
         self.connections = 0
         self.faults_fired = 0
         self._arming = _Arming(Fault.NONE, 0, False)
@@ -148,7 +153,7 @@ class FaultProxy:
 
     async def _listen(self) -> None:
         self._server = await asyncio.start_server(
-            self._spawn, self.host, 0, ssl=self.ssl_context, ssl_handshake_timeout=5
+            self._spawn, self.host, self.port, ssl=self.ssl_context, ssl_handshake_timeout=5
         )
         self.port = self._server.sockets[0].getsockname()[1]
 

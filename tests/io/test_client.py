@@ -1,0 +1,129 @@
+"""KafkaClient against the local Tansu broker, under asyncio and trio."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import anyio
+import pytest
+
+from krafka.demo import fetch_request, roundtrip
+from krafka.errors import UnsupportedVersionError
+from krafka.io.client import KafkaClient
+from krafka.protocol import REQUESTS, ApiKey
+from krafka.protocol.messages import MetadataRequest
+from krafka.sansio.connection import Priority
+
+pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(60)]
+
+
+def _topic() -> str:
+    return f"t-{uuid.uuid4().hex[:10]}"
+
+
+async def test_connect_negotiate_and_metadata(broker: Any) -> None:
+    topic = _topic()
+    async with KafkaClient(broker.bootstrap_servers) as client:
+        (node,) = client.metadata.brokers.values()
+        assert node.port == broker.port
+        meta = await client.refresh_metadata([topic])
+        assert meta.partitions_for(topic) == [0, 1, 2, 3]
+        assert meta.topic_id(topic) is not None
+        leader = await client.leader_for(topic, 3)
+        assert leader.node_id == node.node_id
+        (conn,) = client._pool.connections() if client._pool else ()
+        assert ApiKey.METADATA in conn.machine.api_versions
+        assert await client.api_version(ApiKey.METADATA) >= 1
+
+
+async def test_produce_fetch_roundtrip(broker: Any) -> None:
+    topic = _topic()
+    records = await roundtrip(broker.bootstrap_servers, topic, n=25)
+    assert [r.value for r in records] == [f"value {i}".encode() for i in range(25)]
+    assert [r.key for r in records][:2] == [b"k0", b"k1"]
+    assert records[3].headers == [("i", b"3")] or list(records[3].headers) == [("i", b"3")]
+    assert [r.offset for r in records] == list(range(records[0].offset, records[0].offset + 25))
+
+
+async def test_fetch_with_topic_names_before_v13(broker: Any) -> None:
+    topic = _topic()
+    await roundtrip(broker.bootstrap_servers, topic, n=3)
+    async with KafkaClient(broker.bootstrap_servers) as client:
+        await client.refresh_metadata([topic])
+        request = fetch_request(client.metadata, topic, 0, 0, version=12)
+        response = await client.send_to_leader(topic, 0, request, version=12)
+        assert response.responses[0].topic == topic
+        assert response.responses[0].partitions[0].high_watermark == 3
+
+
+async def test_pipelined_requests_share_one_connection(broker: Any) -> None:
+    async with KafkaClient(broker.bootstrap_servers, max_in_flight=8) as client:
+        results: list[Any] = []
+
+        async def one() -> None:
+            request = MetadataRequest(topics=[])
+            results.append(await client.send(request, priority=Priority.NORMAL))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(40):
+                tg.start_soon(one)
+        assert len(results) == 40 and all(r.brokers for r in results)
+        assert client._pool is not None
+        assert len(client._pool.connections()) <= 2  # one control + one data connection
+
+
+async def test_unadvertised_api_fails_locally_and_connection_survives(broker: Any) -> None:
+    async with KafkaClient(broker.bootstrap_servers) as client:
+        assert client._pool is not None
+        (conn,) = client._pool.connections()
+        missing = next(k for k in REQUESTS if int(k) not in conn.machine.api_versions)
+        with pytest.raises(UnsupportedVersionError):
+            await client.send(REQUESTS[missing]())
+        assert (await client.send(MetadataRequest(topics=[]))).brokers
+
+
+async def test_find_coordinator_and_send_to_it(broker: Any) -> None:
+    from krafka.protocol.messages import HeartbeatRequest
+
+    async with KafkaClient(broker.bootstrap_servers) as client:
+        coordinator = await client.find_coordinator("krafka-test-group")
+        assert coordinator.node_id in client.metadata.brokers
+        response = await client.send_to_coordinator(
+            "krafka-test-group", HeartbeatRequest(group_id="krafka-test-group", member_id="x")
+        )
+        assert response.error_code != 0  # unknown member: answered by the coordinator
+
+
+async def test_control_lane_not_blocked_by_long_fetch(broker: Any) -> None:
+    topic = _topic()
+    async with KafkaClient(broker.bootstrap_servers) as client:
+        await client.refresh_metadata([topic])
+        version = await client.api_version(ApiKey.FETCH)
+        request = fetch_request(client.metadata, topic, 0, 0, version)
+        long_poll = type(request)(**{**_fields(request), "max_wait_ms": 4000})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: client.send_to_leader(topic, 0, long_poll))
+            await anyio.sleep(0.05)
+            start = anyio.current_time()
+            await client.send(MetadataRequest(topics=[]))
+            assert anyio.current_time() - start < 1.0
+            tg.cancel_scope.cancel()
+
+
+async def test_connections_per_broker_spreads_load(broker: Any) -> None:
+    topic = _topic()
+    async with KafkaClient(broker.bootstrap_servers, connections_per_broker=3) as client:
+        await client.refresh_metadata([topic])
+        version = await client.api_version(ApiKey.FETCH)
+        request = fetch_request(client.metadata, topic, 0, 0, version)
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(lambda: client.send_to_leader(topic, 0, request))
+                await anyio.sleep(0.01)
+        assert client._pool is not None
+        assert len(client._pool.connections()) == 4  # 3 data + 1 control
+
+
+def _fields(message: Any) -> dict[str, Any]:
+    return {name: getattr(message, name) for name in message.__dataclass_fields__}
