@@ -79,6 +79,8 @@ def _base_namespace() -> dict[str, Any]:
         "_str": str,
         "_bytes": bytes,
         "_new": object.__new__,
+        "_EMPTY": frozenset(),
+        "_frozenset": frozenset,
         "_unpack_from": struct.unpack_from,
         "_pack": struct.pack,
         "_I16": struct.Struct(">h").unpack_from,
@@ -268,12 +270,15 @@ def _build_decoder(cls: type[Struct], version: int) -> Decoder:
         _emit_read_tags(src, [(fields[k], names[k]) for k in tagged], version)
     else:
         src.add(1, "unk = ()")
+        src.add(1, "ex = _EMPTY")
     src.add(1, f"o = _new({src.const(cls, '_C')})")
     for f, name in zip(fields, names, strict=True):
         setter = src.const(cls.__dict__[f.name].__set__, "_s")
         src.add(1, f"{setter}(o, {name})")
     setter = src.const(cls.__dict__["unknown_tagged_fields"].__set__, "_s")
     src.add(1, f"{setter}(o, unk)")
+    setter = src.const(cls.__dict__["explicit_tags"].__set__, "_s")
+    src.add(1, f"{setter}(o, ex)")
     src.add(1, "return o, pos")
     return _exec(src, "_decode", f"{cls.__name__}_v{version}_decode")  # type: ignore[no-any-return]
 
@@ -293,6 +298,7 @@ def _emit_read_tags(src: _Source, known: list[tuple[FieldSpec, str]], version: i
     src.add(2, "if nt > end - pos:")
     src.add(3, "raise _Bad")
     src.add(2, "unk = []")
+    src.add(2, "ex = []")
     src.add(2, "for _ in range(nt):")
     _read_uvarint(src, 3, "tg")
     _read_uvarint(src, 3, "sz")
@@ -303,6 +309,7 @@ def _emit_read_tags(src: _Source, known: list[tuple[FieldSpec, str]], version: i
         reader = src.const(_tag_reader(f, version), "_r")
         src.add(3, f"{kw} tg == {f.tag}:")
         src.add(4, f"{name}, used = {reader}(buf[pos:pos + sz], 0)")
+        src.add(4, f"ex.append({f.tag})")
         src.add(4, "if used != sz:")
         src.add(5, "raise _Bad")
         kw = "elif"
@@ -313,8 +320,10 @@ def _emit_read_tags(src: _Source, known: list[tuple[FieldSpec, str]], version: i
         src.add(3, "unk.append((tg, _bytes(buf[pos:pos + sz])))")
     src.add(3, "pos += sz")
     src.add(2, "unk = tuple(unk)")
+    src.add(2, "ex = _frozenset(ex) if ex else _EMPTY")
     src.add(1, "else:")
     src.add(2, "unk = ()")
+    src.add(2, "ex = _EMPTY")
 
 
 def _exec(src: _Source, name: str, filename: str) -> Any:
@@ -456,11 +465,12 @@ def _build_encoder(cls: type[Struct], version: int) -> Encoder:
         src.add(2, "ap(b'\\x00')")
     else:
         src.add(1, "known = []")
+        src.add(1, "et = o.explicit_tags")
         for f in tagged:
             spec = src.const(f, "_F")
             writer = src.const(_tag_writer(f, version), "_w")
             src.add(1, f"v = o.{f.name}")
-            src.add(1, f"if not {spec}.is_default(v):")
+            src.add(1, f"if {f.tag} in et or not {spec}.is_default(v):")
             src.add(2, "p = []")
             src.add(2, f"{writer}(v, p.append)")
             src.add(2, f"known.append(({f.tag}, b''.join(p)))")

@@ -132,9 +132,11 @@ def _struct(cls: type[Struct], r: _Reader, version: int, flex: bool, path: str) 
         else:
             values[f.name] = f.default_value()
     unknown: list[tuple[int, bytes]] = []
+    seen: set[int] = set()
     if flex:
-        _tags(r, version, tagged, values, unknown, path)
+        _tags(r, version, tagged, values, unknown, seen, path)
     values["unknown_tagged_fields"] = tuple(unknown)
+    values["explicit_tags"] = frozenset(seen)
     return cls(**values)
 
 
@@ -144,6 +146,7 @@ def _tags(
     known: dict[int, FieldSpec],
     values: dict[str, Any],
     unknown: list[tuple[int, bytes]],
+    seen: set[int],
     path: str,
 ) -> None:
     where = f"{path}.<tagged fields>"
@@ -158,6 +161,7 @@ def _tags(
         if f is None:
             unknown.append((tag, bytes(data)))
             continue
+        seen.add(tag)
         sub = _Reader(data, 0, len(data))
         fpath = f"{path}.{f.name}"
         values[f.name] = _value(f, sub, version, True, fpath)
@@ -234,11 +238,12 @@ def _enc_struct(obj: Any, cls: Any, out: bytearray, version: int, flex: bool, pa
     if not isinstance(obj, cls):
         raise _Fail(path, f"expected {cls.__name__}, got {type(obj).__name__}")
     tagged: list[tuple[int, bytes]] = []
+    explicit = getattr(obj, "explicit_tags", frozenset())
     for f in cls._FIELDS:
         value = getattr(obj, f.name)
         fpath = f"{path}.{f.name}"
         if flex and f.is_tagged(version):
-            if not f.is_default(value):
+            if f.tag in explicit or not f.is_default(value):
                 sub = bytearray()
                 _enc_value(f, value, sub, version, True, fpath)
                 tagged.append((f.tag, bytes(sub)))

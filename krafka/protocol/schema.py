@@ -90,7 +90,9 @@ class Struct:
 
     Subclasses are `@dataclass(frozen=True, slots=True, kw_only=True)`; every field has its
     schema default, plus `unknown_tagged_fields`: `(tag, raw bytes)` pairs read from flexible
-    versions that this schema does not know, re-encoded unchanged.
+    versions that this schema does not know, re-encoded unchanged; and `explicit_tags`: known
+    tags that are written even when their value is the default (a decoder records the tags it
+    saw, so re-encoding is byte-exact; excluded from equality).
     """
 
     __slots__ = ()
@@ -101,6 +103,7 @@ class Struct:
     _VERSIONS: ClassVar[tuple[int, int]] = (0, MAX_VERSION)
 
     unknown_tagged_fields: tuple[tuple[int, bytes], ...]
+    explicit_tags: frozenset[int]
 
     def encode(self, version: int) -> bytes:
         """The wire bytes of this struct in `version`; raises `LocalProtocolError` if invalid."""

@@ -69,6 +69,9 @@ def struct_strategy(cls: type[Struct], version: int, depth: int = 0) -> st.Searc
         tags = st.lists(
             st.integers(0, 300).filter(lambda t: t not in known), max_size=2, unique=True
         ).map(sorted)
+        tagged = sorted(f.tag for f in cls._FIELDS if f.is_tagged(version))
+        if tagged:
+            kwargs["explicit_tags"] = st.frozensets(st.sampled_from(tagged))
         kwargs["unknown_tagged_fields"] = tags.flatmap(
             lambda ts: st.tuples(*(st.tuples(st.just(t), st.binary(max_size=6)) for t in ts))
         )

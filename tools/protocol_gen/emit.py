@@ -157,6 +157,9 @@ def _class_src(
         lines.append(fl)
         specs.append(spec)
     lines.append("    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()")
+    lines.append(
+        "    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)"
+    )
     lines.append("")
     lines.append(f"    _FIELDS = ({', '.join(specs)},)" if specs else "    _FIELDS = ()")
     lines.append(f"    _NAME = {label!r}")

@@ -25,6 +25,7 @@ class AddOffsetsToTxnRequest(ApiMessage):
     producer_epoch: int = 0
     group_id: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("transactional_id", "TransactionalId", "string", default=""),

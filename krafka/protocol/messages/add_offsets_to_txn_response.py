@@ -23,6 +23,7 @@ class AddOffsetsToTxnResponse(ApiMessage):
     throttle_time_ms: int = 0
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

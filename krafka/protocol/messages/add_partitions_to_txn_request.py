@@ -17,6 +17,7 @@ class AddPartitionsToTxnTopic(Struct):
     name: str = ""
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -39,6 +40,7 @@ class AddPartitionsToTxnTransaction(Struct):
     verify_only: bool = False
     topics: list[_AddPartitionsToTxnTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(
@@ -86,6 +88,7 @@ class AddPartitionsToTxnRequest(ApiMessage):
     v3_and_below_producer_epoch: int = 0
     v3_and_below_topics: list[_AddPartitionsToTxnTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -17,6 +17,7 @@ class AddPartitionsToTxnPartitionResult(Struct):
     partition_index: int = 0
     partition_error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0, map_key=True),
@@ -36,6 +37,7 @@ class AddPartitionsToTxnTopicResult(Struct):
     name: str = ""
     results_by_partition: list[_AddPartitionsToTxnPartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -62,6 +64,7 @@ class AddPartitionsToTxnResult(Struct):
     transactional_id: str = ""
     topic_results: list[_AddPartitionsToTxnTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(
@@ -108,6 +111,7 @@ class AddPartitionsToTxnResponse(ApiMessage):
         default_factory=list
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

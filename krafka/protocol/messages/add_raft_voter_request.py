@@ -18,6 +18,7 @@ class Listener(Struct):
     host: str = ""
     port: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -47,6 +48,7 @@ class AddRaftVoterRequest(ApiMessage):
     voter_directory_id: uuid.UUID = ZERO_UUID
     listeners: list[_Listener] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("cluster_id", "ClusterId", "string", nullable=(0, 32767), default=""),

@@ -17,6 +17,7 @@ class EntityData(Struct):
     entity_type: str = ""
     entity_name: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("entity_type", "EntityType", "string", default=""),
@@ -36,6 +37,7 @@ class OpData(Struct):
     value: float = 0.0
     remove: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("key", "Key", "string", default=""),
@@ -57,6 +59,7 @@ class EntryData(Struct):
     entity: list[_EntityData] = field(default_factory=list)
     ops: list[_OpData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("entity", "Entity", "struct", array=True, default=(), struct=EntityData),
@@ -82,6 +85,7 @@ class AlterClientQuotasRequest(ApiMessage):
     entries: list[_EntryData] = field(default_factory=list)
     validate_only: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("entries", "Entries", "struct", array=True, default=(), struct=EntryData),

@@ -17,6 +17,7 @@ class EntityData(Struct):
     entity_type: str = ""
     entity_name: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("entity_type", "EntityType", "string", default=""),
@@ -37,6 +38,7 @@ class EntryData(Struct):
     error_message: str | None = ""
     entity: list[_EntityData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -63,6 +65,7 @@ class AlterClientQuotasResponse(ApiMessage):
     throttle_time_ms: int = 0
     entries: list[_EntryData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

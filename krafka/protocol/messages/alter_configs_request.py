@@ -17,6 +17,7 @@ class AlterableConfig(Struct):
     name: str = ""
     value: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -37,6 +38,7 @@ class AlterConfigsResource(Struct):
     resource_name: str = ""
     configs: list[_AlterableConfig] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("resource_type", "ResourceType", "int8", default=0, map_key=True),
@@ -63,6 +65,7 @@ class AlterConfigsRequest(ApiMessage):
     resources: list[_AlterConfigsResource] = field(default_factory=list)
     validate_only: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -17,6 +17,7 @@ class ReassignablePartition(Struct):
     partition_index: int = 0
     replicas: list[int] | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -36,6 +37,7 @@ class ReassignableTopic(Struct):
     name: str = ""
     partitions: list[_ReassignablePartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -68,6 +70,7 @@ class AlterPartitionReassignmentsRequest(ApiMessage):
     timeout_ms: int = 60000
     topics: list[_ReassignableTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("timeout_ms", "TimeoutMs", "int32", default=60000),

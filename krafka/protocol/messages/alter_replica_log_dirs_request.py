@@ -17,6 +17,7 @@ class AlterReplicaLogDirTopic(Struct):
     name: str = ""
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -36,6 +37,7 @@ class AlterReplicaLogDir(Struct):
     path: str = ""
     topics: list[_AlterReplicaLogDirTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("path", "Path", "string", default="", map_key=True),
@@ -63,6 +65,7 @@ class AlterReplicaLogDirsRequest(ApiMessage):
     AlterReplicaLogDir = AlterReplicaLogDir
     dirs: list[_AlterReplicaLogDir] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("dirs", "Dirs", "struct", array=True, default=(), struct=AlterReplicaLogDir),

@@ -17,6 +17,7 @@ class AlterReplicaLogDirPartitionResult(Struct):
     partition_index: int = 0
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -36,6 +37,7 @@ class AlterReplicaLogDirTopicResult(Struct):
     topic_name: str = ""
     partitions: list[_AlterReplicaLogDirPartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_name", "TopicName", "string", default=""),
@@ -68,6 +70,7 @@ class AlterReplicaLogDirsResponse(ApiMessage):
     throttle_time_ms: int = 0
     results: list[_AlterReplicaLogDirTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

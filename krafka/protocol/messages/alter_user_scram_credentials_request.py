@@ -17,6 +17,7 @@ class ScramCredentialDeletion(Struct):
     name: str = ""
     mechanism: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -38,6 +39,7 @@ class ScramCredentialUpsertion(Struct):
     salt: bytes = b""
     salted_password: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -67,6 +69,7 @@ class AlterUserScramCredentialsRequest(ApiMessage):
     deletions: list[_ScramCredentialDeletion] = field(default_factory=list)
     upsertions: list[_ScramCredentialUpsertion] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

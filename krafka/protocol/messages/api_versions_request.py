@@ -23,6 +23,7 @@ class ApiVersionsRequest(ApiMessage):
     client_software_name: str = ""
     client_software_version: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -18,6 +18,7 @@ class ApiVersion(Struct):
     min_version: int = 0
     max_version: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("api_key", "ApiKey", "int16", default=0, map_key=True),
@@ -38,6 +39,7 @@ class SupportedFeatureKey(Struct):
     min_version: int = 0
     max_version: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", versions=(3, 32767), default="", map_key=True),
@@ -58,6 +60,7 @@ class FinalizedFeatureKey(Struct):
     max_version_level: int = 0
     min_version_level: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", versions=(3, 32767), default="", map_key=True),
@@ -91,6 +94,7 @@ class ApiVersionsResponse(ApiMessage):
     finalized_features: list[_FinalizedFeatureKey] = field(default_factory=list)
     zk_migration_ready: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),

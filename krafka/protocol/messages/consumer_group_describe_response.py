@@ -18,6 +18,7 @@ class TopicPartitions(Struct):
     topic_name: str = ""
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -37,6 +38,7 @@ class Assignment(Struct):
     TopicPartitions = TopicPartitions
     topic_partitions: list[_TopicPartitions] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(
@@ -71,6 +73,7 @@ class Member(Struct):
     assignment: _Assignment = field(default_factory=Assignment)
     target_assignment: _Assignment = field(default_factory=Assignment)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("member_id", "MemberId", "string", default=""),
@@ -109,6 +112,7 @@ class DescribedGroup(Struct):
     members: list[_Member] = field(default_factory=list)
     authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -143,6 +147,7 @@ class ConsumerGroupDescribeResponse(ApiMessage):
     throttle_time_ms: int = 0
     groups: list[_DescribedGroup] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -17,6 +17,7 @@ class TopicPartitions(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -50,6 +51,7 @@ class ConsumerGroupHeartbeatRequest(ApiMessage):
     server_assignor: str | None = None
     topic_partitions: list[_TopicPartitions] | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),

@@ -17,6 +17,7 @@ class TopicPartition(Struct):
     topic: str = ""
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic", "Topic", "string", versions=(1, 32767), default="", map_key=True),
@@ -45,6 +46,7 @@ class ConsumerProtocolSubscription(ApiMessage):
     generation_id: int = -1
     rack_id: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topics", "Topics", "string", array=True, default=()),

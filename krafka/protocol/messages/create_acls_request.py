@@ -22,6 +22,7 @@ class AclCreation(Struct):
     operation: int = 0
     permission_type: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("resource_type", "ResourceType", "int8", default=0),
@@ -54,6 +55,7 @@ class CreateAclsRequest(ApiMessage):
     AclCreation = AclCreation
     creations: list[_AclCreation] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("creations", "Creations", "struct", array=True, default=(), struct=AclCreation),

@@ -17,6 +17,7 @@ class CreatableRenewers(Struct):
     principal_type: str = ""
     principal_name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("principal_type", "PrincipalType", "string", default=""),
@@ -45,6 +46,7 @@ class CreateDelegationTokenRequest(ApiMessage):
     renewers: list[_CreatableRenewers] = field(default_factory=list)
     max_lifetime_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

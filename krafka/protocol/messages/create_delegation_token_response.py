@@ -32,6 +32,7 @@ class CreateDelegationTokenResponse(ApiMessage):
     hmac: bytes = b""
     throttle_time_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),

@@ -16,6 +16,7 @@ _VALID_VERSIONS = (0, 3)
 class CreatePartitionsAssignment(Struct):
     broker_ids: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("broker_ids", "BrokerIds", "int32", array=True, default=()),)
     _NAME = "CreatePartitionsRequest.CreatePartitionsAssignment"
@@ -33,6 +34,7 @@ class CreatePartitionsTopic(Struct):
     count: int = 0
     assignments: list[_CreatePartitionsAssignment] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -68,6 +70,7 @@ class CreatePartitionsRequest(ApiMessage):
     timeout_ms: int = 0
     validate_only: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

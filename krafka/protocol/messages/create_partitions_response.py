@@ -18,6 +18,7 @@ class CreatePartitionsTopicResult(Struct):
     error_code: int = 0
     error_message: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -44,6 +45,7 @@ class CreatePartitionsResponse(ApiMessage):
     throttle_time_ms: int = 0
     results: list[_CreatePartitionsTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -17,6 +17,7 @@ class CreatableReplicaAssignment(Struct):
     partition_index: int = 0
     broker_ids: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0, map_key=True),
@@ -35,6 +36,7 @@ class CreatableTopicConfig(Struct):
     name: str = ""
     value: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -58,6 +60,7 @@ class CreatableTopic(Struct):
     assignments: list[_CreatableReplicaAssignment] = field(default_factory=list)
     configs: list[_CreatableTopicConfig] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -97,6 +100,7 @@ class CreateTopicsRequest(ApiMessage):
     timeout_ms: int = 60000
     validate_only: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topics", "Topics", "struct", array=True, default=(), struct=CreatableTopic),

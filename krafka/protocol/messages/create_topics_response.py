@@ -20,6 +20,7 @@ class CreatableTopicConfigs(Struct):
     config_source: int = -1
     is_sensitive: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", versions=(5, 32767), default=""),
@@ -50,6 +51,7 @@ class CreatableTopicResult(Struct):
     replication_factor: int = -1
     configs: list[_CreatableTopicConfigs] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -124,6 +126,7 @@ class CreateTopicsResponse(ApiMessage):
     throttle_time_ms: int = 0
     topics: list[_CreatableTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

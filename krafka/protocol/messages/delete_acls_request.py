@@ -22,6 +22,7 @@ class DeleteAclsFilter(Struct):
     operation: int = 0
     permission_type: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("resource_type_filter", "ResourceTypeFilter", "int8", default=0),
@@ -56,6 +57,7 @@ class DeleteAclsRequest(ApiMessage):
     DeleteAclsFilter = DeleteAclsFilter
     filters: list[_DeleteAclsFilter] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("filters", "Filters", "struct", array=True, default=(), struct=DeleteAclsFilter),

@@ -24,6 +24,7 @@ class DeleteAclsMatchingAcl(Struct):
     operation: int = 0
     permission_type: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -51,6 +52,7 @@ class DeleteAclsFilterResult(Struct):
     error_message: str | None = ""
     matching_acls: list[_DeleteAclsMatchingAcl] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -84,6 +86,7 @@ class DeleteAclsResponse(ApiMessage):
     throttle_time_ms: int = 0
     filter_results: list[_DeleteAclsFilterResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -23,6 +23,7 @@ class DeleteGroupsRequest(ApiMessage):
     DEPRECATED_VERSIONS = (0, 0)
     groups_names: list[str] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("groups_names", "GroupsNames", "string", array=True, default=()),)
     _NAME = "DeleteGroupsRequest"

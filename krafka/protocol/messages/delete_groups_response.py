@@ -17,6 +17,7 @@ class DeletableGroupResult(Struct):
     group_id: str = ""
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default="", map_key=True),
@@ -42,6 +43,7 @@ class DeleteGroupsResponse(ApiMessage):
     throttle_time_ms: int = 0
     results: list[_DeletableGroupResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

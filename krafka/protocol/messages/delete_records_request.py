@@ -17,6 +17,7 @@ class DeleteRecordsPartition(Struct):
     partition_index: int = 0
     offset: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -36,6 +37,7 @@ class DeleteRecordsTopic(Struct):
     name: str = ""
     partitions: list[_DeleteRecordsPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -68,6 +70,7 @@ class DeleteRecordsRequest(ApiMessage):
     topics: list[_DeleteRecordsTopic] = field(default_factory=list)
     timeout_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topics", "Topics", "struct", array=True, default=(), struct=DeleteRecordsTopic),

@@ -18,6 +18,7 @@ class DeleteRecordsPartitionResult(Struct):
     low_watermark: int = 0
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0, map_key=True),
@@ -38,6 +39,7 @@ class DeleteRecordsTopicResult(Struct):
     name: str = ""
     partitions: list[_DeleteRecordsPartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -70,6 +72,7 @@ class DeleteRecordsResponse(ApiMessage):
     throttle_time_ms: int = 0
     topics: list[_DeleteRecordsTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

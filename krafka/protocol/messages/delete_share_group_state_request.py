@@ -16,6 +16,7 @@ _VALID_VERSIONS = (0, 0)
 class PartitionData(Struct):
     partition: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("partition", "Partition", "int32", default=0),)
     _NAME = "DeleteShareGroupStateRequest.PartitionData"
@@ -32,6 +33,7 @@ class DeleteStateData(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -60,6 +62,7 @@ class DeleteShareGroupStateRequest(ApiMessage):
     group_id: str = ""
     topics: list[_DeleteStateData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),

@@ -17,6 +17,7 @@ class DeleteTopicState(Struct):
     name: str | None = None
     topic_id: uuid.UUID = ZERO_UUID
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", versions=(6, 32767), nullable=(6, 32767)),
@@ -44,6 +45,7 @@ class DeleteTopicsRequest(ApiMessage):
     topic_names: list[str] = field(default_factory=list)
     timeout_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -19,6 +19,7 @@ class DeletableTopicResult(Struct):
     error_code: int = 0
     error_message: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", nullable=(6, 32767), default="", map_key=True),
@@ -55,6 +56,7 @@ class DeleteTopicsResponse(ApiMessage):
     throttle_time_ms: int = 0
     responses: list[_DeletableTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -29,6 +29,7 @@ class DescribeAclsRequest(ApiMessage):
     operation: int = 0
     permission_type: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("resource_type_filter", "ResourceTypeFilter", "int8", default=0),

@@ -19,6 +19,7 @@ class AclDescription(Struct):
     operation: int = 0
     permission_type: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("principal", "Principal", "string", default=""),
@@ -42,6 +43,7 @@ class DescribeAclsResource(Struct):
     pattern_type: int = 3
     acls: list[_AclDescription] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("resource_type", "ResourceType", "int8", default=0),
@@ -71,6 +73,7 @@ class DescribeAclsResponse(ApiMessage):
     error_message: str | None = ""
     resources: list[_DescribeAclsResource] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -18,6 +18,7 @@ class ComponentData(Struct):
     match_type: int = 0
     match: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("entity_type", "EntityType", "string", default=""),
@@ -44,6 +45,7 @@ class DescribeClientQuotasRequest(ApiMessage):
     components: list[_ComponentData] = field(default_factory=list)
     strict: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -17,6 +17,7 @@ class EntityData(Struct):
     entity_type: str = ""
     entity_name: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("entity_type", "EntityType", "string", default=""),
@@ -35,6 +36,7 @@ class ValueData(Struct):
     key: str = ""
     value: float = 0.0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("key", "Key", "string", default=""),
@@ -55,6 +57,7 @@ class EntryData(Struct):
     entity: list[_EntityData] = field(default_factory=list)
     values: list[_ValueData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("entity", "Entity", "struct", array=True, default=(), struct=EntityData),
@@ -82,6 +85,7 @@ class DescribeClientQuotasResponse(ApiMessage):
     error_message: str | None = ""
     entries: list[_EntryData] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -23,6 +23,7 @@ class DescribeClusterRequest(ApiMessage):
     include_cluster_authorized_operations: bool = False
     endpoint_type: int = 1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

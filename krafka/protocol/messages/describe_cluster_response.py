@@ -19,6 +19,7 @@ class DescribeClusterBroker(Struct):
     port: int = 0
     rack: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("broker_id", "BrokerId", "int32", default=0, map_key=True),
@@ -52,6 +53,7 @@ class DescribeClusterResponse(ApiMessage):
     brokers: list[_DescribeClusterBroker] = field(default_factory=list)
     cluster_authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

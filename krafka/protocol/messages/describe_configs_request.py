@@ -18,6 +18,7 @@ class DescribeConfigsResource(Struct):
     resource_name: str = ""
     configuration_keys: list[str] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("resource_type", "ResourceType", "int8", default=0),
@@ -53,6 +54,7 @@ class DescribeConfigsRequest(ApiMessage):
     include_synonyms: bool = False
     include_documentation: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -18,6 +18,7 @@ class DescribeConfigsSynonym(Struct):
     value: str | None = ""
     source: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", versions=(1, 32767), default=""),
@@ -45,6 +46,7 @@ class DescribeConfigsResourceResult(Struct):
     config_type: int = 0
     documentation: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -95,6 +97,7 @@ class DescribeConfigsResult(Struct):
     resource_name: str = ""
     configs: list[_DescribeConfigsResourceResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -130,6 +133,7 @@ class DescribeConfigsResponse(ApiMessage):
     throttle_time_ms: int = 0
     results: list[_DescribeConfigsResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

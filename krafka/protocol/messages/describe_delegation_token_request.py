@@ -17,6 +17,7 @@ class DescribeDelegationTokenOwner(Struct):
     principal_type: str = ""
     principal_name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("principal_type", "PrincipalType", "string", default=""),
@@ -42,6 +43,7 @@ class DescribeDelegationTokenRequest(ApiMessage):
     DescribeDelegationTokenOwner = DescribeDelegationTokenOwner
     owners: list[_DescribeDelegationTokenOwner] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

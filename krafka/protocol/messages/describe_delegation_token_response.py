@@ -17,6 +17,7 @@ class DescribedDelegationTokenRenewer(Struct):
     principal_type: str = ""
     principal_name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("principal_type", "PrincipalType", "string", default=""),
@@ -44,6 +45,7 @@ class DescribedDelegationToken(Struct):
     hmac: bytes = b""
     renewers: list[_DescribedDelegationTokenRenewer] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("principal_type", "PrincipalType", "string", default=""),
@@ -97,6 +99,7 @@ class DescribeDelegationTokenResponse(ApiMessage):
     tokens: list[_DescribedDelegationToken] = field(default_factory=list)
     throttle_time_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),

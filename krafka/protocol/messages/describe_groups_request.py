@@ -23,6 +23,7 @@ class DescribeGroupsRequest(ApiMessage):
     groups: list[str] = field(default_factory=list)
     include_authorized_operations: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("groups", "Groups", "string", array=True, default=()),

@@ -21,6 +21,7 @@ class DescribedGroupMember(Struct):
     member_metadata: bytes = b""
     member_assignment: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("member_id", "MemberId", "string", default=""),
@@ -56,6 +57,7 @@ class DescribedGroup(Struct):
     members: list[_DescribedGroupMember] = field(default_factory=list)
     authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -94,6 +96,7 @@ class DescribeGroupsResponse(ApiMessage):
     throttle_time_ms: int = 0
     groups: list[_DescribedGroup] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

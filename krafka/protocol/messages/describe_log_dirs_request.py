@@ -17,6 +17,7 @@ class DescribableLogDirTopic(Struct):
     topic: str = ""
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic", "Topic", "string", default="", map_key=True),
@@ -42,6 +43,7 @@ class DescribeLogDirsRequest(ApiMessage):
     DescribableLogDirTopic = DescribableLogDirTopic
     topics: list[_DescribableLogDirTopic] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

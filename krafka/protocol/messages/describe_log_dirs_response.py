@@ -19,6 +19,7 @@ class DescribeLogDirsPartition(Struct):
     offset_lag: int = 0
     is_future_key: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -40,6 +41,7 @@ class DescribeLogDirsTopic(Struct):
     name: str = ""
     partitions: list[_DescribeLogDirsPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -69,6 +71,7 @@ class DescribeLogDirsResult(Struct):
     total_bytes: int = -1
     usable_bytes: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -104,6 +107,7 @@ class DescribeLogDirsResponse(ApiMessage):
     error_code: int = 0
     results: list[_DescribeLogDirsResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -17,6 +17,7 @@ class TopicRequest(Struct):
     name: str = ""
     partition_indexes: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -41,6 +42,7 @@ class DescribeProducersRequest(ApiMessage):
     TopicRequest = TopicRequest
     topics: list[_TopicRequest] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topics", "Topics", "struct", array=True, default=(), struct=TopicRequest),

@@ -21,6 +21,7 @@ class ProducerState(Struct):
     coordinator_epoch: int = 0
     current_txn_start_offset: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("producer_id", "ProducerId", "int64", default=0),
@@ -46,6 +47,7 @@ class PartitionResponse(Struct):
     error_message: str | None = None
     active_producers: list[_ProducerState] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -74,6 +76,7 @@ class TopicResponse(Struct):
     name: str = ""
     partitions: list[_PartitionResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -101,6 +104,7 @@ class DescribeProducersResponse(ApiMessage):
     throttle_time_ms: int = 0
     topics: list[_TopicResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -16,6 +16,7 @@ _VALID_VERSIONS = (0, 2)
 class PartitionData(Struct):
     partition_index: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("partition_index", "PartitionIndex", "int32", default=0),)
     _NAME = "DescribeQuorumRequest.PartitionData"
@@ -32,6 +33,7 @@ class TopicData(Struct):
     topic_name: str = ""
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_name", "TopicName", "string", default=""),
@@ -58,6 +60,7 @@ class DescribeQuorumRequest(ApiMessage):
     TopicData = TopicData
     topics: list[_TopicData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("topics", "Topics", "struct", array=True, default=(), struct=TopicData),)
     _NAME = "DescribeQuorumRequest"

@@ -20,6 +20,7 @@ class ReplicaState(Struct):
     last_fetch_timestamp: int = -1
     last_caught_up_timestamp: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("replica_id", "ReplicaId", "int32", default=0),
@@ -69,6 +70,7 @@ class PartitionData(Struct):
     current_voters: list[_ReplicaState] = field(default_factory=list)
     observers: list[_ReplicaState] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -104,6 +106,7 @@ class TopicData(Struct):
     topic_name: str = ""
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_name", "TopicName", "string", default=""),
@@ -125,6 +128,7 @@ class Listener(Struct):
     host: str = ""
     port: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", versions=(2, 32767), default="", map_key=True),
@@ -145,6 +149,7 @@ class Node(Struct):
     node_id: int = 0
     listeners: list[_Listener] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("node_id", "NodeId", "int32", versions=(2, 32767), default=0, map_key=True),
@@ -182,6 +187,7 @@ class DescribeQuorumResponse(ApiMessage):
     topics: list[_TopicData] = field(default_factory=list)
     nodes: list[_Node] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),

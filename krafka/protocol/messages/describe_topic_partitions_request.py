@@ -16,6 +16,7 @@ _VALID_VERSIONS = (0, 0)
 class TopicRequest(Struct):
     name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("name", "Name", "string", default=""),)
     _NAME = "DescribeTopicPartitionsRequest.TopicRequest"
@@ -31,6 +32,7 @@ class Cursor(Struct):
     topic_name: str = ""
     partition_index: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_name", "TopicName", "string", default=""),
@@ -58,6 +60,7 @@ class DescribeTopicPartitionsRequest(ApiMessage):
     response_partition_limit: int = 2000
     cursor: _Cursor | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topics", "Topics", "struct", array=True, default=(), struct=TopicRequest),

@@ -24,6 +24,7 @@ class DescribeTopicPartitionsResponsePartition(Struct):
     last_known_elr: list[int] | None = None
     offline_replicas: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -62,6 +63,7 @@ class DescribeTopicPartitionsResponseTopic(Struct):
     partitions: list[_DescribeTopicPartitionsResponsePartition] = field(default_factory=list)
     topic_authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -93,6 +95,7 @@ class Cursor(Struct):
     topic_name: str = ""
     partition_index: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_name", "TopicName", "string", default=""),
@@ -120,6 +123,7 @@ class DescribeTopicPartitionsResponse(ApiMessage):
     topics: list[_DescribeTopicPartitionsResponseTopic] = field(default_factory=list)
     next_cursor: _Cursor | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0, ignorable=True),

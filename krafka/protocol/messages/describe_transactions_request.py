@@ -22,6 +22,7 @@ class DescribeTransactionsRequest(ApiMessage):
     FLEXIBLE_VERSION = 0
     transactional_ids: list[str] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("transactional_ids", "TransactionalIds", "string", array=True, default=()),

@@ -16,6 +16,7 @@ _VALID_VERSIONS = (0, 0)
 class UserName(Struct):
     name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("name", "Name", "string", default=""),)
     _NAME = "DescribeUserScramCredentialsRequest.UserName"
@@ -37,6 +38,7 @@ class DescribeUserScramCredentialsRequest(ApiMessage):
     UserName = UserName
     users: list[_UserName] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -17,6 +17,7 @@ class CredentialInfo(Struct):
     mechanism: int = 0
     iterations: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("mechanism", "Mechanism", "int8", default=0),
@@ -38,6 +39,7 @@ class DescribeUserScramCredentialsResult(Struct):
     error_message: str | None = ""
     credential_infos: list[_CredentialInfo] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("user", "User", "string", default=""),
@@ -74,6 +76,7 @@ class DescribeUserScramCredentialsResponse(ApiMessage):
     error_message: str | None = ""
     results: list[_DescribeUserScramCredentialsResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

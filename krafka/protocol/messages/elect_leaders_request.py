@@ -17,6 +17,7 @@ class TopicPartitions(Struct):
     topic: str = ""
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic", "Topic", "string", default="", map_key=True),
@@ -43,6 +44,7 @@ class ElectLeadersRequest(ApiMessage):
     topic_partitions: list[_TopicPartitions] | None = field(default_factory=list)
     timeout_ms: int = 60000
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("election_type", "ElectionType", "int8", versions=(1, 32767), default=0),

@@ -18,6 +18,7 @@ class PartitionResult(Struct):
     error_code: int = 0
     error_message: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_id", "PartitionId", "int32", default=0),
@@ -38,6 +39,7 @@ class ReplicaElectionResult(Struct):
     topic: str = ""
     partition_result: list[_PartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic", "Topic", "string", default=""),
@@ -71,6 +73,7 @@ class ElectLeadersResponse(ApiMessage):
     error_code: int = 0
     replica_election_results: list[_ReplicaElectionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

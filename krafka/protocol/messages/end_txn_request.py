@@ -26,6 +26,7 @@ class EndTxnRequest(ApiMessage):
     producer_epoch: int = 0
     committed: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("transactional_id", "TransactionalId", "string", default=""),

@@ -25,6 +25,7 @@ class EndTxnResponse(ApiMessage):
     producer_id: int = -1
     producer_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -24,6 +24,7 @@ class ExpireDelegationTokenRequest(ApiMessage):
     hmac: bytes = b""
     expiry_time_period_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("hmac", "Hmac", "bytes", default=b""),

@@ -17,6 +17,7 @@ class ReplicaState(Struct):
     replica_id: int = -1
     replica_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("replica_id", "ReplicaId", "int32", versions=(15, 32767), default=-1),
@@ -40,6 +41,7 @@ class FetchPartition(Struct):
     partition_max_bytes: int = 0
     replica_directory_id: uuid.UUID = ZERO_UUID
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition", "Partition", "int32", default=0),
@@ -90,6 +92,7 @@ class FetchTopic(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_FetchPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic", "Topic", "string", versions=(0, 12), default="", ignorable=True),
@@ -114,6 +117,7 @@ class ForgottenTopic(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic", "Topic", "string", versions=(7, 12), default="", ignorable=True),
@@ -155,6 +159,7 @@ class FetchRequest(ApiMessage):
     forgotten_topics_data: list[_ForgottenTopic] = field(default_factory=list)
     rack_id: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

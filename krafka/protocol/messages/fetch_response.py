@@ -17,6 +17,7 @@ class EpochEndOffset(Struct):
     epoch: int = -1
     end_offset: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("epoch", "Epoch", "int32", versions=(12, 32767), default=-1),
@@ -35,6 +36,7 @@ class LeaderIdAndEpoch(Struct):
     leader_id: int = -1
     leader_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("leader_id", "LeaderId", "int32", versions=(12, 32767), default=-1),
@@ -53,6 +55,7 @@ class SnapshotId(Struct):
     end_offset: int = -1
     epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("end_offset", "EndOffset", "int64", default=-1),
@@ -71,6 +74,7 @@ class AbortedTransaction(Struct):
     producer_id: int = 0
     first_offset: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("producer_id", "ProducerId", "int64", versions=(4, 32767), default=0),
@@ -102,6 +106,7 @@ class PartitionData(Struct):
     preferred_read_replica: int = -1
     records: memoryview | bytes | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -188,6 +193,7 @@ class FetchableTopicResponse(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic", "Topic", "string", versions=(0, 12), default="", ignorable=True),
@@ -213,6 +219,7 @@ class NodeEndpoint(Struct):
     port: int = 0
     rack: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("node_id", "NodeId", "int32", versions=(16, 32767), default=0, map_key=True),
@@ -244,6 +251,7 @@ class FetchResponse(ApiMessage):
     responses: list[_FetchableTopicResponse] = field(default_factory=list)
     node_endpoints: list[_NodeEndpoint] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

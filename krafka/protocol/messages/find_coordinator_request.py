@@ -25,6 +25,7 @@ class FindCoordinatorRequest(ApiMessage):
     key_type: int = 0
     coordinator_keys: list[str] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("key", "Key", "string", versions=(0, 3), default=""),

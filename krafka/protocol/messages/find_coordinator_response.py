@@ -21,6 +21,7 @@ class Coordinator(Struct):
     error_code: int = 0
     error_message: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("key", "Key", "string", versions=(4, 32767), default=""),
@@ -63,6 +64,7 @@ class FindCoordinatorResponse(ApiMessage):
     port: int = 0
     coordinators: list[_Coordinator] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -22,6 +22,7 @@ class GetTelemetrySubscriptionsRequest(ApiMessage):
     FLEXIBLE_VERSION = 0
     client_instance_id: uuid.UUID = ZERO_UUID
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("client_instance_id", "ClientInstanceId", "uuid", default=ZERO_UUID),)
     _NAME = "GetTelemetrySubscriptionsRequest"

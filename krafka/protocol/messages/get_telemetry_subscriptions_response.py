@@ -30,6 +30,7 @@ class GetTelemetrySubscriptionsResponse(ApiMessage):
     delta_temporality: bool = False
     requested_metrics: list[str] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

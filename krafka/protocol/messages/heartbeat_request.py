@@ -25,6 +25,7 @@ class HeartbeatRequest(ApiMessage):
     member_id: str = ""
     group_instance_id: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),

@@ -19,6 +19,7 @@ class AlterConfigsResourceResponse(Struct):
     resource_type: int = 0
     resource_name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -46,6 +47,7 @@ class IncrementalAlterConfigsResponse(ApiMessage):
     throttle_time_ms: int = 0
     responses: list[_AlterConfigsResourceResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

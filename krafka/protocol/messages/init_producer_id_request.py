@@ -25,6 +25,7 @@ class InitProducerIdRequest(ApiMessage):
     producer_id: int = -1
     producer_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("transactional_id", "TransactionalId", "string", nullable=(0, 32767), default=""),

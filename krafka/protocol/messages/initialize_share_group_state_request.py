@@ -18,6 +18,7 @@ class PartitionData(Struct):
     state_epoch: int = 0
     start_offset: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition", "Partition", "int32", default=0),
@@ -38,6 +39,7 @@ class InitializeStateData(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -66,6 +68,7 @@ class InitializeShareGroupStateRequest(ApiMessage):
     group_id: str = ""
     topics: list[_InitializeStateData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),

@@ -17,6 +17,7 @@ class JoinGroupRequestProtocol(Struct):
     name: str = ""
     metadata: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -49,6 +50,7 @@ class JoinGroupRequest(ApiMessage):
     protocols: list[_JoinGroupRequestProtocol] = field(default_factory=list)
     reason: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),

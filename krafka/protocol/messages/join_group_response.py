@@ -18,6 +18,7 @@ class JoinGroupResponseMember(Struct):
     group_instance_id: str | None = None
     metadata: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("member_id", "MemberId", "string", default=""),
@@ -58,6 +59,7 @@ class JoinGroupResponse(ApiMessage):
     member_id: str = ""
     members: list[_JoinGroupResponseMember] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -18,6 +18,7 @@ class MemberIdentity(Struct):
     group_instance_id: str | None = None
     reason: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("member_id", "MemberId", "string", versions=(3, 32767), default=""),
@@ -53,6 +54,7 @@ class LeaveGroupRequest(ApiMessage):
     member_id: str = ""
     members: list[_MemberIdentity] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),

@@ -18,6 +18,7 @@ class MemberResponse(Struct):
     group_instance_id: str | None = ""
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("member_id", "MemberId", "string", versions=(3, 32767), default=""),
@@ -52,6 +53,7 @@ class LeaveGroupResponse(ApiMessage):
     error_code: int = 0
     members: list[_MemberResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -21,6 +21,7 @@ class ListClientMetricsResourcesRequest(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = ()
     _NAME = "ListClientMetricsResourcesRequest"

@@ -16,6 +16,7 @@ _VALID_VERSIONS = (0, 0)
 class ClientMetricsResource(Struct):
     name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("name", "Name", "string", default=""),)
     _NAME = "ListClientMetricsResourcesResponse.ClientMetricsResource"
@@ -39,6 +40,7 @@ class ListClientMetricsResourcesResponse(ApiMessage):
     error_code: int = 0
     client_metrics_resources: list[_ClientMetricsResource] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -23,6 +23,7 @@ class ListGroupsRequest(ApiMessage):
     states_filter: list[str] = field(default_factory=list)
     types_filter: list[str] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -19,6 +19,7 @@ class ListedGroup(Struct):
     group_state: str = ""
     group_type: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),
@@ -51,6 +52,7 @@ class ListGroupsResponse(ApiMessage):
     error_code: int = 0
     groups: list[_ListedGroup] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

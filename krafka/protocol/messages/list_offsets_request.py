@@ -19,6 +19,7 @@ class ListOffsetsPartition(Struct):
     timestamp: int = 0
     max_num_offsets: int = 1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -47,6 +48,7 @@ class ListOffsetsTopic(Struct):
     name: str = ""
     partitions: list[_ListOffsetsPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -82,6 +84,7 @@ class ListOffsetsRequest(ApiMessage):
     topics: list[_ListOffsetsTopic] = field(default_factory=list)
     timeout_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("replica_id", "ReplicaId", "int32", default=0),

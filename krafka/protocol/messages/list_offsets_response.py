@@ -21,6 +21,7 @@ class ListOffsetsPartitionResponse(Struct):
     offset: int = -1
     leader_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -46,6 +47,7 @@ class ListOffsetsTopicResponse(Struct):
     name: str = ""
     partitions: list[_ListOffsetsPartitionResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -78,6 +80,7 @@ class ListOffsetsResponse(ApiMessage):
     throttle_time_ms: int = 0
     topics: list[_ListOffsetsTopicResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -17,6 +17,7 @@ class ListPartitionReassignmentsTopics(Struct):
     name: str = ""
     partition_indexes: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -42,6 +43,7 @@ class ListPartitionReassignmentsRequest(ApiMessage):
     timeout_ms: int = 60000
     topics: list[_ListPartitionReassignmentsTopics] | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("timeout_ms", "TimeoutMs", "int32", default=60000),

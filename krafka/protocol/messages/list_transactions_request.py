@@ -24,6 +24,7 @@ class ListTransactionsRequest(ApiMessage):
     producer_id_filters: list[int] = field(default_factory=list)
     duration_filter: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("state_filters", "StateFilters", "string", array=True, default=()),

@@ -18,6 +18,7 @@ class TransactionState(Struct):
     producer_id: int = 0
     transaction_state: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("transactional_id", "TransactionalId", "string", default=""),
@@ -46,6 +47,7 @@ class ListTransactionsResponse(ApiMessage):
     unknown_state_filters: list[str] = field(default_factory=list)
     transaction_states: list[_TransactionState] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -17,6 +17,7 @@ class MetadataRequestTopic(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     name: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(
@@ -47,6 +48,7 @@ class MetadataRequest(ApiMessage):
     include_cluster_authorized_operations: bool = False
     include_topic_authorized_operations: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

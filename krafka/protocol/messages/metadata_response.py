@@ -19,6 +19,7 @@ class MetadataResponseBroker(Struct):
     port: int = 0
     rack: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("node_id", "NodeId", "int32", default=0, map_key=True),
@@ -46,6 +47,7 @@ class MetadataResponsePartition(Struct):
     isr_nodes: list[int] = field(default_factory=list)
     offline_replicas: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -84,6 +86,7 @@ class MetadataResponseTopic(Struct):
     partitions: list[_MetadataResponsePartition] = field(default_factory=list)
     topic_authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -135,6 +138,7 @@ class MetadataResponse(ApiMessage):
     topics: list[_MetadataResponseTopic] = field(default_factory=list)
     cluster_authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -20,6 +20,7 @@ class OffsetCommitRequestPartition(Struct):
     commit_timestamp: int = -1
     committed_metadata: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -51,6 +52,7 @@ class OffsetCommitRequestTopic(Struct):
     name: str = ""
     partitions: list[_OffsetCommitRequestPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -88,6 +90,7 @@ class OffsetCommitRequest(ApiMessage):
     retention_time_ms: int = -1
     topics: list[_OffsetCommitRequestTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),

@@ -17,6 +17,7 @@ class OffsetCommitResponsePartition(Struct):
     partition_index: int = 0
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -36,6 +37,7 @@ class OffsetCommitResponseTopic(Struct):
     name: str = ""
     partitions: list[_OffsetCommitResponsePartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -68,6 +70,7 @@ class OffsetCommitResponse(ApiMessage):
     throttle_time_ms: int = 0
     topics: list[_OffsetCommitResponseTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -16,6 +16,7 @@ _VALID_VERSIONS = (0, 0)
 class OffsetDeleteRequestPartition(Struct):
     partition_index: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("partition_index", "PartitionIndex", "int32", default=0),)
     _NAME = "OffsetDeleteRequest.OffsetDeleteRequestPartition"
@@ -32,6 +33,7 @@ class OffsetDeleteRequestTopic(Struct):
     name: str = ""
     partitions: list[_OffsetDeleteRequestPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -64,6 +66,7 @@ class OffsetDeleteRequest(ApiMessage):
     group_id: str = ""
     topics: list[_OffsetDeleteRequestTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),

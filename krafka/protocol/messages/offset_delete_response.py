@@ -17,6 +17,7 @@ class OffsetDeleteResponsePartition(Struct):
     partition_index: int = 0
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0, map_key=True),
@@ -36,6 +37,7 @@ class OffsetDeleteResponseTopic(Struct):
     name: str = ""
     partitions: list[_OffsetDeleteResponsePartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -69,6 +71,7 @@ class OffsetDeleteResponse(ApiMessage):
     throttle_time_ms: int = 0
     topics: list[_OffsetDeleteResponseTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),

@@ -17,6 +17,7 @@ class OffsetFetchRequestTopic(Struct):
     name: str = ""
     partition_indexes: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", versions=(0, 7), default=""),
@@ -42,6 +43,7 @@ class OffsetFetchRequestTopics(Struct):
     name: str = ""
     partition_indexes: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", versions=(8, 32767), default=""),
@@ -70,6 +72,7 @@ class OffsetFetchRequestGroup(Struct):
     member_epoch: int = -1
     topics: list[_OffsetFetchRequestTopics] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", versions=(8, 32767), default=""),
@@ -119,6 +122,7 @@ class OffsetFetchRequest(ApiMessage):
     groups: list[_OffsetFetchRequestGroup] = field(default_factory=list)
     require_stable: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", versions=(0, 7), default=""),

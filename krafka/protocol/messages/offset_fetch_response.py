@@ -20,6 +20,7 @@ class OffsetFetchResponsePartition(Struct):
     metadata: str | None = ""
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", versions=(0, 7), default=0),
@@ -49,6 +50,7 @@ class OffsetFetchResponseTopic(Struct):
     name: str = ""
     partitions: list[_OffsetFetchResponsePartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", versions=(0, 7), default=""),
@@ -78,6 +80,7 @@ class OffsetFetchResponsePartitions(Struct):
     metadata: str | None = ""
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", versions=(8, 32767), default=0),
@@ -109,6 +112,7 @@ class OffsetFetchResponseTopics(Struct):
     name: str = ""
     partitions: list[_OffsetFetchResponsePartitions] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", versions=(8, 32767), default=""),
@@ -137,6 +141,7 @@ class OffsetFetchResponseGroup(Struct):
     topics: list[_OffsetFetchResponseTopics] = field(default_factory=list)
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", versions=(8, 32767), default=""),
@@ -174,6 +179,7 @@ class OffsetFetchResponse(ApiMessage):
     error_code: int = 0
     groups: list[_OffsetFetchResponseGroup] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -18,6 +18,7 @@ class OffsetForLeaderPartition(Struct):
     current_leader_epoch: int = -1
     leader_epoch: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition", "Partition", "int32", default=0),
@@ -45,6 +46,7 @@ class OffsetForLeaderTopic(Struct):
     topic: str = ""
     partitions: list[_OffsetForLeaderPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic", "Topic", "string", default="", map_key=True),
@@ -78,6 +80,7 @@ class OffsetForLeaderEpochRequest(ApiMessage):
     replica_id: int = -2
     topics: list[_OffsetForLeaderTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -19,6 +19,7 @@ class EpochEndOffset(Struct):
     leader_epoch: int = -1
     end_offset: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -42,6 +43,7 @@ class OffsetForLeaderTopicResult(Struct):
     topic: str = ""
     partitions: list[_EpochEndOffset] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic", "Topic", "string", default="", map_key=True),
@@ -69,6 +71,7 @@ class OffsetForLeaderEpochResponse(ApiMessage):
     throttle_time_ms: int = 0
     topics: list[_OffsetForLeaderTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -17,6 +17,7 @@ class PartitionProduceData(Struct):
     index: int = 0
     records: memoryview | bytes | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("index", "Index", "int32", default=0),
@@ -36,6 +37,7 @@ class TopicProduceData(Struct):
     name: str = ""
     partition_data: list[_PartitionProduceData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -71,6 +73,7 @@ class ProduceRequest(ApiMessage):
     timeout_ms: int = 0
     topic_data: list[_TopicProduceData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

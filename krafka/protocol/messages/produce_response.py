@@ -17,6 +17,7 @@ class BatchIndexAndErrorMessage(Struct):
     batch_index: int = 0
     batch_index_error_message: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("batch_index", "BatchIndex", "int32", versions=(8, 32767), default=0),
@@ -41,6 +42,7 @@ class LeaderIdAndEpoch(Struct):
     leader_id: int = -1
     leader_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("leader_id", "LeaderId", "int32", versions=(10, 32767), default=-1),
@@ -67,6 +69,7 @@ class PartitionProduceResponse(Struct):
     error_message: str | None = None
     current_leader: _LeaderIdAndEpoch = field(default_factory=LeaderIdAndEpoch)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("index", "Index", "int32", default=0),
@@ -131,6 +134,7 @@ class TopicProduceResponse(Struct):
     name: str = ""
     partition_responses: list[_PartitionProduceResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default="", map_key=True),
@@ -158,6 +162,7 @@ class NodeEndpoint(Struct):
     port: int = 0
     rack: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("node_id", "NodeId", "int32", versions=(10, 32767), default=0, map_key=True),
@@ -187,6 +192,7 @@ class ProduceResponse(ApiMessage):
     throttle_time_ms: int = 0
     node_endpoints: list[_NodeEndpoint] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

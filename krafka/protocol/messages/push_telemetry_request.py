@@ -26,6 +26,7 @@ class PushTelemetryRequest(ApiMessage):
     compression_type: int = 0
     metrics: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("client_instance_id", "ClientInstanceId", "uuid", default=ZERO_UUID),

@@ -17,6 +17,7 @@ class PartitionData(Struct):
     partition: int = 0
     leader_epoch: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition", "Partition", "int32", default=0),
@@ -36,6 +37,7 @@ class ReadStateData(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -64,6 +66,7 @@ class ReadShareGroupStateRequest(ApiMessage):
     group_id: str = ""
     topics: list[_ReadStateData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),

@@ -19,6 +19,7 @@ class StateBatch(Struct):
     delivery_state: int = 0
     delivery_count: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("first_offset", "FirstOffset", "int64", default=0),
@@ -44,6 +45,7 @@ class PartitionResult(Struct):
     start_offset: int = 0
     state_batches: list[_StateBatch] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition", "Partition", "int32", default=0),
@@ -69,6 +71,7 @@ class ReadStateResult(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_PartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -95,6 +98,7 @@ class ReadShareGroupStateResponse(ApiMessage):
     ReadStateResult = ReadStateResult
     results: list[_ReadStateResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("results", "Results", "struct", array=True, default=(), struct=ReadStateResult),

@@ -20,6 +20,7 @@ class PartitionResult(Struct):
     state_epoch: int = 0
     start_offset: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition", "Partition", "int32", default=0),
@@ -42,6 +43,7 @@ class ReadStateSummaryResult(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_PartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -68,6 +70,7 @@ class ReadShareGroupStateSummaryResponse(ApiMessage):
     ReadStateSummaryResult = ReadStateSummaryResult
     results: list[_ReadStateSummaryResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -24,6 +24,7 @@ class RemoveRaftVoterRequest(ApiMessage):
     voter_id: int = 0
     voter_directory_id: uuid.UUID = ZERO_UUID
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("cluster_id", "ClusterId", "string", nullable=(0, 32767), default=""),

@@ -24,6 +24,7 @@ class RenewDelegationTokenRequest(ApiMessage):
     hmac: bytes = b""
     renew_period_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("hmac", "Hmac", "bytes", default=b""),

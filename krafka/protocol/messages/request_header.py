@@ -25,6 +25,7 @@ class RequestHeader(ApiMessage):
     correlation_id: int = 0
     client_id: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("request_api_key", "RequestApiKey", "int16", default=0),

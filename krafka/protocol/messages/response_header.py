@@ -22,6 +22,7 @@ class ResponseHeader(ApiMessage):
     FLEXIBLE_VERSION = 1
     correlation_id: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("correlation_id", "CorrelationId", "int32", default=0),)
     _NAME = "ResponseHeader"

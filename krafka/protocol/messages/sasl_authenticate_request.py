@@ -22,6 +22,7 @@ class SaslAuthenticateRequest(ApiMessage):
     FLEXIBLE_VERSION = 2
     auth_bytes: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("auth_bytes", "AuthBytes", "bytes", default=b""),)
     _NAME = "SaslAuthenticateRequest"

@@ -25,6 +25,7 @@ class SaslAuthenticateResponse(ApiMessage):
     auth_bytes: bytes = b""
     session_lifetime_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),

@@ -23,6 +23,7 @@ class SaslHandshakeRequest(ApiMessage):
     DEPRECATED_VERSIONS = (0, 0)
     mechanism: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("mechanism", "Mechanism", "string", default=""),)
     _NAME = "SaslHandshakeRequest"

@@ -18,6 +18,7 @@ class AcknowledgementBatch(Struct):
     last_offset: int = 0
     acknowledge_types: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("first_offset", "FirstOffset", "int64", default=0),
@@ -38,6 +39,7 @@ class AcknowledgePartition(Struct):
     partition_index: int = 0
     acknowledgement_batches: list[_AcknowledgementBatch] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -64,6 +66,7 @@ class AcknowledgeTopic(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_AcknowledgePartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -99,6 +102,7 @@ class ShareAcknowledgeRequest(ApiMessage):
     is_renew_ack: bool = False
     topics: list[_AcknowledgeTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", nullable=(0, 32767)),

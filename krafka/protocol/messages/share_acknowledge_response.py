@@ -17,6 +17,7 @@ class LeaderIdAndEpoch(Struct):
     leader_id: int = 0
     leader_epoch: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("leader_id", "LeaderId", "int32", default=0),
@@ -38,6 +39,7 @@ class PartitionData(Struct):
     error_message: str | None = None
     current_leader: _LeaderIdAndEpoch = field(default_factory=LeaderIdAndEpoch)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -61,6 +63,7 @@ class ShareAcknowledgeTopicResponse(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID, ignorable=True),
@@ -83,6 +86,7 @@ class NodeEndpoint(Struct):
     port: int = 0
     rack: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("node_id", "NodeId", "int32", default=0, map_key=True),
@@ -115,6 +119,7 @@ class ShareAcknowledgeResponse(ApiMessage):
     responses: list[_ShareAcknowledgeTopicResponse] = field(default_factory=list)
     node_endpoints: list[_NodeEndpoint] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0, ignorable=True),

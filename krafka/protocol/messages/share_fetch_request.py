@@ -18,6 +18,7 @@ class AcknowledgementBatch(Struct):
     last_offset: int = 0
     acknowledge_types: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("first_offset", "FirstOffset", "int64", default=0),
@@ -39,6 +40,7 @@ class FetchPartition(Struct):
     partition_max_bytes: int = 0
     acknowledgement_batches: list[_AcknowledgementBatch] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -66,6 +68,7 @@ class FetchTopic(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_FetchPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -86,6 +89,7 @@ class ForgottenTopic(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -122,6 +126,7 @@ class ShareFetchRequest(ApiMessage):
     topics: list[_FetchTopic] = field(default_factory=list)
     forgotten_topics_data: list[_ForgottenTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", nullable=(0, 32767)),

@@ -17,6 +17,7 @@ class LeaderIdAndEpoch(Struct):
     leader_id: int = 0
     leader_epoch: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("leader_id", "LeaderId", "int32", default=0),
@@ -36,6 +37,7 @@ class AcquiredRecords(Struct):
     last_offset: int = 0
     delivery_count: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("first_offset", "FirstOffset", "int64", default=0),
@@ -63,6 +65,7 @@ class PartitionData(Struct):
     records: memoryview | bytes | None = None
     acquired_records: list[_AcquiredRecords] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -99,6 +102,7 @@ class ShareFetchableTopicResponse(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -121,6 +125,7 @@ class NodeEndpoint(Struct):
     port: int = 0
     rack: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("node_id", "NodeId", "int32", default=0, map_key=True),
@@ -153,6 +158,7 @@ class ShareFetchResponse(ApiMessage):
     responses: list[_ShareFetchableTopicResponse] = field(default_factory=list)
     node_endpoints: list[_NodeEndpoint] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -24,6 +24,7 @@ class ShareGroupDescribeRequest(ApiMessage):
     group_ids: list[str] = field(default_factory=list)
     include_authorized_operations: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_ids", "GroupIds", "string", array=True, default=()),

@@ -18,6 +18,7 @@ class TopicPartitions(Struct):
     topic_name: str = ""
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -37,6 +38,7 @@ class Assignment(Struct):
     TopicPartitions = TopicPartitions
     topic_partitions: list[_TopicPartitions] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(
@@ -67,6 +69,7 @@ class Member(Struct):
     subscribed_topic_names: list[str] = field(default_factory=list)
     assignment: _Assignment = field(default_factory=Assignment)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("member_id", "MemberId", "string", default=""),
@@ -100,6 +103,7 @@ class DescribedGroup(Struct):
     members: list[_Member] = field(default_factory=list)
     authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("error_code", "ErrorCode", "int16", default=0),
@@ -134,6 +138,7 @@ class ShareGroupDescribeResponse(ApiMessage):
     throttle_time_ms: int = 0
     groups: list[_DescribedGroup] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

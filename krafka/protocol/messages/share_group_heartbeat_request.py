@@ -26,6 +26,7 @@ class ShareGroupHeartbeatRequest(ApiMessage):
     rack_id: str | None = None
     subscribed_topic_names: list[str] | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),

@@ -17,6 +17,7 @@ class SyncGroupRequestAssignment(Struct):
     member_id: str = ""
     assignment: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("member_id", "MemberId", "string", default=""),
@@ -47,6 +48,7 @@ class SyncGroupRequest(ApiMessage):
     protocol_name: str | None = None
     assignments: list[_SyncGroupRequestAssignment] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("group_id", "GroupId", "string", default=""),

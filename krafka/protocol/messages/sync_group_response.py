@@ -26,6 +26,7 @@ class SyncGroupResponse(ApiMessage):
     protocol_name: str | None = None
     assignment: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(

@@ -19,6 +19,7 @@ class TxnOffsetCommitRequestPartition(Struct):
     committed_leader_epoch: int = -1
     committed_metadata: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -49,6 +50,7 @@ class TxnOffsetCommitRequestTopic(Struct):
     name: str = ""
     partitions: list[_TxnOffsetCommitRequestPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -87,6 +89,7 @@ class TxnOffsetCommitRequest(ApiMessage):
     group_instance_id: str | None = None
     topics: list[_TxnOffsetCommitRequestTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("transactional_id", "TransactionalId", "string", default=""),

@@ -22,6 +22,7 @@ class UnregisterBrokerRequest(ApiMessage):
     FLEXIBLE_VERSION = 0
     broker_id: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (FieldSpec("broker_id", "BrokerId", "int32", default=0),)
     _NAME = "UnregisterBrokerRequest"

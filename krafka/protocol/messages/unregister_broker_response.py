@@ -24,6 +24,7 @@ class UnregisterBrokerResponse(ApiMessage):
     error_code: int = 0
     error_message: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -19,6 +19,7 @@ class FeatureUpdateKey(Struct):
     allow_downgrade: bool = False
     upgrade_type: int = 1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("feature", "Feature", "string", default="", map_key=True),
@@ -47,6 +48,7 @@ class UpdateFeaturesRequest(ApiMessage):
     feature_updates: list[_FeatureUpdateKey] = field(default_factory=list)
     validate_only: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("timeout_ms", "timeoutMs", "int32", default=60000),

@@ -18,6 +18,7 @@ class UpdatableFeatureResult(Struct):
     error_code: int = 0
     error_message: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("feature", "Feature", "string", default="", map_key=True),
@@ -46,6 +47,7 @@ class UpdateFeaturesResponse(ApiMessage):
     error_message: str | None = ""
     results: list[_UpdatableFeatureResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("throttle_time_ms", "ThrottleTimeMs", "int32", default=0),

@@ -18,6 +18,7 @@ class PartitionResult(Struct):
     error_code: int = 0
     error_message: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition", "Partition", "int32", default=0),
@@ -38,6 +39,7 @@ class WriteStateResult(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[_PartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("topic_id", "TopicId", "uuid", default=ZERO_UUID),
@@ -64,6 +66,7 @@ class WriteShareGroupStateResponse(ApiMessage):
     WriteStateResult = WriteStateResult
     results: list[_WriteStateResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("results", "Results", "struct", array=True, default=(), struct=WriteStateResult),

@@ -17,6 +17,7 @@ class WritableTxnMarkerTopic(Struct):
     name: str = ""
     partition_indexes: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -39,6 +40,7 @@ class WritableTxnMarker(Struct):
     topics: list[_WritableTxnMarkerTopic] = field(default_factory=list)
     coordinator_epoch: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("producer_id", "ProducerId", "int64", default=0),
@@ -68,6 +70,7 @@ class WriteTxnMarkersRequest(ApiMessage):
     WritableTxnMarker = WritableTxnMarker
     markers: list[_WritableTxnMarker] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("markers", "Markers", "struct", array=True, default=(), struct=WritableTxnMarker),

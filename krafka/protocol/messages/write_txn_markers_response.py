@@ -17,6 +17,7 @@ class WritableTxnMarkerPartitionResult(Struct):
     partition_index: int = 0
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("partition_index", "PartitionIndex", "int32", default=0),
@@ -36,6 +37,7 @@ class WritableTxnMarkerTopicResult(Struct):
     name: str = ""
     partitions: list[_WritableTxnMarkerPartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("name", "Name", "string", default=""),
@@ -62,6 +64,7 @@ class WritableTxnMarkerResult(Struct):
     producer_id: int = 0
     topics: list[_WritableTxnMarkerTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec("producer_id", "ProducerId", "int64", default=0),
@@ -93,6 +96,7 @@ class WriteTxnMarkersResponse(ApiMessage):
     WritableTxnMarkerResult = WritableTxnMarkerResult
     markers: list[_WritableTxnMarkerResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
+    explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     _FIELDS = (
         FieldSpec(
