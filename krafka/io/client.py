@@ -211,7 +211,7 @@ class KafkaClient:
                     priority=prio,
                 )
             except NetworkError:
-                if attempt + 1 >= attempts:
+                if attempt + 1 >= attempts or self._closed:
                     raise
         raise AssertionError("unreachable")
 
@@ -362,7 +362,7 @@ class KafkaClient:
 
     async def _connection_for(self, node_id: int | None, priority: Priority) -> Connection:
         if self._closed or self._pool is None:
-            raise InvalidStateError("client is closed (use `async with KafkaClient(...)`)")
+            raise InvalidStateError("client is not started or already closed")
         lane = Lane.CONTROL if priority is Priority.HIGH else Lane.DATA
         if node_id is None:
             live = self._pool.connections()

@@ -85,7 +85,7 @@ class Connection:
             raise
         if conn.error is not None or not machine.is_ready:
             await conn.aclose(1.0)
-            raise conn.error or NetworkError(f"connection to {conn.where} failed")
+            raise _handshake_error(conn, transport)
         return conn
 
     # -- API ------------------------------------------------------------------------------------
@@ -227,3 +227,13 @@ class Connection:
             elif isinstance(event, ConnectionClosed):
                 self.error = event.error or NetworkError(f"connection to {self.where} closed")
                 self._lost(self.error)
+
+
+def _handshake_error(conn: Connection, transport: TransportConfig | None) -> KrafkaError:
+    error = conn.error or NetworkError(f"connection to {conn.where} failed")
+    if type(error) is NetworkError and transport is not None and transport.ssl_context:
+        return NetworkError(
+            f"{error} before the Kafka handshake completed; over TLS this usually means the "
+            "broker rejected the client certificate (mTLS) or does not speak TLS"
+        )
+    return error

@@ -31,6 +31,7 @@ import threading
 from dataclasses import dataclass
 from enum import Enum
 from types import TracebackType
+from typing import Any
 
 _GARBAGE = b"\x00\x00\x00\x08\xde\xad\xbe\xef\x00\x00\x00\x00" + b"\xff" * 16
 
@@ -152,9 +153,10 @@ class FaultProxy:
     # -- inside the proxy's loop ----------------------------------------------------------------
 
     async def _listen(self) -> None:
-        self._server = await asyncio.start_server(
-            self._spawn, self.host, self.port, ssl=self.ssl_context, ssl_handshake_timeout=5
-        )
+        tls: dict[str, Any] = {}
+        if self.ssl_context is not None:
+            tls = {"ssl": self.ssl_context, "ssl_handshake_timeout": 5}
+        self._server = await asyncio.start_server(self._spawn, self.host, self.port, **tls)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _shutdown(self) -> None:
