@@ -52,7 +52,8 @@ from krafka.sansio.metadata import (
     RefreshReason,
     parse_bootstrap,
 )
-from krafka.sansio.sasl.mechanism import SaslMechanism
+from krafka.sansio.sasl import SaslMechanism, TokenProvider, mechanism_factory
+from krafka.sansio.secret import Secret
 
 #: Requests that take the control lane and the HIGH priority queue.
 HIGH_PRIORITY_APIS: Final = frozenset(
@@ -100,6 +101,10 @@ class KafkaClient:
         ssl_context: ssl.SSLContext | None = None,
         server_hostname: str | None = None,
         sasl: Callable[[], SaslMechanism] | None = None,
+        sasl_mechanism: str | None = None,
+        sasl_username: str | None = None,
+        sasl_password: str | Secret | None = None,
+        sasl_oauth_token_provider: TokenProvider | None = None,
         connections_per_broker: int = 1,
         max_in_flight: int = 5,
         request_timeout: float = 30.0,
@@ -123,6 +128,13 @@ class KafkaClient:
                 rebootstrap_trigger=rebootstrap_trigger,
             ),
         )
+        if sasl is None and sasl_mechanism is not None:
+            sasl = mechanism_factory(
+                sasl_mechanism,
+                username=sasl_username,
+                password=sasl_password,
+                token_provider=sasl_oauth_token_provider,
+            )
         self._transport = TransportConfig(ssl_context, server_hostname, connect_timeout)
         self._connection = ConnectionConfig(
             client_id=client_id,
@@ -365,7 +377,7 @@ class KafkaClient:
             raise InvalidStateError("client is not started or already closed")
         lane = Lane.CONTROL if priority is Priority.HIGH else Lane.DATA
         if node_id is None:
-            live = self._pool.connections()
+            live = self._pool.connections(lane=lane)
             if live:
                 return min(live, key=lambda c: c.load)
             _, host, port = random.choice(self.metadata.addresses())

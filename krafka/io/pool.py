@@ -57,12 +57,17 @@ class ConnectionPool:
         self._buckets: dict[tuple[str, int], _Bucket] = {}
         self._closed = False
 
-    def connections(self, host: str | None = None, port: int | None = None) -> list[Connection]:
-        """Usable connections, to one address or to all."""
+    def connections(
+        self, host: str | None = None, port: int | None = None, lane: Lane | None = None
+    ) -> list[Connection]:
+        """Usable connections, to one address or to all, on one lane or on both."""
         out = []
         for (h, p), bucket in self._buckets.items():
-            if host is None or (h, p) == (host, port):
-                out += [c for lane in bucket.lanes.values() for c in lane if c.usable]
+            if host is not None and (h, p) != (host, port):
+                continue
+            for bucket_lane, conns in bucket.lanes.items():
+                if lane is None or lane is bucket_lane:
+                    out += [c for c in conns if c.usable]
         return out
 
     async def get(self, host: str, port: int, lane: Lane = Lane.DATA) -> Connection:

@@ -3,12 +3,14 @@
 `krafka.sansio.sasl.exchange.SaslExchange` runs one of them over Kafka's SASL requests.
 """
 
+from krafka.sansio.sasl.factory import MechanismFactory, mechanism_factory
 from krafka.sansio.sasl.mechanism import SaslMechanism
 from krafka.sansio.sasl.oauthbearer import OAuthBearerMechanism, OAuthBearerToken, TokenProvider
 from krafka.sansio.sasl.plain import PlainMechanism
 from krafka.sansio.sasl.scram import ScramHash, ScramMechanism
 
 __all__ = [
+    "MechanismFactory",
     "OAuthBearerMechanism",
     "OAuthBearerToken",
     "PlainMechanism",
@@ -16,4 +18,5 @@ __all__ = [
     "ScramHash",
     "ScramMechanism",
     "TokenProvider",
+    "mechanism_factory",
 ]
