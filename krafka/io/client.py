@@ -326,28 +326,28 @@ class KafkaClient:
 
     async def _refresh_once(self) -> None:
         meta = self.metadata
-        now = anyio.current_time()
-        if meta.rebootstrap_due(now):
-            await self._rebootstrap(now)
-        topics = meta.topics_to_refresh(now)
-        meta.refresh_started(now)
-        request = MetadataRequest(
-            topics=None
-            if topics is None
-            else [MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
-            allow_auto_topic_creation=self.allow_auto_topic_creation,
-        )
-        try:
-            response = await self._any_broker(request, max_version=12)
-        except KrafkaError:
-            meta.refresh_failed(anyio.current_time())
-            raise
-        meta.update(response, anyio.current_time(), topics)
-        self._refresh_generation += 1
-        if meta.rebootstrap_requested:
-            await self._rebootstrap(anyio.current_time())
+        for _ in range(2):  # a second round only after a REBOOTSTRAP_REQUIRED answer
+            now = anyio.current_time()
+            if meta.rebootstrap_due(now):
+                self._rebootstrap(now)
+            topics = meta.topics_to_refresh(now)
+            meta.refresh_started(now)
+            wanted = None if topics is None else [_metadata_topic(t) for t in topics]
+            request = MetadataRequest(
+                topics=wanted, allow_auto_topic_creation=self.allow_auto_topic_creation
+            )
+            try:
+                response = await self._any_broker(request, max_version=12)
+            except KrafkaError:
+                meta.refresh_failed(anyio.current_time())
+                raise
+            meta.update(response, anyio.current_time(), topics)
+            if not meta.rebootstrap_requested:
+                self._refresh_generation += 1
+                return
 
-    async def _rebootstrap(self, now: float) -> None:
+    def _rebootstrap(self, now: float) -> None:
+        """KIP-899: drop broker connections and metadata; the bootstrap servers come next."""
         assert self._pool is not None
         for node in list(self.metadata.brokers.values()):
             self._pool.close_address(node.host, node.port)
@@ -413,6 +413,10 @@ class KafkaClient:
             except KrafkaError:
                 if self.metadata.rebootstrap_due(anyio.current_time()):
                     self.metadata.request_refresh(RefreshReason.REBOOTSTRAP)
+
+
+def _metadata_topic(name: str) -> Any:
+    return MetadataRequest.MetadataRequestTopic(name=name)
 
 
 def _find_coordinator_request(key: str, key_type: int, version: int) -> FindCoordinatorRequest:

@@ -1,0 +1,80 @@
+"""Metadata refresh policy through KafkaClient: age, errors, KIP-899 rebootstrap."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from krafka.errors import NetworkError
+from krafka.io.client import KafkaClient
+from krafka.sansio.backoff import BackoffPolicy
+from krafka.sansio.codes import Code
+from krafka.testing.proxy import FaultProxy
+
+pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(30)]
+
+_FAST = BackoffPolicy(initial=0.01, maximum=0.05, max_retries=1)
+
+
+async def _wait_for(predicate: Any, timeout: float = 3.0) -> None:
+    with anyio.fail_after(timeout):
+        while not predicate():
+            await anyio.sleep(0.02)
+
+
+async def test_refresh_on_age(broker: Any) -> None:
+    async with KafkaClient(broker.bootstrap_servers, metadata_max_age=0.2) as client:
+        start = client._refresh_generation
+        await _wait_for(lambda: client._refresh_generation >= start + 2)
+
+
+async def test_refresh_on_stale_metadata_error(broker: Any) -> None:
+    async with KafkaClient(broker.bootstrap_servers) as client:
+        await client.refresh_metadata(["refresh-on-error"])
+        start = client._refresh_generation
+        client.report_error(Code.NOT_LEADER_OR_FOLLOWER, "refresh-on-error")
+        await _wait_for(lambda: client._refresh_generation > start, timeout=2.0)
+
+
+async def test_rebootstrap_after_all_brokers_unreachable(proxied_broker: Any) -> None:
+    direct = f"127.0.0.1:{proxied_broker.broker.port}"  # bootstrap; brokers advertise the proxy
+    with FaultProxy(proxied_broker.target, port=proxied_broker.proxy_port) as proxy:
+        client = KafkaClient(direct, rebootstrap_trigger=0.3, reconnect_backoff=_FAST)
+        await client.__aenter__()
+        try:
+            await client.refresh_metadata()
+            assert proxy.connections >= 1
+        except BaseException:
+            await client.close()
+            raise
+    try:
+        (node,) = client.metadata.brokers.values()
+        assert node.port == proxied_broker.proxy_port
+        with pytest.raises(NetworkError):
+            await client.refresh_metadata()
+        assert client.metadata.unreachable_since is not None
+        await anyio.sleep(0.35)
+        await client.refresh_metadata()  # falls back to the bootstrap servers (KIP-899)
+        assert client.metadata.unreachable_since is None
+        assert client.metadata.brokers
+    finally:
+        await client.close()
+
+
+async def test_rebootstrap_required_error_reconnects_via_bootstrap(proxied_broker: Any) -> None:
+    from krafka.protocol.messages import MetadataRequest
+
+    direct = f"127.0.0.1:{proxied_broker.broker.port}"
+    with FaultProxy(proxied_broker.target, port=proxied_broker.proxy_port) as proxy:
+        async with KafkaClient(direct, reconnect_backoff=_FAST) as client:
+            (node,) = client.metadata.brokers
+            await client.send(MetadataRequest(topics=[]), node_id=node)
+            assert proxy.connections == 1
+            start = client._refresh_generation
+            client.report_error(Code.REBOOTSTRAP_REQUIRED)
+            await _wait_for(lambda: client._refresh_generation > start)
+            assert not client.metadata.rebootstrap_requested
+            await client.send(MetadataRequest(topics=[]), node_id=node)
+            assert proxy.connections == 2  # the old broker connections were dropped
