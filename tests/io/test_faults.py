@@ -76,7 +76,7 @@ async def test_persistent_fault_gives_a_clear_retriable_error(
 
 async def test_non_idempotent_request_is_not_resent(proxy: FaultProxy) -> None:
     async with _client(proxy) as client:
-        proxy.arm(Fault.DROP_MID_FRAME, after_requests=0, once=True)  # next data connection
+        proxy.arm(Fault.DROP_MID_FRAME, after_requests=1, once=True)  # data conn: ApiVersions, ours
         request = ProduceRequest(acks=1, timeout_ms=1000, topic_data=[])
         with pytest.raises(NetworkError, match=r"mid-frame|lost|closed"):
             await client.send(request)
@@ -147,3 +147,14 @@ async def test_no_tasks_leak_after_faults(proxy: FaultProxy) -> None:
             proxy.arm(fault, after_requests=_OURS, once=True)
             await client.send(_metadata())
     assert _task_count() == before
+
+
+async def test_handshake_drop_is_retried_by_the_pool(proxy: FaultProxy) -> None:
+    async with _client(proxy) as client:
+        proxy.arm(
+            Fault.DROP_MID_FRAME, after_requests=0, once=True
+        )  # a new connection's ApiVersions
+        request = ProduceRequest(acks=1, timeout_ms=1000, topic_data=[])
+        response = await client.send(request)  # opens the data connection: first attempt breaks
+        assert response.responses == []
+        assert proxy.faults_fired == 1 and proxy.connections == 3
