@@ -1,6 +1,6 @@
 """Every client-facing Kafka API and version, generated from Kafka's own JSON schemas.
 
-`messages` holds one frozen, slotted dataclass per request, response and nested struct, with
+`messages` holds one slotted dataclass per request, response and nested struct, with
 `encode(version) -> bytes` and `Cls.decode(buffer, version)`; `REQUESTS` / `RESPONSES` map each
 `ApiKey` to its classes; `header_versions` and `negotiate_version` pick versions.
 """

@@ -229,8 +229,27 @@ def _default_expr(src: _Source, f: FieldSpec) -> str:
     if f.array:
         return "[]"
     if f.kind == "struct":
-        return f"{src.const(f.struct, '_C')}()"
+        return f"{src.const(default_maker(f.struct), '_m')}()"
     return src.const(f.default, "_D")
+
+
+_MAKERS: dict[type[Struct], Callable[[], Any]] = {}
+
+
+def default_maker(cls: type[Struct]) -> Callable[[], Any]:
+    """A function returning a new default instance of `cls`, faster than its `__init__`."""
+    fn = _MAKERS.get(cls)
+    if fn is None:
+        src = _Source(_base_namespace())
+        src.add(0, "def _make():")
+        src.add(1, f"o = _new({src.const(cls, '_C')})")
+        for f in cls._FIELDS:
+            src.add(1, f"o.{f.name} = {_default_expr(src, f)}")
+        src.add(1, "o.unknown_tagged_fields = ()")
+        src.add(1, "o.explicit_tags = _EMPTY")
+        src.add(1, "return o")
+        fn = _MAKERS[cls] = _exec(src, "_make", f"{cls.__name__}_default")
+    return fn
 
 
 def _field_flex(f: FieldSpec, flex: bool, version: int) -> bool:
@@ -273,12 +292,9 @@ def _build_decoder(cls: type[Struct], version: int) -> Decoder:
         src.add(1, "ex = _EMPTY")
     src.add(1, f"o = _new({src.const(cls, '_C')})")
     for f, name in zip(fields, names, strict=True):
-        setter = src.const(cls.__dict__[f.name].__set__, "_s")
-        src.add(1, f"{setter}(o, {name})")
-    setter = src.const(cls.__dict__["unknown_tagged_fields"].__set__, "_s")
-    src.add(1, f"{setter}(o, unk)")
-    setter = src.const(cls.__dict__["explicit_tags"].__set__, "_s")
-    src.add(1, f"{setter}(o, ex)")
+        src.add(1, f"o.{f.name} = {name}")
+    src.add(1, "o.unknown_tagged_fields = unk")
+    src.add(1, "o.explicit_tags = ex")
     src.add(1, "return o, pos")
     return _exec(src, "_decode", f"{cls.__name__}_v{version}_decode")  # type: ignore[no-any-return]
 

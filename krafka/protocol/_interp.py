@@ -238,7 +238,7 @@ def _enc_struct(obj: Any, cls: Any, out: bytearray, version: int, flex: bool, pa
     if not isinstance(obj, cls):
         raise _Fail(path, f"expected {cls.__name__}, got {type(obj).__name__}")
     tagged: list[tuple[int, bytes]] = []
-    explicit = getattr(obj, "explicit_tags", frozenset())
+    explicit: frozenset[int] = getattr(obj, "explicit_tags", frozenset())
     for f in cls._FIELDS:
         value = getattr(obj, f.name)
         fpath = f"{path}.{f.name}"

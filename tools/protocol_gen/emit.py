@@ -139,7 +139,7 @@ def _class_src(
     about: str | None,
 ) -> list[str]:
     msg_versions = (0, MAX_VERSION)
-    lines = ["@dataclass(frozen=True, slots=True, kw_only=True)", f"class {name}({base}):"]
+    lines = ["@dataclass(slots=True, kw_only=True)", f"class {name}({base}):"]
     if about:
         lines.append(f'    """{about}"""')
         lines.append("")

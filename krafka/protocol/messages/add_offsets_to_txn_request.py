@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AddOffsetsToTxnRequest(ApiMessage):
     """Kafka AddOffsetsToTxnRequest (request), versions 0-4."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnTopic(Struct):
     name: str = ""
     partitions: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class AddPartitionsToTxnTopic(Struct):
 _AddPartitionsToTxnTopic = AddPartitionsToTxnTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnTransaction(Struct):
     AddPartitionsToTxnTopic = AddPartitionsToTxnTopic
     transactional_id: str = ""
@@ -72,7 +72,7 @@ class AddPartitionsToTxnTransaction(Struct):
 _AddPartitionsToTxnTransaction = AddPartitionsToTxnTransaction
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnRequest(ApiMessage):
     """Kafka AddPartitionsToTxnRequest (request), versions 0-5."""
 

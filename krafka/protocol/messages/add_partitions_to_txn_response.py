@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnPartitionResult(Struct):
     partition_index: int = 0
     partition_error_code: int = 0
@@ -31,7 +31,7 @@ class AddPartitionsToTxnPartitionResult(Struct):
 _AddPartitionsToTxnPartitionResult = AddPartitionsToTxnPartitionResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnTopicResult(Struct):
     AddPartitionsToTxnPartitionResult = AddPartitionsToTxnPartitionResult
     name: str = ""
@@ -58,7 +58,7 @@ class AddPartitionsToTxnTopicResult(Struct):
 _AddPartitionsToTxnTopicResult = AddPartitionsToTxnTopicResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnResult(Struct):
     AddPartitionsToTxnTopicResult = AddPartitionsToTxnTopicResult
     transactional_id: str = ""
@@ -93,7 +93,7 @@ class AddPartitionsToTxnResult(Struct):
 _AddPartitionsToTxnResult = AddPartitionsToTxnResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnResponse(ApiMessage):
     """Kafka AddPartitionsToTxnResponse (response), versions 0-5."""
 

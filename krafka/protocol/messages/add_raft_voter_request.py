@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Listener(Struct):
     name: str = ""
     host: str = ""
@@ -33,7 +33,7 @@ class Listener(Struct):
 _Listener = Listener
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AddRaftVoterRequest(ApiMessage):
     """Kafka AddRaftVoterRequest (request), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EntityData(Struct):
     entity_type: str = ""
     entity_name: str | None = ""
@@ -31,7 +31,7 @@ class EntityData(Struct):
 _EntityData = EntityData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OpData(Struct):
     key: str = ""
     value: float = 0.0
@@ -52,7 +52,7 @@ class OpData(Struct):
 _OpData = OpData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EntryData(Struct):
     EntityData = EntityData
     OpData = OpData
@@ -73,7 +73,7 @@ class EntryData(Struct):
 _EntryData = EntryData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterClientQuotasRequest(ApiMessage):
     """Kafka AlterClientQuotasRequest (request), versions 0-1."""
 

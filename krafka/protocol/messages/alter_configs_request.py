@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterableConfig(Struct):
     name: str = ""
     value: str | None = ""
@@ -31,7 +31,7 @@ class AlterableConfig(Struct):
 _AlterableConfig = AlterableConfig
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterConfigsResource(Struct):
     AlterableConfig = AlterableConfig
     resource_type: int = 0
@@ -53,7 +53,7 @@ class AlterConfigsResource(Struct):
 _AlterConfigsResource = AlterConfigsResource
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterConfigsRequest(ApiMessage):
     """Kafka AlterConfigsRequest (request), versions 0-2."""
 

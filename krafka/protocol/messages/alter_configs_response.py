@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterConfigsResourceResponse(Struct):
     error_code: int = 0
     error_message: str | None = ""
@@ -35,7 +35,7 @@ class AlterConfigsResourceResponse(Struct):
 _AlterConfigsResourceResponse = AlterConfigsResourceResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterConfigsResponse(ApiMessage):
     """Kafka AlterConfigsResponse (response), versions 0-2."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReassignablePartition(Struct):
     partition_index: int = 0
     replicas: list[int] | None = None
@@ -31,7 +31,7 @@ class ReassignablePartition(Struct):
 _ReassignablePartition = ReassignablePartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReassignableTopic(Struct):
     ReassignablePartition = ReassignablePartition
     name: str = ""
@@ -58,7 +58,7 @@ class ReassignableTopic(Struct):
 _ReassignableTopic = ReassignableTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterPartitionReassignmentsRequest(ApiMessage):
     """Kafka AlterPartitionReassignmentsRequest (request), versions 0-0."""
 

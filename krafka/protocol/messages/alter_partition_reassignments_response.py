@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReassignablePartitionResponse(Struct):
     partition_index: int = 0
     error_code: int = 0
@@ -33,7 +33,7 @@ class ReassignablePartitionResponse(Struct):
 _ReassignablePartitionResponse = ReassignablePartitionResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReassignableTopicResponse(Struct):
     ReassignablePartitionResponse = ReassignablePartitionResponse
     name: str = ""
@@ -60,7 +60,7 @@ class ReassignableTopicResponse(Struct):
 _ReassignableTopicResponse = ReassignableTopicResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterPartitionReassignmentsResponse(ApiMessage):
     """Kafka AlterPartitionReassignmentsResponse (response), versions 0-0."""
 

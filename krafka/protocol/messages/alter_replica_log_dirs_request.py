@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterReplicaLogDirTopic(Struct):
     name: str = ""
     partitions: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class AlterReplicaLogDirTopic(Struct):
 _AlterReplicaLogDirTopic = AlterReplicaLogDirTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterReplicaLogDir(Struct):
     AlterReplicaLogDirTopic = AlterReplicaLogDirTopic
     path: str = ""
@@ -53,7 +53,7 @@ class AlterReplicaLogDir(Struct):
 _AlterReplicaLogDir = AlterReplicaLogDir
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterReplicaLogDirsRequest(ApiMessage):
     """Kafka AlterReplicaLogDirsRequest (request), versions 0-2."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterReplicaLogDirPartitionResult(Struct):
     partition_index: int = 0
     error_code: int = 0
@@ -31,7 +31,7 @@ class AlterReplicaLogDirPartitionResult(Struct):
 _AlterReplicaLogDirPartitionResult = AlterReplicaLogDirPartitionResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterReplicaLogDirTopicResult(Struct):
     AlterReplicaLogDirPartitionResult = AlterReplicaLogDirPartitionResult
     topic_name: str = ""
@@ -58,7 +58,7 @@ class AlterReplicaLogDirTopicResult(Struct):
 _AlterReplicaLogDirTopicResult = AlterReplicaLogDirTopicResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterReplicaLogDirsResponse(ApiMessage):
     """Kafka AlterReplicaLogDirsResponse (response), versions 0-2."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ScramCredentialDeletion(Struct):
     name: str = ""
     mechanism: int = 0
@@ -31,7 +31,7 @@ class ScramCredentialDeletion(Struct):
 _ScramCredentialDeletion = ScramCredentialDeletion
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ScramCredentialUpsertion(Struct):
     name: str = ""
     mechanism: int = 0
@@ -56,7 +56,7 @@ class ScramCredentialUpsertion(Struct):
 _ScramCredentialUpsertion = ScramCredentialUpsertion
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterUserScramCredentialsRequest(ApiMessage):
     """Kafka AlterUserScramCredentialsRequest (request), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterUserScramCredentialsResult(Struct):
     user: str = ""
     error_code: int = 0
@@ -33,7 +33,7 @@ class AlterUserScramCredentialsResult(Struct):
 _AlterUserScramCredentialsResult = AlterUserScramCredentialsResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterUserScramCredentialsResponse(ApiMessage):
     """Kafka AlterUserScramCredentialsResponse (response), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ApiVersion(Struct):
     api_key: int = 0
     min_version: int = 0
@@ -33,7 +33,7 @@ class ApiVersion(Struct):
 _ApiVersion = ApiVersion
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SupportedFeatureKey(Struct):
     name: str = ""
     min_version: int = 0
@@ -54,7 +54,7 @@ class SupportedFeatureKey(Struct):
 _SupportedFeatureKey = SupportedFeatureKey
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FinalizedFeatureKey(Struct):
     name: str = ""
     max_version_level: int = 0
@@ -75,7 +75,7 @@ class FinalizedFeatureKey(Struct):
 _FinalizedFeatureKey = FinalizedFeatureKey
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ApiVersionsResponse(ApiMessage):
     """Kafka ApiVersionsResponse (response), versions 0-4."""
 

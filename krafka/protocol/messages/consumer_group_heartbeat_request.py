@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicPartitions(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class TopicPartitions(Struct):
 _TopicPartitions = TopicPartitions
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ConsumerGroupHeartbeatRequest(ApiMessage):
     """Kafka ConsumerGroupHeartbeatRequest (request), versions 0-1."""
 

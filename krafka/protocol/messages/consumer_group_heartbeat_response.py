@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicPartitions(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class TopicPartitions(Struct):
 _TopicPartitions = TopicPartitions
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Assignment(Struct):
     TopicPartitions = TopicPartitions
     topic_partitions: list[_TopicPartitions] = field(default_factory=list)
@@ -56,7 +56,7 @@ class Assignment(Struct):
 _Assignment = Assignment
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ConsumerGroupHeartbeatResponse(ApiMessage):
     """Kafka ConsumerGroupHeartbeatResponse (response), versions 0-1."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (1, 0)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicPartition(Struct):
     topic: str = ""
     partitions: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class TopicPartition(Struct):
 _TopicPartition = TopicPartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ConsumerProtocolAssignment(ApiMessage):
     """Kafka ConsumerProtocolAssignment (data), versions 0-3."""
 

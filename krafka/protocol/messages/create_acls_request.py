@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AclCreation(Struct):
     resource_type: int = 0
     resource_name: str = ""
@@ -43,7 +43,7 @@ class AclCreation(Struct):
 _AclCreation = AclCreation
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreateAclsRequest(ApiMessage):
     """Kafka CreateAclsRequest (request), versions 0-3."""
 

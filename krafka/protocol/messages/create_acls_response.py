@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AclCreationResult(Struct):
     error_code: int = 0
     error_message: str | None = ""
@@ -31,7 +31,7 @@ class AclCreationResult(Struct):
 _AclCreationResult = AclCreationResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreateAclsResponse(ApiMessage):
     """Kafka CreateAclsResponse (response), versions 0-3."""
 

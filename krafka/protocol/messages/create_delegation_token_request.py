@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreatableRenewers(Struct):
     principal_type: str = ""
     principal_name: str = ""
@@ -31,7 +31,7 @@ class CreatableRenewers(Struct):
 _CreatableRenewers = CreatableRenewers
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreateDelegationTokenRequest(ApiMessage):
     """Kafka CreateDelegationTokenRequest (request), versions 0-3."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreateDelegationTokenResponse(ApiMessage):
     """Kafka CreateDelegationTokenResponse (response), versions 0-3."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreatePartitionsAssignment(Struct):
     broker_ids: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -27,7 +27,7 @@ class CreatePartitionsAssignment(Struct):
 _CreatePartitionsAssignment = CreatePartitionsAssignment
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreatePartitionsTopic(Struct):
     CreatePartitionsAssignment = CreatePartitionsAssignment
     name: str = ""
@@ -57,7 +57,7 @@ class CreatePartitionsTopic(Struct):
 _CreatePartitionsTopic = CreatePartitionsTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreatePartitionsRequest(ApiMessage):
     """Kafka CreatePartitionsRequest (request), versions 0-3."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreatePartitionsTopicResult(Struct):
     name: str = ""
     error_code: int = 0
@@ -33,7 +33,7 @@ class CreatePartitionsTopicResult(Struct):
 _CreatePartitionsTopicResult = CreatePartitionsTopicResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreatePartitionsResponse(ApiMessage):
     """Kafka CreatePartitionsResponse (response), versions 0-3."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (5, 32767)
 _VALID_VERSIONS = (0, 7)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreatableReplicaAssignment(Struct):
     partition_index: int = 0
     broker_ids: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class CreatableReplicaAssignment(Struct):
 _CreatableReplicaAssignment = CreatableReplicaAssignment
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreatableTopicConfig(Struct):
     name: str = ""
     value: str | None = ""
@@ -50,7 +50,7 @@ class CreatableTopicConfig(Struct):
 _CreatableTopicConfig = CreatableTopicConfig
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreatableTopic(Struct):
     CreatableReplicaAssignment = CreatableReplicaAssignment
     CreatableTopicConfig = CreatableTopicConfig
@@ -86,7 +86,7 @@ class CreatableTopic(Struct):
 _CreatableTopic = CreatableTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreateTopicsRequest(ApiMessage):
     """Kafka CreateTopicsRequest (request), versions 0-7."""
 

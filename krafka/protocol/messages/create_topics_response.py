@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (5, 32767)
 _VALID_VERSIONS = (0, 7)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreatableTopicConfigs(Struct):
     name: str = ""
     value: str | None = ""
@@ -39,7 +39,7 @@ class CreatableTopicConfigs(Struct):
 _CreatableTopicConfigs = CreatableTopicConfigs
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreatableTopicResult(Struct):
     CreatableTopicConfigs = CreatableTopicConfigs
     name: str = ""
@@ -114,7 +114,7 @@ class CreatableTopicResult(Struct):
 _CreatableTopicResult = CreatableTopicResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CreateTopicsResponse(ApiMessage):
     """Kafka CreateTopicsResponse (response), versions 0-7."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteAclsFilter(Struct):
     resource_type_filter: int = 0
     resource_name_filter: str | None = ""
@@ -45,7 +45,7 @@ class DeleteAclsFilter(Struct):
 _DeleteAclsFilter = DeleteAclsFilter
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteAclsRequest(ApiMessage):
     """Kafka DeleteAclsRequest (request), versions 0-3."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteAclsMatchingAcl(Struct):
     error_code: int = 0
     error_message: str | None = ""
@@ -45,7 +45,7 @@ class DeleteAclsMatchingAcl(Struct):
 _DeleteAclsMatchingAcl = DeleteAclsMatchingAcl
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteAclsFilterResult(Struct):
     DeleteAclsMatchingAcl = DeleteAclsMatchingAcl
     error_code: int = 0
@@ -74,7 +74,7 @@ class DeleteAclsFilterResult(Struct):
 _DeleteAclsFilterResult = DeleteAclsFilterResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteAclsResponse(ApiMessage):
     """Kafka DeleteAclsResponse (response), versions 0-3."""
 

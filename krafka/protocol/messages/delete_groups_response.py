@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeletableGroupResult(Struct):
     group_id: str = ""
     error_code: int = 0
@@ -31,7 +31,7 @@ class DeletableGroupResult(Struct):
 _DeletableGroupResult = DeletableGroupResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteGroupsResponse(ApiMessage):
     """Kafka DeleteGroupsResponse (response), versions 0-2."""
 

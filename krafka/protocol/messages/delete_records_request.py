@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteRecordsPartition(Struct):
     partition_index: int = 0
     offset: int = 0
@@ -31,7 +31,7 @@ class DeleteRecordsPartition(Struct):
 _DeleteRecordsPartition = DeleteRecordsPartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteRecordsTopic(Struct):
     DeleteRecordsPartition = DeleteRecordsPartition
     name: str = ""
@@ -58,7 +58,7 @@ class DeleteRecordsTopic(Struct):
 _DeleteRecordsTopic = DeleteRecordsTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteRecordsRequest(ApiMessage):
     """Kafka DeleteRecordsRequest (request), versions 0-2."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteRecordsPartitionResult(Struct):
     partition_index: int = 0
     low_watermark: int = 0
@@ -33,7 +33,7 @@ class DeleteRecordsPartitionResult(Struct):
 _DeleteRecordsPartitionResult = DeleteRecordsPartitionResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteRecordsTopicResult(Struct):
     DeleteRecordsPartitionResult = DeleteRecordsPartitionResult
     name: str = ""
@@ -60,7 +60,7 @@ class DeleteRecordsTopicResult(Struct):
 _DeleteRecordsTopicResult = DeleteRecordsTopicResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteRecordsResponse(ApiMessage):
     """Kafka DeleteRecordsResponse (response), versions 0-2."""
 

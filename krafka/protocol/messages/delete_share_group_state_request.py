@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
     partition: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -27,7 +27,7 @@ class PartitionData(Struct):
 _PartitionData = PartitionData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteStateData(Struct):
     PartitionData = PartitionData
     topic_id: uuid.UUID = ZERO_UUID
@@ -49,7 +49,7 @@ class DeleteStateData(Struct):
 _DeleteStateData = DeleteStateData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteShareGroupStateRequest(ApiMessage):
     """Kafka DeleteShareGroupStateRequest (request), versions 0-0."""
 

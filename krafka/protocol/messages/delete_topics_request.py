@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 6)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteTopicState(Struct):
     name: str | None = None
     topic_id: uuid.UUID = ZERO_UUID
@@ -31,7 +31,7 @@ class DeleteTopicState(Struct):
 _DeleteTopicState = DeleteTopicState
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteTopicsRequest(ApiMessage):
     """Kafka DeleteTopicsRequest (request), versions 0-6."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 6)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeletableTopicResult(Struct):
     name: str | None = ""
     topic_id: uuid.UUID = ZERO_UUID
@@ -44,7 +44,7 @@ class DeletableTopicResult(Struct):
 _DeletableTopicResult = DeletableTopicResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DeleteTopicsResponse(ApiMessage):
     """Kafka DeleteTopicsResponse (response), versions 0-6."""
 

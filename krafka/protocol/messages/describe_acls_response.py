@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AclDescription(Struct):
     principal: str = ""
     host: str = ""
@@ -35,7 +35,7 @@ class AclDescription(Struct):
 _AclDescription = AclDescription
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeAclsResource(Struct):
     AclDescription = AclDescription
     resource_type: int = 0
@@ -59,7 +59,7 @@ class DescribeAclsResource(Struct):
 _DescribeAclsResource = DescribeAclsResource
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeAclsResponse(ApiMessage):
     """Kafka DescribeAclsResponse (response), versions 0-3."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ComponentData(Struct):
     entity_type: str = ""
     match_type: int = 0
@@ -33,7 +33,7 @@ class ComponentData(Struct):
 _ComponentData = ComponentData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeClientQuotasRequest(ApiMessage):
     """Kafka DescribeClientQuotasRequest (request), versions 0-1."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EntityData(Struct):
     entity_type: str = ""
     entity_name: str | None = ""
@@ -31,7 +31,7 @@ class EntityData(Struct):
 _EntityData = EntityData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ValueData(Struct):
     key: str = ""
     value: float = 0.0
@@ -50,7 +50,7 @@ class ValueData(Struct):
 _ValueData = ValueData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EntryData(Struct):
     EntityData = EntityData
     ValueData = ValueData
@@ -71,7 +71,7 @@ class EntryData(Struct):
 _EntryData = EntryData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeClientQuotasResponse(ApiMessage):
     """Kafka DescribeClientQuotasResponse (response), versions 0-1."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeClusterBroker(Struct):
     broker_id: int = 0
     host: str = ""
@@ -35,7 +35,7 @@ class DescribeClusterBroker(Struct):
 _DescribeClusterBroker = DescribeClusterBroker
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeClusterResponse(ApiMessage):
     """Kafka DescribeClusterResponse (response), versions 0-1."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeConfigsResource(Struct):
     resource_type: int = 0
     resource_name: str = ""
@@ -40,7 +40,7 @@ class DescribeConfigsResource(Struct):
 _DescribeConfigsResource = DescribeConfigsResource
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeConfigsRequest(ApiMessage):
     """Kafka DescribeConfigsRequest (request), versions 0-4."""
 

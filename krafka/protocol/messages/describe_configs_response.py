@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeConfigsSynonym(Struct):
     name: str = ""
     value: str | None = ""
@@ -33,7 +33,7 @@ class DescribeConfigsSynonym(Struct):
 _DescribeConfigsSynonym = DescribeConfigsSynonym
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeConfigsResourceResult(Struct):
     DescribeConfigsSynonym = DescribeConfigsSynonym
     name: str = ""
@@ -88,7 +88,7 @@ class DescribeConfigsResourceResult(Struct):
 _DescribeConfigsResourceResult = DescribeConfigsResourceResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeConfigsResult(Struct):
     DescribeConfigsResourceResult = DescribeConfigsResourceResult
     error_code: int = 0
@@ -121,7 +121,7 @@ class DescribeConfigsResult(Struct):
 _DescribeConfigsResult = DescribeConfigsResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeConfigsResponse(ApiMessage):
     """Kafka DescribeConfigsResponse (response), versions 0-4."""
 

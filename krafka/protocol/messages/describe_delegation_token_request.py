@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeDelegationTokenOwner(Struct):
     principal_type: str = ""
     principal_name: str = ""
@@ -31,7 +31,7 @@ class DescribeDelegationTokenOwner(Struct):
 _DescribeDelegationTokenOwner = DescribeDelegationTokenOwner
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeDelegationTokenRequest(ApiMessage):
     """Kafka DescribeDelegationTokenRequest (request), versions 0-3."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribedDelegationTokenRenewer(Struct):
     principal_type: str = ""
     principal_name: str = ""
@@ -31,7 +31,7 @@ class DescribedDelegationTokenRenewer(Struct):
 _DescribedDelegationTokenRenewer = DescribedDelegationTokenRenewer
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribedDelegationToken(Struct):
     DescribedDelegationTokenRenewer = DescribedDelegationTokenRenewer
     principal_type: str = ""
@@ -86,7 +86,7 @@ class DescribedDelegationToken(Struct):
 _DescribedDelegationToken = DescribedDelegationToken
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeDelegationTokenResponse(ApiMessage):
     """Kafka DescribeDelegationTokenResponse (response), versions 0-3."""
 

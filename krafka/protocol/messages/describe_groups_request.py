@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (5, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeGroupsRequest(ApiMessage):
     """Kafka DescribeGroupsRequest (request), versions 0-5."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (5, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribedGroupMember(Struct):
     member_id: str = ""
     group_instance_id: str | None = None
@@ -46,7 +46,7 @@ class DescribedGroupMember(Struct):
 _DescribedGroupMember = DescribedGroupMember
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribedGroup(Struct):
     DescribedGroupMember = DescribedGroupMember
     error_code: int = 0
@@ -84,7 +84,7 @@ class DescribedGroup(Struct):
 _DescribedGroup = DescribedGroup
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeGroupsResponse(ApiMessage):
     """Kafka DescribeGroupsResponse (response), versions 0-5."""
 

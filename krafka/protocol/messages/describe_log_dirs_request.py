@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribableLogDirTopic(Struct):
     topic: str = ""
     partitions: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class DescribableLogDirTopic(Struct):
 _DescribableLogDirTopic = DescribableLogDirTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeLogDirsRequest(ApiMessage):
     """Kafka DescribeLogDirsRequest (request), versions 0-4."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeLogDirsPartition(Struct):
     partition_index: int = 0
     partition_size: int = 0
@@ -35,7 +35,7 @@ class DescribeLogDirsPartition(Struct):
 _DescribeLogDirsPartition = DescribeLogDirsPartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeLogDirsTopic(Struct):
     DescribeLogDirsPartition = DescribeLogDirsPartition
     name: str = ""
@@ -62,7 +62,7 @@ class DescribeLogDirsTopic(Struct):
 _DescribeLogDirsTopic = DescribeLogDirsTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeLogDirsResult(Struct):
     DescribeLogDirsTopic = DescribeLogDirsTopic
     error_code: int = 0
@@ -94,7 +94,7 @@ class DescribeLogDirsResult(Struct):
 _DescribeLogDirsResult = DescribeLogDirsResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeLogDirsResponse(ApiMessage):
     """Kafka DescribeLogDirsResponse (response), versions 0-4."""
 

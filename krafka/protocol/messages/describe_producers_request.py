@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicRequest(Struct):
     name: str = ""
     partition_indexes: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class TopicRequest(Struct):
 _TopicRequest = TopicRequest
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeProducersRequest(ApiMessage):
     """Kafka DescribeProducersRequest (request), versions 0-0."""
 

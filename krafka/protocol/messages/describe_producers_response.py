@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ProducerState(Struct):
     producer_id: int = 0
     producer_epoch: int = 0
@@ -39,7 +39,7 @@ class ProducerState(Struct):
 _ProducerState = ProducerState
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionResponse(Struct):
     ProducerState = ProducerState
     partition_index: int = 0
@@ -70,7 +70,7 @@ class PartitionResponse(Struct):
 _PartitionResponse = PartitionResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicResponse(Struct):
     PartitionResponse = PartitionResponse
     name: str = ""
@@ -92,7 +92,7 @@ class TopicResponse(Struct):
 _TopicResponse = TopicResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeProducersResponse(ApiMessage):
     """Kafka DescribeProducersResponse (response), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReplicaState(Struct):
     replica_id: int = 0
     replica_directory_id: uuid.UUID = ZERO_UUID
@@ -57,7 +57,7 @@ class ReplicaState(Struct):
 _ReplicaState = ReplicaState
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
     ReplicaState = ReplicaState
     ReplicaState = ReplicaState
@@ -100,7 +100,7 @@ class PartitionData(Struct):
 _PartitionData = PartitionData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicData(Struct):
     PartitionData = PartitionData
     topic_name: str = ""
@@ -122,7 +122,7 @@ class TopicData(Struct):
 _TopicData = TopicData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Listener(Struct):
     name: str = ""
     host: str = ""
@@ -143,7 +143,7 @@ class Listener(Struct):
 _Listener = Listener
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Node(Struct):
     Listener = Listener
     node_id: int = 0
@@ -171,7 +171,7 @@ class Node(Struct):
 _Node = Node
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeQuorumResponse(ApiMessage):
     """Kafka DescribeQuorumResponse (response), versions 0-2."""
 

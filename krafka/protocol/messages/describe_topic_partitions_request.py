@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicRequest(Struct):
     name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -27,7 +27,7 @@ class TopicRequest(Struct):
 _TopicRequest = TopicRequest
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Cursor(Struct):
     topic_name: str = ""
     partition_index: int = 0
@@ -46,7 +46,7 @@ class Cursor(Struct):
 _Cursor = Cursor
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeTopicPartitionsRequest(ApiMessage):
     """Kafka DescribeTopicPartitionsRequest (request), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeTopicPartitionsResponsePartition(Struct):
     error_code: int = 0
     partition_index: int = 0
@@ -53,7 +53,7 @@ class DescribeTopicPartitionsResponsePartition(Struct):
 _DescribeTopicPartitionsResponsePartition = DescribeTopicPartitionsResponsePartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeTopicPartitionsResponseTopic(Struct):
     DescribeTopicPartitionsResponsePartition = DescribeTopicPartitionsResponsePartition
     error_code: int = 0
@@ -90,7 +90,7 @@ class DescribeTopicPartitionsResponseTopic(Struct):
 _DescribeTopicPartitionsResponseTopic = DescribeTopicPartitionsResponseTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Cursor(Struct):
     topic_name: str = ""
     partition_index: int = 0
@@ -109,7 +109,7 @@ class Cursor(Struct):
 _Cursor = Cursor
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeTopicPartitionsResponse(ApiMessage):
     """Kafka DescribeTopicPartitionsResponse (response), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicData(Struct):
     topic: str = ""
     partitions: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class TopicData(Struct):
 _TopicData = TopicData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TransactionState(Struct):
     TopicData = TopicData
     error_code: int = 0
@@ -63,7 +63,7 @@ class TransactionState(Struct):
 _TransactionState = TransactionState
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeTransactionsResponse(ApiMessage):
     """Kafka DescribeTransactionsResponse (response), versions 0-0."""
 

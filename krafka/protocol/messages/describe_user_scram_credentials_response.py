@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CredentialInfo(Struct):
     mechanism: int = 0
     iterations: int = 0
@@ -31,7 +31,7 @@ class CredentialInfo(Struct):
 _CredentialInfo = CredentialInfo
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeUserScramCredentialsResult(Struct):
     CredentialInfo = CredentialInfo
     user: str = ""
@@ -62,7 +62,7 @@ class DescribeUserScramCredentialsResult(Struct):
 _DescribeUserScramCredentialsResult = DescribeUserScramCredentialsResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribeUserScramCredentialsResponse(ApiMessage):
     """Kafka DescribeUserScramCredentialsResponse (response), versions 0-0."""
 

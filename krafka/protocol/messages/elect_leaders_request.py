@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicPartitions(Struct):
     topic: str = ""
     partitions: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class TopicPartitions(Struct):
 _TopicPartitions = TopicPartitions
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ElectLeadersRequest(ApiMessage):
     """Kafka ElectLeadersRequest (request), versions 0-2."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionResult(Struct):
     partition_id: int = 0
     error_code: int = 0
@@ -33,7 +33,7 @@ class PartitionResult(Struct):
 _PartitionResult = PartitionResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReplicaElectionResult(Struct):
     PartitionResult = PartitionResult
     topic: str = ""
@@ -60,7 +60,7 @@ class ReplicaElectionResult(Struct):
 _ReplicaElectionResult = ReplicaElectionResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ElectLeadersResponse(ApiMessage):
     """Kafka ElectLeadersResponse (response), versions 0-2."""
 

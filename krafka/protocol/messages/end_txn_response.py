@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EndTxnResponse(ApiMessage):
     """Kafka EndTxnResponse (response), versions 0-5."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (12, 32767)
 _VALID_VERSIONS = (0, 17)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReplicaState(Struct):
     replica_id: int = -1
     replica_epoch: int = -1
@@ -31,7 +31,7 @@ class ReplicaState(Struct):
 _ReplicaState = ReplicaState
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FetchPartition(Struct):
     partition: int = 0
     current_leader_epoch: int = -1
@@ -85,7 +85,7 @@ class FetchPartition(Struct):
 _FetchPartition = FetchPartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FetchTopic(Struct):
     FetchPartition = FetchPartition
     topic: str = ""
@@ -111,7 +111,7 @@ class FetchTopic(Struct):
 _FetchTopic = FetchTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ForgottenTopic(Struct):
     topic: str = ""
     topic_id: uuid.UUID = ZERO_UUID
@@ -134,7 +134,7 @@ class ForgottenTopic(Struct):
 _ForgottenTopic = ForgottenTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FetchRequest(ApiMessage):
     """Kafka FetchRequest (request), versions 0-17."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (12, 32767)
 _VALID_VERSIONS = (0, 17)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EpochEndOffset(Struct):
     epoch: int = -1
     end_offset: int = -1
@@ -31,7 +31,7 @@ class EpochEndOffset(Struct):
 _EpochEndOffset = EpochEndOffset
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class LeaderIdAndEpoch(Struct):
     leader_id: int = -1
     leader_epoch: int = -1
@@ -50,7 +50,7 @@ class LeaderIdAndEpoch(Struct):
 _LeaderIdAndEpoch = LeaderIdAndEpoch
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SnapshotId(Struct):
     end_offset: int = -1
     epoch: int = -1
@@ -69,7 +69,7 @@ class SnapshotId(Struct):
 _SnapshotId = SnapshotId
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AbortedTransaction(Struct):
     producer_id: int = 0
     first_offset: int = 0
@@ -88,7 +88,7 @@ class AbortedTransaction(Struct):
 _AbortedTransaction = AbortedTransaction
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
     EpochEndOffset = EpochEndOffset
     LeaderIdAndEpoch = LeaderIdAndEpoch
@@ -186,7 +186,7 @@ class PartitionData(Struct):
 _PartitionData = PartitionData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FetchableTopicResponse(Struct):
     PartitionData = PartitionData
     topic: str = ""
@@ -212,7 +212,7 @@ class FetchableTopicResponse(Struct):
 _FetchableTopicResponse = FetchableTopicResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class NodeEndpoint(Struct):
     node_id: int = 0
     host: str = ""
@@ -235,7 +235,7 @@ class NodeEndpoint(Struct):
 _NodeEndpoint = NodeEndpoint
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FetchResponse(ApiMessage):
     """Kafka FetchResponse (response), versions 0-17."""
 

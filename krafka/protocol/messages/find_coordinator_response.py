@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 6)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Coordinator(Struct):
     key: str = ""
     node_id: int = 0
@@ -47,7 +47,7 @@ class Coordinator(Struct):
 _Coordinator = Coordinator
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FindCoordinatorResponse(ApiMessage):
     """Kafka FindCoordinatorResponse (response), versions 0-6."""
 

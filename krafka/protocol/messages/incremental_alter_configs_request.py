@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterableConfig(Struct):
     name: str = ""
     config_operation: int = 0
@@ -33,7 +33,7 @@ class AlterableConfig(Struct):
 _AlterableConfig = AlterableConfig
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AlterConfigsResource(Struct):
     AlterableConfig = AlterableConfig
     resource_type: int = 0
@@ -55,7 +55,7 @@ class AlterConfigsResource(Struct):
 _AlterConfigsResource = AlterConfigsResource
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class IncrementalAlterConfigsRequest(ApiMessage):
     """Kafka IncrementalAlterConfigsRequest (request), versions 0-1."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
     partition: int = 0
     state_epoch: int = 0
@@ -33,7 +33,7 @@ class PartitionData(Struct):
 _PartitionData = PartitionData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class InitializeStateData(Struct):
     PartitionData = PartitionData
     topic_id: uuid.UUID = ZERO_UUID
@@ -55,7 +55,7 @@ class InitializeStateData(Struct):
 _InitializeStateData = InitializeStateData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class InitializeShareGroupStateRequest(ApiMessage):
     """Kafka InitializeShareGroupStateRequest (request), versions 0-0."""
 

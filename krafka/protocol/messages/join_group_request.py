@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (6, 32767)
 _VALID_VERSIONS = (0, 9)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class JoinGroupRequestProtocol(Struct):
     name: str = ""
     metadata: bytes = b""
@@ -31,7 +31,7 @@ class JoinGroupRequestProtocol(Struct):
 _JoinGroupRequestProtocol = JoinGroupRequestProtocol
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class JoinGroupRequest(ApiMessage):
     """Kafka JoinGroupRequest (request), versions 0-9."""
 

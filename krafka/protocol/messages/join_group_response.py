@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (6, 32767)
 _VALID_VERSIONS = (0, 9)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class JoinGroupResponseMember(Struct):
     member_id: str = ""
     group_instance_id: str | None = None
@@ -40,7 +40,7 @@ class JoinGroupResponseMember(Struct):
 _JoinGroupResponseMember = JoinGroupResponseMember
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class JoinGroupResponse(ApiMessage):
     """Kafka JoinGroupResponse (response), versions 0-9."""
 

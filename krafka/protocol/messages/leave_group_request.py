@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MemberIdentity(Struct):
     member_id: str = ""
     group_instance_id: str | None = None
@@ -41,7 +41,7 @@ class MemberIdentity(Struct):
 _MemberIdentity = MemberIdentity
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class LeaveGroupRequest(ApiMessage):
     """Kafka LeaveGroupRequest (request), versions 0-5."""
 

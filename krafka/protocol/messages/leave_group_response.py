@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MemberResponse(Struct):
     member_id: str = ""
     group_instance_id: str | None = ""
@@ -40,7 +40,7 @@ class MemberResponse(Struct):
 _MemberResponse = MemberResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class LeaveGroupResponse(ApiMessage):
     """Kafka LeaveGroupResponse (response), versions 0-5."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ClientMetricsResource(Struct):
     name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -27,7 +27,7 @@ class ClientMetricsResource(Struct):
 _ClientMetricsResource = ClientMetricsResource
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListClientMetricsResourcesResponse(ApiMessage):
     """Kafka ListClientMetricsResourcesResponse (response), versions 0-0."""
 

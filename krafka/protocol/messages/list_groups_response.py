@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListedGroup(Struct):
     group_id: str = ""
     protocol_type: str = ""
@@ -39,7 +39,7 @@ class ListedGroup(Struct):
 _ListedGroup = ListedGroup
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListGroupsResponse(ApiMessage):
     """Kafka ListGroupsResponse (response), versions 0-5."""
 

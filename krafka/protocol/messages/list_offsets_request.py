@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (6, 32767)
 _VALID_VERSIONS = (0, 10)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListOffsetsPartition(Struct):
     partition_index: int = 0
     current_leader_epoch: int = -1
@@ -42,7 +42,7 @@ class ListOffsetsPartition(Struct):
 _ListOffsetsPartition = ListOffsetsPartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListOffsetsTopic(Struct):
     ListOffsetsPartition = ListOffsetsPartition
     name: str = ""
@@ -69,7 +69,7 @@ class ListOffsetsTopic(Struct):
 _ListOffsetsTopic = ListOffsetsTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListOffsetsRequest(ApiMessage):
     """Kafka ListOffsetsRequest (request), versions 0-10."""
 

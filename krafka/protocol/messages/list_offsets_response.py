@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (6, 32767)
 _VALID_VERSIONS = (0, 10)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListOffsetsPartitionResponse(Struct):
     partition_index: int = 0
     error_code: int = 0
@@ -41,7 +41,7 @@ class ListOffsetsPartitionResponse(Struct):
 _ListOffsetsPartitionResponse = ListOffsetsPartitionResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListOffsetsTopicResponse(Struct):
     ListOffsetsPartitionResponse = ListOffsetsPartitionResponse
     name: str = ""
@@ -68,7 +68,7 @@ class ListOffsetsTopicResponse(Struct):
 _ListOffsetsTopicResponse = ListOffsetsTopicResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListOffsetsResponse(ApiMessage):
     """Kafka ListOffsetsResponse (response), versions 0-10."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListPartitionReassignmentsTopics(Struct):
     name: str = ""
     partition_indexes: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class ListPartitionReassignmentsTopics(Struct):
 _ListPartitionReassignmentsTopics = ListPartitionReassignmentsTopics
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListPartitionReassignmentsRequest(ApiMessage):
     """Kafka ListPartitionReassignmentsRequest (request), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OngoingPartitionReassignment(Struct):
     partition_index: int = 0
     replicas: list[int] = field(default_factory=list)
@@ -35,7 +35,7 @@ class OngoingPartitionReassignment(Struct):
 _OngoingPartitionReassignment = OngoingPartitionReassignment
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OngoingTopicReassignment(Struct):
     OngoingPartitionReassignment = OngoingPartitionReassignment
     name: str = ""
@@ -62,7 +62,7 @@ class OngoingTopicReassignment(Struct):
 _OngoingTopicReassignment = OngoingTopicReassignment
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListPartitionReassignmentsResponse(ApiMessage):
     """Kafka ListPartitionReassignmentsResponse (response), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TransactionState(Struct):
     transactional_id: str = ""
     producer_id: int = 0
@@ -33,7 +33,7 @@ class TransactionState(Struct):
 _TransactionState = TransactionState
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListTransactionsResponse(ApiMessage):
     """Kafka ListTransactionsResponse (response), versions 0-1."""
 

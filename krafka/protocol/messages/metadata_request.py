@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (9, 32767)
 _VALID_VERSIONS = (0, 12)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MetadataRequestTopic(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     name: str | None = ""
@@ -33,7 +33,7 @@ class MetadataRequestTopic(Struct):
 _MetadataRequestTopic = MetadataRequestTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MetadataRequest(ApiMessage):
     """Kafka MetadataRequest (request), versions 0-12."""
 

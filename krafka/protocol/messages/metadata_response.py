@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (9, 32767)
 _VALID_VERSIONS = (0, 12)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MetadataResponseBroker(Struct):
     node_id: int = 0
     host: str = ""
@@ -37,7 +37,7 @@ class MetadataResponseBroker(Struct):
 _MetadataResponseBroker = MetadataResponseBroker
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MetadataResponsePartition(Struct):
     error_code: int = 0
     partition_index: int = 0
@@ -76,7 +76,7 @@ class MetadataResponsePartition(Struct):
 _MetadataResponsePartition = MetadataResponsePartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MetadataResponseTopic(Struct):
     MetadataResponsePartition = MetadataResponsePartition
     error_code: int = 0
@@ -121,7 +121,7 @@ class MetadataResponseTopic(Struct):
 _MetadataResponseTopic = MetadataResponseTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MetadataResponse(ApiMessage):
     """Kafka MetadataResponse (response), versions 0-12."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (8, 32767)
 _VALID_VERSIONS = (0, 9)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetCommitRequestPartition(Struct):
     partition_index: int = 0
     committed_offset: int = 0
@@ -46,7 +46,7 @@ class OffsetCommitRequestPartition(Struct):
 _OffsetCommitRequestPartition = OffsetCommitRequestPartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetCommitRequestTopic(Struct):
     OffsetCommitRequestPartition = OffsetCommitRequestPartition
     name: str = ""
@@ -73,7 +73,7 @@ class OffsetCommitRequestTopic(Struct):
 _OffsetCommitRequestTopic = OffsetCommitRequestTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetCommitRequest(ApiMessage):
     """Kafka OffsetCommitRequest (request), versions 0-9."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (8, 32767)
 _VALID_VERSIONS = (0, 9)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetCommitResponsePartition(Struct):
     partition_index: int = 0
     error_code: int = 0
@@ -31,7 +31,7 @@ class OffsetCommitResponsePartition(Struct):
 _OffsetCommitResponsePartition = OffsetCommitResponsePartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetCommitResponseTopic(Struct):
     OffsetCommitResponsePartition = OffsetCommitResponsePartition
     name: str = ""
@@ -58,7 +58,7 @@ class OffsetCommitResponseTopic(Struct):
 _OffsetCommitResponseTopic = OffsetCommitResponseTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetCommitResponse(ApiMessage):
     """Kafka OffsetCommitResponse (response), versions 0-9."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (1, 0)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetDeleteRequestPartition(Struct):
     partition_index: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -27,7 +27,7 @@ class OffsetDeleteRequestPartition(Struct):
 _OffsetDeleteRequestPartition = OffsetDeleteRequestPartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetDeleteRequestTopic(Struct):
     OffsetDeleteRequestPartition = OffsetDeleteRequestPartition
     name: str = ""
@@ -54,7 +54,7 @@ class OffsetDeleteRequestTopic(Struct):
 _OffsetDeleteRequestTopic = OffsetDeleteRequestTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetDeleteRequest(ApiMessage):
     """Kafka OffsetDeleteRequest (request), versions 0-0."""
 

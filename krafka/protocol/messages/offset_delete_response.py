@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (1, 0)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetDeleteResponsePartition(Struct):
     partition_index: int = 0
     error_code: int = 0
@@ -31,7 +31,7 @@ class OffsetDeleteResponsePartition(Struct):
 _OffsetDeleteResponsePartition = OffsetDeleteResponsePartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetDeleteResponseTopic(Struct):
     OffsetDeleteResponsePartition = OffsetDeleteResponsePartition
     name: str = ""
@@ -58,7 +58,7 @@ class OffsetDeleteResponseTopic(Struct):
 _OffsetDeleteResponseTopic = OffsetDeleteResponseTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetDeleteResponse(ApiMessage):
     """Kafka OffsetDeleteResponse (response), versions 0-0."""
 

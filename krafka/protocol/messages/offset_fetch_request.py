@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (6, 32767)
 _VALID_VERSIONS = (0, 9)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetFetchRequestTopic(Struct):
     name: str = ""
     partition_indexes: list[int] = field(default_factory=list)
@@ -38,7 +38,7 @@ class OffsetFetchRequestTopic(Struct):
 _OffsetFetchRequestTopic = OffsetFetchRequestTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetFetchRequestTopics(Struct):
     name: str = ""
     partition_indexes: list[int] = field(default_factory=list)
@@ -64,7 +64,7 @@ class OffsetFetchRequestTopics(Struct):
 _OffsetFetchRequestTopics = OffsetFetchRequestTopics
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetFetchRequestGroup(Struct):
     OffsetFetchRequestTopics = OffsetFetchRequestTopics
     group_id: str = ""
@@ -106,7 +106,7 @@ class OffsetFetchRequestGroup(Struct):
 _OffsetFetchRequestGroup = OffsetFetchRequestGroup
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetFetchRequest(ApiMessage):
     """Kafka OffsetFetchRequest (request), versions 0-9."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (6, 32767)
 _VALID_VERSIONS = (0, 9)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetFetchResponsePartition(Struct):
     partition_index: int = 0
     committed_offset: int = 0
@@ -44,7 +44,7 @@ class OffsetFetchResponsePartition(Struct):
 _OffsetFetchResponsePartition = OffsetFetchResponsePartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetFetchResponseTopic(Struct):
     OffsetFetchResponsePartition = OffsetFetchResponsePartition
     name: str = ""
@@ -72,7 +72,7 @@ class OffsetFetchResponseTopic(Struct):
 _OffsetFetchResponseTopic = OffsetFetchResponseTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetFetchResponsePartitions(Struct):
     partition_index: int = 0
     committed_offset: int = 0
@@ -106,7 +106,7 @@ class OffsetFetchResponsePartitions(Struct):
 _OffsetFetchResponsePartitions = OffsetFetchResponsePartitions
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetFetchResponseTopics(Struct):
     OffsetFetchResponsePartitions = OffsetFetchResponsePartitions
     name: str = ""
@@ -134,7 +134,7 @@ class OffsetFetchResponseTopics(Struct):
 _OffsetFetchResponseTopics = OffsetFetchResponseTopics
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetFetchResponseGroup(Struct):
     OffsetFetchResponseTopics = OffsetFetchResponseTopics
     group_id: str = ""
@@ -164,7 +164,7 @@ class OffsetFetchResponseGroup(Struct):
 _OffsetFetchResponseGroup = OffsetFetchResponseGroup
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetFetchResponse(ApiMessage):
     """Kafka OffsetFetchResponse (response), versions 0-9."""
 

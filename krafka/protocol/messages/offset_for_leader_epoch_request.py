@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetForLeaderPartition(Struct):
     partition: int = 0
     current_leader_epoch: int = -1
@@ -40,7 +40,7 @@ class OffsetForLeaderPartition(Struct):
 _OffsetForLeaderPartition = OffsetForLeaderPartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetForLeaderTopic(Struct):
     OffsetForLeaderPartition = OffsetForLeaderPartition
     topic: str = ""
@@ -67,7 +67,7 @@ class OffsetForLeaderTopic(Struct):
 _OffsetForLeaderTopic = OffsetForLeaderTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetForLeaderEpochRequest(ApiMessage):
     """Kafka OffsetForLeaderEpochRequest (request), versions 0-4."""
 

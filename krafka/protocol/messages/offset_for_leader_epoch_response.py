@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EpochEndOffset(Struct):
     error_code: int = 0
     partition: int = 0
@@ -37,7 +37,7 @@ class EpochEndOffset(Struct):
 _EpochEndOffset = EpochEndOffset
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetForLeaderTopicResult(Struct):
     EpochEndOffset = EpochEndOffset
     topic: str = ""
@@ -59,7 +59,7 @@ class OffsetForLeaderTopicResult(Struct):
 _OffsetForLeaderTopicResult = OffsetForLeaderTopicResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OffsetForLeaderEpochResponse(ApiMessage):
     """Kafka OffsetForLeaderEpochResponse (response), versions 0-4."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (9, 32767)
 _VALID_VERSIONS = (0, 11)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionProduceData(Struct):
     index: int = 0
     records: memoryview | bytes | None = None
@@ -31,7 +31,7 @@ class PartitionProduceData(Struct):
 _PartitionProduceData = PartitionProduceData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicProduceData(Struct):
     PartitionProduceData = PartitionProduceData
     name: str = ""
@@ -58,7 +58,7 @@ class TopicProduceData(Struct):
 _TopicProduceData = TopicProduceData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ProduceRequest(ApiMessage):
     """Kafka ProduceRequest (request), versions 0-11."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (9, 32767)
 _VALID_VERSIONS = (0, 11)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class BatchIndexAndErrorMessage(Struct):
     batch_index: int = 0
     batch_index_error_message: str | None = None
@@ -37,7 +37,7 @@ class BatchIndexAndErrorMessage(Struct):
 _BatchIndexAndErrorMessage = BatchIndexAndErrorMessage
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class LeaderIdAndEpoch(Struct):
     leader_id: int = -1
     leader_epoch: int = -1
@@ -56,7 +56,7 @@ class LeaderIdAndEpoch(Struct):
 _LeaderIdAndEpoch = LeaderIdAndEpoch
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionProduceResponse(Struct):
     BatchIndexAndErrorMessage = BatchIndexAndErrorMessage
     LeaderIdAndEpoch = LeaderIdAndEpoch
@@ -128,7 +128,7 @@ class PartitionProduceResponse(Struct):
 _PartitionProduceResponse = PartitionProduceResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicProduceResponse(Struct):
     PartitionProduceResponse = PartitionProduceResponse
     name: str = ""
@@ -155,7 +155,7 @@ class TopicProduceResponse(Struct):
 _TopicProduceResponse = TopicProduceResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class NodeEndpoint(Struct):
     node_id: int = 0
     host: str = ""
@@ -178,7 +178,7 @@ class NodeEndpoint(Struct):
 _NodeEndpoint = NodeEndpoint
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ProduceResponse(ApiMessage):
     """Kafka ProduceResponse (response), versions 0-11."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PushTelemetryRequest(ApiMessage):
     """Kafka PushTelemetryRequest (request), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class StateBatch(Struct):
     first_offset: int = 0
     last_offset: int = 0
@@ -35,7 +35,7 @@ class StateBatch(Struct):
 _StateBatch = StateBatch
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionResult(Struct):
     StateBatch = StateBatch
     partition: int = 0
@@ -65,7 +65,7 @@ class PartitionResult(Struct):
 _PartitionResult = PartitionResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReadStateResult(Struct):
     PartitionResult = PartitionResult
     topic_id: uuid.UUID = ZERO_UUID
@@ -87,7 +87,7 @@ class ReadStateResult(Struct):
 _ReadStateResult = ReadStateResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReadShareGroupStateResponse(ApiMessage):
     """Kafka ReadShareGroupStateResponse (response), versions 0-0."""
 

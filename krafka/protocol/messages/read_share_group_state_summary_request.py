@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
     partition: int = 0
     leader_epoch: int = 0
@@ -31,7 +31,7 @@ class PartitionData(Struct):
 _PartitionData = PartitionData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReadStateSummaryData(Struct):
     PartitionData = PartitionData
     topic_id: uuid.UUID = ZERO_UUID
@@ -53,7 +53,7 @@ class ReadStateSummaryData(Struct):
 _ReadStateSummaryData = ReadStateSummaryData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReadShareGroupStateSummaryRequest(ApiMessage):
     """Kafka ReadShareGroupStateSummaryRequest (request), versions 0-0."""
 

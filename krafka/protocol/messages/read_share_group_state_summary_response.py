@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionResult(Struct):
     partition: int = 0
     error_code: int = 0
@@ -37,7 +37,7 @@ class PartitionResult(Struct):
 _PartitionResult = PartitionResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReadStateSummaryResult(Struct):
     PartitionResult = PartitionResult
     topic_id: uuid.UUID = ZERO_UUID
@@ -59,7 +59,7 @@ class ReadStateSummaryResult(Struct):
 _ReadStateSummaryResult = ReadStateSummaryResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReadShareGroupStateSummaryResponse(ApiMessage):
     """Kafka ReadShareGroupStateSummaryResponse (response), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class RequestHeader(ApiMessage):
     """Kafka RequestHeader (header), versions 0-2."""
 

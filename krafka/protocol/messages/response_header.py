@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ResponseHeader(ApiMessage):
     """Kafka ResponseHeader (header), versions 0-1."""
 

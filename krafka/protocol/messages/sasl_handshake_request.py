@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (1, 0)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SaslHandshakeRequest(ApiMessage):
     """Kafka SaslHandshakeRequest (request), versions 0-1."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AcknowledgementBatch(Struct):
     first_offset: int = 0
     last_offset: int = 0
@@ -33,7 +33,7 @@ class AcknowledgementBatch(Struct):
 _AcknowledgementBatch = AcknowledgementBatch
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AcknowledgePartition(Struct):
     AcknowledgementBatch = AcknowledgementBatch
     partition_index: int = 0
@@ -60,7 +60,7 @@ class AcknowledgePartition(Struct):
 _AcknowledgePartition = AcknowledgePartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AcknowledgeTopic(Struct):
     AcknowledgePartition = AcknowledgePartition
     topic_id: uuid.UUID = ZERO_UUID
@@ -87,7 +87,7 @@ class AcknowledgeTopic(Struct):
 _AcknowledgeTopic = AcknowledgeTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ShareAcknowledgeRequest(ApiMessage):
     """Kafka ShareAcknowledgeRequest (request), versions 1-2."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class LeaderIdAndEpoch(Struct):
     leader_id: int = 0
     leader_epoch: int = 0
@@ -31,7 +31,7 @@ class LeaderIdAndEpoch(Struct):
 _LeaderIdAndEpoch = LeaderIdAndEpoch
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
     LeaderIdAndEpoch = LeaderIdAndEpoch
     partition_index: int = 0
@@ -57,7 +57,7 @@ class PartitionData(Struct):
 _PartitionData = PartitionData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ShareAcknowledgeTopicResponse(Struct):
     PartitionData = PartitionData
     topic_id: uuid.UUID = ZERO_UUID
@@ -79,7 +79,7 @@ class ShareAcknowledgeTopicResponse(Struct):
 _ShareAcknowledgeTopicResponse = ShareAcknowledgeTopicResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class NodeEndpoint(Struct):
     node_id: int = 0
     host: str = ""
@@ -102,7 +102,7 @@ class NodeEndpoint(Struct):
 _NodeEndpoint = NodeEndpoint
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ShareAcknowledgeResponse(ApiMessage):
     """Kafka ShareAcknowledgeResponse (response), versions 1-2."""
 

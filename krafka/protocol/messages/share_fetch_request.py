@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AcknowledgementBatch(Struct):
     first_offset: int = 0
     last_offset: int = 0
@@ -33,7 +33,7 @@ class AcknowledgementBatch(Struct):
 _AcknowledgementBatch = AcknowledgementBatch
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FetchPartition(Struct):
     AcknowledgementBatch = AcknowledgementBatch
     partition_index: int = 0
@@ -62,7 +62,7 @@ class FetchPartition(Struct):
 _FetchPartition = FetchPartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FetchTopic(Struct):
     FetchPartition = FetchPartition
     topic_id: uuid.UUID = ZERO_UUID
@@ -84,7 +84,7 @@ class FetchTopic(Struct):
 _FetchTopic = FetchTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ForgottenTopic(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     partitions: list[int] = field(default_factory=list)
@@ -103,7 +103,7 @@ class ForgottenTopic(Struct):
 _ForgottenTopic = ForgottenTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ShareFetchRequest(ApiMessage):
     """Kafka ShareFetchRequest (request), versions 1-2."""
 

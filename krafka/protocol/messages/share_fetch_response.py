@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class LeaderIdAndEpoch(Struct):
     leader_id: int = 0
     leader_epoch: int = 0
@@ -31,7 +31,7 @@ class LeaderIdAndEpoch(Struct):
 _LeaderIdAndEpoch = LeaderIdAndEpoch
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AcquiredRecords(Struct):
     first_offset: int = 0
     last_offset: int = 0
@@ -52,7 +52,7 @@ class AcquiredRecords(Struct):
 _AcquiredRecords = AcquiredRecords
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
     LeaderIdAndEpoch = LeaderIdAndEpoch
     AcquiredRecords = AcquiredRecords
@@ -96,7 +96,7 @@ class PartitionData(Struct):
 _PartitionData = PartitionData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ShareFetchableTopicResponse(Struct):
     PartitionData = PartitionData
     topic_id: uuid.UUID = ZERO_UUID
@@ -118,7 +118,7 @@ class ShareFetchableTopicResponse(Struct):
 _ShareFetchableTopicResponse = ShareFetchableTopicResponse
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class NodeEndpoint(Struct):
     node_id: int = 0
     host: str = ""
@@ -141,7 +141,7 @@ class NodeEndpoint(Struct):
 _NodeEndpoint = NodeEndpoint
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ShareFetchResponse(ApiMessage):
     """Kafka ShareFetchResponse (response), versions 1-2."""
 

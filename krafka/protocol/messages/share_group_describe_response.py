@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopicPartitions(Struct):
     topic_id: uuid.UUID = ZERO_UUID
     topic_name: str = ""
@@ -33,7 +33,7 @@ class TopicPartitions(Struct):
 _TopicPartitions = TopicPartitions
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Assignment(Struct):
     TopicPartitions = TopicPartitions
     topic_partitions: list[_TopicPartitions] = field(default_factory=list)
@@ -58,7 +58,7 @@ class Assignment(Struct):
 _Assignment = Assignment
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Member(Struct):
     Assignment = Assignment
     member_id: str = ""
@@ -90,7 +90,7 @@ class Member(Struct):
 _Member = Member
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DescribedGroup(Struct):
     Member = Member
     error_code: int = 0
@@ -124,7 +124,7 @@ class DescribedGroup(Struct):
 _DescribedGroup = DescribedGroup
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ShareGroupDescribeResponse(ApiMessage):
     """Kafka ShareGroupDescribeResponse (response), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ShareGroupHeartbeatRequest(ApiMessage):
     """Kafka ShareGroupHeartbeatRequest (request), versions 1-1."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SyncGroupRequestAssignment(Struct):
     member_id: str = ""
     assignment: bytes = b""
@@ -31,7 +31,7 @@ class SyncGroupRequestAssignment(Struct):
 _SyncGroupRequestAssignment = SyncGroupRequestAssignment
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SyncGroupRequest(ApiMessage):
     """Kafka SyncGroupRequest (request), versions 0-5."""
 

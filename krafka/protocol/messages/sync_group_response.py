@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SyncGroupResponse(ApiMessage):
     """Kafka SyncGroupResponse (response), versions 0-5."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TxnOffsetCommitRequestPartition(Struct):
     partition_index: int = 0
     committed_offset: int = 0
@@ -44,7 +44,7 @@ class TxnOffsetCommitRequestPartition(Struct):
 _TxnOffsetCommitRequestPartition = TxnOffsetCommitRequestPartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TxnOffsetCommitRequestTopic(Struct):
     TxnOffsetCommitRequestPartition = TxnOffsetCommitRequestPartition
     name: str = ""
@@ -71,7 +71,7 @@ class TxnOffsetCommitRequestTopic(Struct):
 _TxnOffsetCommitRequestTopic = TxnOffsetCommitRequestTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TxnOffsetCommitRequest(ApiMessage):
     """Kafka TxnOffsetCommitRequest (request), versions 0-4."""
 

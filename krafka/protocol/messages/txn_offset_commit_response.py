@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TxnOffsetCommitResponsePartition(Struct):
     partition_index: int = 0
     error_code: int = 0
@@ -31,7 +31,7 @@ class TxnOffsetCommitResponsePartition(Struct):
 _TxnOffsetCommitResponsePartition = TxnOffsetCommitResponsePartition
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TxnOffsetCommitResponseTopic(Struct):
     TxnOffsetCommitResponsePartition = TxnOffsetCommitResponsePartition
     name: str = ""
@@ -58,7 +58,7 @@ class TxnOffsetCommitResponseTopic(Struct):
 _TxnOffsetCommitResponseTopic = TxnOffsetCommitResponseTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TxnOffsetCommitResponse(ApiMessage):
     """Kafka TxnOffsetCommitResponse (response), versions 0-4."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FeatureUpdateKey(Struct):
     feature: str = ""
     max_version_level: int = 0
@@ -35,7 +35,7 @@ class FeatureUpdateKey(Struct):
 _FeatureUpdateKey = FeatureUpdateKey
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class UpdateFeaturesRequest(ApiMessage):
     """Kafka UpdateFeaturesRequest (request), versions 0-2."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class UpdatableFeatureResult(Struct):
     feature: str = ""
     error_code: int = 0
@@ -33,7 +33,7 @@ class UpdatableFeatureResult(Struct):
 _UpdatableFeatureResult = UpdatableFeatureResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class UpdateFeaturesResponse(ApiMessage):
     """Kafka UpdateFeaturesResponse (response), versions 0-2."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class StateBatch(Struct):
     first_offset: int = 0
     last_offset: int = 0
@@ -35,7 +35,7 @@ class StateBatch(Struct):
 _StateBatch = StateBatch
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
     StateBatch = StateBatch
     partition: int = 0
@@ -63,7 +63,7 @@ class PartitionData(Struct):
 _PartitionData = PartitionData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WriteStateData(Struct):
     PartitionData = PartitionData
     topic_id: uuid.UUID = ZERO_UUID
@@ -85,7 +85,7 @@ class WriteStateData(Struct):
 _WriteStateData = WriteStateData
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WriteShareGroupStateRequest(ApiMessage):
     """Kafka WriteShareGroupStateRequest (request), versions 0-0."""
 

@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PartitionResult(Struct):
     partition: int = 0
     error_code: int = 0
@@ -33,7 +33,7 @@ class PartitionResult(Struct):
 _PartitionResult = PartitionResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WriteStateResult(Struct):
     PartitionResult = PartitionResult
     topic_id: uuid.UUID = ZERO_UUID
@@ -55,7 +55,7 @@ class WriteStateResult(Struct):
 _WriteStateResult = WriteStateResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WriteShareGroupStateResponse(ApiMessage):
     """Kafka WriteShareGroupStateResponse (response), versions 0-0."""
 

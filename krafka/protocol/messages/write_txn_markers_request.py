@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WritableTxnMarkerTopic(Struct):
     name: str = ""
     partition_indexes: list[int] = field(default_factory=list)
@@ -31,7 +31,7 @@ class WritableTxnMarkerTopic(Struct):
 _WritableTxnMarkerTopic = WritableTxnMarkerTopic
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WritableTxnMarker(Struct):
     WritableTxnMarkerTopic = WritableTxnMarkerTopic
     producer_id: int = 0
@@ -59,7 +59,7 @@ class WritableTxnMarker(Struct):
 _WritableTxnMarker = WritableTxnMarker
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WriteTxnMarkersRequest(ApiMessage):
     """Kafka WriteTxnMarkersRequest (request), versions 0-1."""
 

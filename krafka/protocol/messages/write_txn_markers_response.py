@@ -12,7 +12,7 @@ _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WritableTxnMarkerPartitionResult(Struct):
     partition_index: int = 0
     error_code: int = 0
@@ -31,7 +31,7 @@ class WritableTxnMarkerPartitionResult(Struct):
 _WritableTxnMarkerPartitionResult = WritableTxnMarkerPartitionResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WritableTxnMarkerTopicResult(Struct):
     WritableTxnMarkerPartitionResult = WritableTxnMarkerPartitionResult
     name: str = ""
@@ -58,7 +58,7 @@ class WritableTxnMarkerTopicResult(Struct):
 _WritableTxnMarkerTopicResult = WritableTxnMarkerTopicResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WritableTxnMarkerResult(Struct):
     WritableTxnMarkerTopicResult = WritableTxnMarkerTopicResult
     producer_id: int = 0
@@ -85,7 +85,7 @@ class WritableTxnMarkerResult(Struct):
 _WritableTxnMarkerResult = WritableTxnMarkerResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WriteTxnMarkersResponse(ApiMessage):
     """Kafka WriteTxnMarkersResponse (response), versions 0-1."""
 
