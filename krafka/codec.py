@@ -18,18 +18,21 @@ from krafka._codec import impl
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka._codec.records import parse_control
 from krafka._codec.types import (
-    BatchHeader,
     Compression,
     ControlRecord,
     ControlType,
-    RecordBatch,
     RecordLike,
     TimestampType,
 )
+from krafka._codec.types import BatchHeader as _PureBatchHeader
+from krafka._codec.types import RecordBatch as _PureRecordBatch
+from krafka.arrow import decode_to_arrow
 
 Buffer = bytes | bytearray | memoryview
 
 Record: Any = impl.Record
+RecordBatch: Any = impl.RecordBatch
+BatchHeader: Any = impl.BatchHeader
 IMPLEMENTATION: str = impl.name
 
 __all__ = [
@@ -43,6 +46,7 @@ __all__ = [
     "RecordBatch",
     "TimestampType",
     "decode_batches",
+    "decode_to_arrow",
     "encode_batch",
     "iter_batch_records",
     "iter_batches",
@@ -96,9 +100,9 @@ def decode_batches(
     *,
     check_crc: bool = True,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED,
-) -> list[RecordBatch]:
+) -> list[_PureRecordBatch]:
     """Decode every complete batch in `buffer` (see the module docstring)."""
-    result: list[RecordBatch] = impl.decode_batches(buffer, check_crc, max_decompressed_size)
+    result: list[_PureRecordBatch] = impl.decode_batches(buffer, check_crc, max_decompressed_size)
     return result
 
 
@@ -107,21 +111,21 @@ def iter_batches(
     *,
     check_crc: bool = True,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED,
-) -> Iterator[RecordBatch]:
+) -> Iterator[_PureRecordBatch]:
     """Like `decode_batches`, one batch at a time (bounded memory over large segments)."""
-    result: Iterator[RecordBatch] = impl.iter_batches(buffer, check_crc, max_decompressed_size)
+    result: Iterator[_PureRecordBatch] = impl.iter_batches(buffer, check_crc, max_decompressed_size)
     return result
 
 
-def scan_batches(buffer: Buffer) -> Iterator[BatchHeader]:
+def scan_batches(buffer: Buffer) -> Iterator[_PureBatchHeader]:
     """Batch headers only — no CRC check, no decompression: for splitting segments cheaply."""
-    result: Iterator[BatchHeader] = impl.scan_batches(buffer)
+    result: Iterator[_PureBatchHeader] = impl.scan_batches(buffer)
     return result
 
 
 def iter_batch_records(
     buffer: Buffer,
-    header: BatchHeader,
+    header: _PureBatchHeader,
     *,
     check_crc: bool = True,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED,

@@ -15,7 +15,7 @@ from typing import Any
 
 from krafka._codec import pure
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
-from krafka._codec.types import BatchHeader, RecordBatch, TimestampType
+from krafka._codec.types import BatchHeader, RecordBatch
 
 Buffer = bytes | bytearray | memoryview
 

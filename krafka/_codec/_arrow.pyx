@@ -1,0 +1,684 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled Kafka-records-to-Arrow sink: the hot twin of `arrow.py`.
+
+v2 records are parsed in C straight into growable column buffers (offsets, timestamps, key and
+value bytes with int32 offset arrays, header keys/values, one flag byte per row); no Python
+object is created per record. `finish()` hands the buffers to `pyarrow.Array.from_buffers`
+without copying (each buffer is owned by a small `_Mem` object exporting the buffer protocol).
+Legacy (magic 0/1) entries arrive already decoded, through `add_legacy`.
+
+Every length is checked against the bytes that remain before anything is copied; a batch that
+fails part way is rolled back, so the sink never holds part of a batch.
+"""
+
+cimport cython
+from cpython.buffer cimport PyBuffer_FillInfo
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
+
+from krafka._codec._cvarint cimport be32, be64, read_varint, read_varlong
+
+from crc32c import crc32c as _crc32c
+
+from krafka._codec.arrow import UNIT_FACTORS, arrow_schema
+from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
+from krafka._codec.types import Compression
+from krafka.errors import CorruptRecordError
+
+try:
+    from krafka._codec import _compression as _compression_mod
+except ImportError:  # pragma: no cover - build without the optional compiled twin
+    from krafka._codec import compression as _compression_mod
+
+cdef int HEADER_SIZE = 61
+cdef int CRC_START = 21
+cdef int MIN_RECORD_SIZE = 7
+cdef object _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
+                       Compression.LZ4, Compression.ZSTD)
+
+# one flag byte per row
+cdef enum:
+    F_KEY = 1
+    F_VALUE = 2
+    F_TS = 4
+    F_TXN = 8
+    F_CONTROL = 16
+    F_PID = 32
+    F_LOG_APPEND = 64
+    F_TS_TYPE = 128
+
+
+# ---------------------------------------------------------------- growable buffers
+cdef struct Buf:
+    uint8_t* p
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef int _reserve(Buf* b, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t need = b.n + extra
+    cdef Py_ssize_t cap = b.cap
+    cdef uint8_t* np
+    if need <= cap:
+        return 0
+    if cap < 256:
+        cap = 256
+    while cap < need:
+        cap *= 2
+    np = <uint8_t*>PyMem_Realloc(b.p, cap)
+    if np == NULL:
+        raise MemoryError()
+    b.p = np
+    b.cap = cap
+    return 0
+
+
+cdef void _free(Buf* b) noexcept:
+    PyMem_Free(b.p)
+    b.p = NULL
+    b.n = 0
+    b.cap = 0
+
+
+@cython.final
+cdef class _Mem:
+    """Owns one malloc'd column buffer and lends it to pyarrow through the buffer protocol."""
+    cdef uint8_t* p
+    cdef Py_ssize_t n
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        PyBuffer_FillInfo(view, self, self.p, self.n, 1, flags)
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+    def __dealloc__(self):
+        PyMem_Free(self.p)
+
+
+cdef _Mem _take(Buf* b):
+    """Move the buffer's memory into a `_Mem` (the Buf is left empty)."""
+    cdef _Mem m = _Mem.__new__(_Mem)
+    if b.p == NULL:
+        _reserve(b, 8)
+    m.p = b.p
+    m.n = b.n
+    b.p = NULL
+    b.n = 0
+    b.cap = 0
+    return m
+
+
+cdef _Mem _new_mem(Py_ssize_t n, bint zero):
+    cdef _Mem m = _Mem.__new__(_Mem)
+    m.p = <uint8_t*>PyMem_Malloc(n if n > 0 else 8)
+    if m.p == NULL:
+        raise MemoryError()
+    m.n = n
+    if zero:
+        memset(m.p, 0, n if n > 0 else 8)
+    return m
+
+
+cdef int _zero_offsets(Buf* b) except -1:
+    b.n = 0
+    _reserve(b, 4)
+    (<int32_t*>b.p)[0] = 0
+    b.n = 4
+    return 0
+
+
+cdef inline void _put_i32(Buf* b, Py_ssize_t index, Py_ssize_t value) noexcept nogil:
+    (<int32_t*>b.p)[index] = <int32_t>value
+
+
+cdef inline bint _ascii(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if p[i] & 0x80:
+            return False
+    return True
+
+
+cdef int _check_utf8(const uint8_t* p, Py_ssize_t n) except -1:
+    if _ascii(p, n):
+        return 0
+    try:
+        PyUnicode_DecodeUTF8(<const char*>p, n, NULL)
+    except UnicodeDecodeError:
+        raise CorruptRecordError("header key is not valid UTF-8") from None
+    return 0
+
+
+cdef struct Mark:
+    Py_ssize_t rows
+    Py_ssize_t nh
+    Py_ssize_t kdat
+    Py_ssize_t vdat
+    Py_ssize_t hkdat
+    Py_ssize_t hvdat
+
+
+cdef object _pa = None
+
+
+cdef object _pyarrow():
+    global _pa
+    if _pa is None:
+        import pyarrow
+        _pa = pyarrow
+    return _pa
+
+
+# ---------------------------------------------------------------- the sink
+cdef class ArrowSink:
+    """Accumulates rows from batches; `finish()` returns them as a RecordBatch and resets."""
+
+    cdef Buf offs, ts, pid, flags, koff, kdat, voff, vdat, hoff, hkoff, hkdat, hvoff, hvdat, hvok
+    cdef Py_ssize_t _rows, _nh
+    cdef int64_t min_off, max_off, min_ts, max_ts, factor
+    cdef bint ts_filter
+    cdef readonly object topic, partition, timestamp_unit
+    cdef object _obj
+    cdef const uint8_t[::1] _mv
+    cdef const uint8_t* _p
+    cdef Py_ssize_t _n
+
+    def __init__(self, topic=None, partition=None, timestamp_unit="ms",
+                 min_offset=INT64_MIN, max_offset=INT64_MAX, min_timestamp=None,
+                 max_timestamp=None):
+        self.topic = topic
+        self.partition = partition
+        self.timestamp_unit = timestamp_unit
+        self.factor = UNIT_FACTORS[timestamp_unit]
+        self.min_off = min_offset
+        self.max_off = max_offset
+        self.ts_filter = min_timestamp is not None or max_timestamp is not None
+        self.min_ts = INT64_MIN if min_timestamp is None else min_timestamp
+        self.max_ts = INT64_MAX if max_timestamp is None else max_timestamp
+        self._start()
+
+    def __dealloc__(self):
+        _free(&self.offs)
+        _free(&self.ts)
+        _free(&self.pid)
+        _free(&self.flags)
+        _free(&self.koff)
+        _free(&self.kdat)
+        _free(&self.voff)
+        _free(&self.vdat)
+        _free(&self.hoff)
+        _free(&self.hkoff)
+        _free(&self.hkdat)
+        _free(&self.hvoff)
+        _free(&self.hvdat)
+        _free(&self.hvok)
+
+    cdef int _start(self) except -1:
+        """Empty columns; offset arrays start with their leading 0."""
+        self._rows = 0
+        self._nh = 0
+        _free(&self.flags)
+        _free(&self.hvok)
+        _zero_offsets(&self.koff)
+        _zero_offsets(&self.voff)
+        _zero_offsets(&self.hoff)
+        _zero_offsets(&self.hkoff)
+        _zero_offsets(&self.hvoff)
+        self._sync_lengths()
+        return 0
+
+    @property
+    def rows(self):
+        return self._rows
+
+    @property
+    def nbytes(self):
+        return self.kdat.n + self.vdat.n + self.hkdat.n + self.hvdat.n
+
+    cdef int _bind(self, object buf) except -1:
+        if buf is self._obj:
+            return 0
+        self._obj = buf
+        if isinstance(buf, bytes):
+            self._mv = None
+            self._p = <const uint8_t*>PyBytes_AS_STRING(buf)
+            self._n = PyBytes_GET_SIZE(buf)
+        else:
+            self._mv = memoryview(buf).cast("B")
+            self._n = self._mv.shape[0]
+            self._p = &self._mv[0] if self._n > 0 else <const uint8_t*>""
+        return 0
+
+    cdef Mark _mark(self):
+        cdef Mark m
+        m.rows = self._rows
+        m.nh = self._nh
+        m.kdat = self.kdat.n
+        m.vdat = self.vdat.n
+        m.hkdat = self.hkdat.n
+        m.hvdat = self.hvdat.n
+        return m
+
+    cdef void _rollback(self, Mark m) noexcept:
+        self._rows = m.rows
+        self._nh = m.nh
+        self.kdat.n = m.kdat
+        self.vdat.n = m.vdat
+        self.hkdat.n = m.hkdat
+        self.hvdat.n = m.hvdat
+        self._sync_lengths()
+
+    cdef void _sync_lengths(self) noexcept:
+        cdef Py_ssize_t r = self._rows, h = self._nh
+        self.offs.n = 8 * r
+        self.ts.n = 8 * r
+        self.pid.n = 8 * r
+        self.flags.n = r
+        self.koff.n = 4 * (r + 1)
+        self.voff.n = 4 * (r + 1)
+        self.hoff.n = 4 * (r + 1)
+        self.hkoff.n = 4 * (h + 1)
+        self.hvoff.n = 4 * (h + 1)
+        self.hvok.n = h
+
+    cdef int _reserve_rows(self, Py_ssize_t count) except -1:
+        _reserve(&self.offs, 8 * count)
+        _reserve(&self.ts, 8 * count)
+        _reserve(&self.pid, 8 * count)
+        _reserve(&self.flags, count)
+        _reserve(&self.koff, 4 * count)
+        _reserve(&self.voff, 4 * count)
+        _reserve(&self.hoff, 4 * count)
+        return 0
+
+    cdef int _reserve_headers(self, Py_ssize_t count) except -1:
+        self.hkoff.n = 4 * (self._nh + 1)
+        self.hvoff.n = 4 * (self._nh + 1)
+        self.hvok.n = self._nh
+        _reserve(&self.hkoff, 4 * count)
+        _reserve(&self.hvoff, 4 * count)
+        _reserve(&self.hvok, count)
+        return 0
+
+    cdef int _reserve_bytes(self, Py_ssize_t n) except -1:
+        if self.nbytes + n > INT32_MAX:
+                raise OverflowError("more than 2 GiB of record bytes in one Arrow chunk")
+        _reserve(&self.kdat, n)
+        _reserve(&self.vdat, n)
+        _reserve(&self.hkdat, n)
+        _reserve(&self.hvdat, n)
+        return 0
+
+    cdef inline bint _accepts(self, int64_t offset, int64_t ts, bint has_ts) noexcept:
+        if offset < self.min_off or offset >= self.max_off:
+            return False
+        if self.ts_filter:
+            return has_ts and ts >= self.min_ts and ts < self.max_ts
+        return True
+
+    # ------------------------------------------------------------ v2 batches
+    def add_v2(self, buf, header, bint check_crc=True,
+               max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
+        """Decode the v2 batch `header` describes; all or none of its rows are added."""
+        self._bind(buf)
+        cdef Py_ssize_t start = header.byte_offset
+        cdef Py_ssize_t length = header.byte_length
+        if start < 0 or length < HEADER_SIZE or start + length > self._n:
+            raise CorruptRecordError(f"batch of {length} bytes out of bounds", start)
+        cdef const uint8_t* q = self._p + start
+        cdef int attributes = (q[21] << 8) | q[22]
+        cdef int code = attributes & 7
+        cdef int32_t count = be32(q + 57)
+        cdef object body = None
+        cdef const uint8_t* bp
+        cdef Py_ssize_t bn
+        cdef uint32_t stored = <uint32_t>be32(q + 17)
+        if code > 4:
+            raise CorruptRecordError(f"unknown compression codec {code}", start)
+        if check_crc:
+            actual = _crc32c(memoryview(self._obj)[start + CRC_START:start + length])
+            if actual != stored:
+                raise CorruptRecordError(
+                    f"record batch CRC mismatch: stored {stored:#010x}, computed {actual:#010x}",
+                    start)
+        if count < 0:
+            raise CorruptRecordError(f"negative record count {count}", start)
+        if code == 0:
+            bp = q + HEADER_SIZE
+            bn = length - HEADER_SIZE
+        else:
+            body = _compression_mod.decompress(
+                _CODECS[code], memoryview(self._obj)[start + HEADER_SIZE:start + length],
+                max_decompressed_size)
+            bp = <const uint8_t*>PyBytes_AS_STRING(body)
+            bn = PyBytes_GET_SIZE(body)
+        if count > bn // MIN_RECORD_SIZE:
+            raise CorruptRecordError(f"record count {count} exceeds what {bn} bytes hold", start)
+        cdef uint8_t base_flags = F_TS | F_PID | F_TS_TYPE
+        if attributes & 0x08:
+            base_flags |= F_LOG_APPEND
+        if attributes & 0x10:
+            base_flags |= F_TXN
+        if attributes & 0x20:
+            base_flags |= F_CONTROL
+        cdef Mark mark = self._mark()
+        try:
+            return self._records(bp, bn, be64(q), be64(q + 27), be64(q + 35), be64(q + 43),
+                                 count, base_flags, start)
+        except BaseException:
+            self._rollback(mark)
+            raise
+
+    cdef Py_ssize_t _records(self, const uint8_t* p, Py_ssize_t n, int64_t base_offset,
+                             int64_t base_ts, int64_t max_ts, int64_t producer_id, int32_t count,
+                             uint8_t base_flags, Py_ssize_t where) except -1:
+        self._reserve_rows(count)
+        self._reserve_bytes(n)
+        cdef Py_ssize_t before = self._rows
+        cdef Py_ssize_t pos = 0, end, r
+        cdef int32_t length = 0, offset_delta = 0, klen = 0, vlen = 0, hcount = 0, hk = 0, hv = 0
+        cdef int32_t i, j
+        cdef int64_t ts_delta = 0, offset, ts
+        cdef uint8_t row_flags
+        cdef bint log_append = (base_flags & F_LOG_APPEND) != 0
+        cdef Py_ssize_t kn, vn, hkn, hvn, nh
+        for i in range(count):
+            if read_varint(p, &pos, n, &length) < 0:
+                _bad(i, base_offset, "malformed record length varint", where)
+            if length < MIN_RECORD_SIZE - 1 or pos + length > n:
+                _bad(i, base_offset,
+                     f"record length {length} invalid for {n - pos} remaining bytes", where)
+            end = pos + length
+            pos += 1
+            if (read_varlong(p, &pos, end, &ts_delta) < 0
+                    or read_varint(p, &pos, end, &offset_delta) < 0):
+                _bad(i, base_offset, "malformed timestamp/offset delta", where)
+            row_flags = base_flags
+            kn = self.kdat.n
+            if read_varint(p, &pos, end, &klen) < 0:
+                _bad(i, base_offset, "malformed key length", where)
+            if klen != -1:
+                if klen < 0 or pos + klen > end:
+                    _bad(i, base_offset, f"invalid key length {klen}", where)
+                memcpy(self.kdat.p + kn, p + pos, klen)
+                kn += klen
+                pos += klen
+                row_flags |= F_KEY
+            vn = self.vdat.n
+            if read_varint(p, &pos, end, &vlen) < 0:
+                _bad(i, base_offset, "malformed value length", where)
+            if vlen != -1:
+                if vlen < 0 or pos + vlen > end:
+                    _bad(i, base_offset, f"invalid value length {vlen}", where)
+                memcpy(self.vdat.p + vn, p + pos, vlen)
+                vn += vlen
+                pos += vlen
+                row_flags |= F_VALUE
+            if read_varint(p, &pos, end, &hcount) < 0:
+                _bad(i, base_offset, "malformed header count", where)
+            if hcount < 0 or hcount > (end - pos) // 2:
+                _bad(i, base_offset, f"invalid header count {hcount}", where)
+            nh = self._nh
+            hkn = self.hkdat.n
+            hvn = self.hvdat.n
+            if hcount:
+                self._reserve_headers(hcount)
+            for j in range(hcount):
+                if read_varint(p, &pos, end, &hk) < 0 or hk < 0 or pos + hk > end:
+                    _bad(i, base_offset, "invalid header key length", where)
+                try:
+                    _check_utf8(p + pos, hk)
+                except CorruptRecordError as exc:
+                    _bad(i, base_offset, str(exc), where)
+                memcpy(self.hkdat.p + hkn, p + pos, hk)
+                hkn += hk
+                pos += hk
+                if read_varint(p, &pos, end, &hv) < 0:
+                    _bad(i, base_offset, "malformed header value length", where)
+                if hv == -1:
+                    self.hvok.p[nh + j] = 0
+                elif hv < 0 or pos + hv > end:
+                    _bad(i, base_offset, f"invalid header value length {hv}", where)
+                else:
+                    memcpy(self.hvdat.p + hvn, p + pos, hv)
+                    hvn += hv
+                    pos += hv
+                    self.hvok.p[nh + j] = 1
+                _put_i32(&self.hkoff, nh + j + 1, hkn)
+                _put_i32(&self.hvoff, nh + j + 1, hvn)
+            if pos != end:
+                _bad(i, base_offset, f"record length {length} does not match its fields", where)
+            offset = <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>offset_delta)
+            ts = max_ts if log_append else <int64_t>(<uint64_t>base_ts + <uint64_t>ts_delta)
+            if not self._accepts(offset, ts, True):
+                continue
+            r = self._rows
+            (<int64_t*>self.offs.p)[r] = offset
+            (<int64_t*>self.ts.p)[r] = <int64_t>(<uint64_t>ts * <uint64_t>self.factor)
+            (<int64_t*>self.pid.p)[r] = producer_id
+            self.flags.p[r] = row_flags
+            self.kdat.n = kn
+            self.vdat.n = vn
+            self.hkdat.n = hkn
+            self.hvdat.n = hvn
+            self._nh = nh + hcount
+            self._rows = r + 1
+            _put_i32(&self.koff, r + 1, kn)
+            _put_i32(&self.voff, r + 1, vn)
+            _put_i32(&self.hoff, r + 1, self._nh)
+        if pos != n:
+            raise CorruptRecordError(
+                f"{n - pos} bytes left after {count} records of batch at offset {base_offset}",
+                where)
+        self._sync_lengths()
+        return self._rows - before
+
+    # ------------------------------------------------------------ legacy entries
+    def add_legacy(self, batch):
+        """Add the records of a decoded legacy (magic 0/1) entry."""
+        cdef uint8_t base_flags = 0
+        ts_type = batch.timestamp_type
+        if ts_type is not None:
+            base_flags |= F_TS_TYPE
+            if int(ts_type) == 1:
+                base_flags |= F_LOG_APPEND
+        cdef Mark mark = self._mark()
+        cdef Py_ssize_t before = self._rows
+        try:
+            for rec in batch.records:
+                self._add_record(rec.offset, rec.timestamp, rec.key, rec.value, rec.headers,
+                                 base_flags)
+        except BaseException:
+            self._rollback(mark)
+            raise
+        return self._rows - before
+
+    cdef int _add_record(self, int64_t offset, object timestamp, object key, object value,
+                         object headers, uint8_t row_flags) except -1:
+        cdef int64_t ts = 0
+        if timestamp is not None:
+            ts = timestamp
+            row_flags |= F_TS
+        if not self._accepts(offset, ts, timestamp is not None):
+            return 0
+        cdef Py_ssize_t r = self._rows
+        self._reserve_rows(1)
+        if key is not None:
+            row_flags |= F_KEY
+            self._append_bytes(&self.kdat, bytes(key))
+        if value is not None:
+            row_flags |= F_VALUE
+            self._append_bytes(&self.vdat, bytes(value))
+        self._reserve_headers(len(headers))
+        for hkey, hval in headers:
+            self._append_bytes(&self.hkdat, (<str>hkey).encode("utf-8"))
+            self.hvok.p[self._nh] = hval is not None
+            if hval is not None:
+                self._append_bytes(&self.hvdat, bytes(hval))
+            self._nh += 1
+            _put_i32(&self.hkoff, self._nh, self.hkdat.n)
+            _put_i32(&self.hvoff, self._nh, self.hvdat.n)
+        (<int64_t*>self.offs.p)[r] = offset
+        (<int64_t*>self.ts.p)[r] = <int64_t>(<uint64_t>ts * <uint64_t>self.factor)
+        (<int64_t*>self.pid.p)[r] = 0
+        self.flags.p[r] = row_flags
+        self._rows = r + 1
+        _put_i32(&self.koff, r + 1, self.kdat.n)
+        _put_i32(&self.voff, r + 1, self.vdat.n)
+        _put_i32(&self.hoff, r + 1, self._nh)
+        self._sync_lengths()
+        return 0
+
+    cdef int _append_bytes(self, Buf* b, bytes data) except -1:
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
+        if self.nbytes + n > INT32_MAX:
+            raise OverflowError("more than 2 GiB of record bytes in one Arrow chunk")
+        _reserve(b, n)
+        memcpy(b.p + b.n, PyBytes_AS_STRING(data), n)
+        b.n += n
+        return 0
+
+    # ------------------------------------------------------------ output
+    def finish(self):
+        """The rows so far as a `pyarrow.RecordBatch` (wide schema); the sink is emptied."""
+        pa = _pyarrow()
+        schema = arrow_schema(self.timestamp_unit)
+        cdef Py_ssize_t n = self._rows, nh = self._nh
+        key_ok, key_nulls = self._validity(F_KEY)
+        value_ok, value_nulls = self._validity(F_VALUE)
+        ts_ok, ts_nulls = self._validity(F_TS)
+        pid_ok, pid_nulls = self._validity(F_PID)
+        txn = self._bits(F_TXN)
+        control = self._bits(F_CONTROL)
+        ts_type = self._timestamp_types()
+        hv_ok, hv_nulls = _pack(self.hvok.p, nh)
+        header_type = schema.field("headers").type
+        struct = pa.Array.from_buffers(
+            header_type.value_type, nh, [None],
+            children=[
+                pa.Array.from_buffers(pa.string(), nh,
+                                      [None, _buf(_take(&self.hkoff)), _buf(_take(&self.hkdat))]),
+                pa.Array.from_buffers(pa.binary(), nh,
+                                      [hv_ok, _buf(_take(&self.hvoff)), _buf(_take(&self.hvdat))],
+                                      null_count=hv_nulls),
+            ])
+        arrays = [
+            self._topic_column(n),
+            self._partition_column(n),
+            pa.Array.from_buffers(pa.int64(), n, [None, _buf(_take(&self.offs))]),
+            pa.Array.from_buffers(schema.field("timestamp").type, n,
+                                  [ts_ok, _buf(_take(&self.ts))], null_count=ts_nulls),
+            ts_type,
+            pa.Array.from_buffers(pa.binary(), n,
+                                  [key_ok, _buf(_take(&self.koff)), _buf(_take(&self.kdat))],
+                                  null_count=key_nulls),
+            pa.Array.from_buffers(pa.binary(), n,
+                                  [value_ok, _buf(_take(&self.voff)), _buf(_take(&self.vdat))],
+                                  null_count=value_nulls),
+            pa.Array.from_buffers(header_type, n, [None, _buf(_take(&self.hoff))],
+                                  children=[struct]),
+            pa.Array.from_buffers(pa.int64(), n, [pid_ok, _buf(_take(&self.pid))],
+                                  null_count=pid_nulls),
+            pa.Array.from_buffers(pa.bool_(), n, [None, _buf(txn)]),
+            pa.Array.from_buffers(pa.bool_(), n, [None, _buf(control)]),
+        ]
+        self._start()
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    cdef _Mem _bits(self, uint8_t bit):
+        """A bitmap of the rows whose flag byte has `bit`."""
+        cdef Py_ssize_t n = self._rows, i
+        cdef _Mem m = _new_mem((n + 7) // 8, True)
+        cdef uint8_t* flags = self.flags.p
+        for i in range(n):
+            if flags[i] & bit:
+                m.p[i >> 3] |= <uint8_t>(1 << (i & 7))
+        return m
+
+    cdef tuple _validity(self, uint8_t bit):
+        """(validity buffer or None when nothing is null, null count) for flag `bit`."""
+        cdef Py_ssize_t n = self._rows, i, unset = 0
+        cdef uint8_t* flags = self.flags.p
+        for i in range(n):
+            if not (flags[i] & bit):
+                unset += 1
+        if unset == 0:
+            return None, 0
+        return _buf(self._bits(bit)), unset
+
+    cdef object _timestamp_types(self):
+        pa = _pyarrow()
+        cdef Py_ssize_t n = self._rows, i, pos = 0
+        cdef _Mem offsets = _new_mem(4 * (n + 1), False)
+        cdef _Mem data = _new_mem(13 * n, False)
+        cdef uint8_t f
+        cdef int32_t* o = <int32_t*>offsets.p
+        o[0] = 0
+        for i in range(n):
+            f = self.flags.p[i]
+            if f & F_TS_TYPE:
+                if f & F_LOG_APPEND:
+                    memcpy(data.p + pos, b"LogAppendTime", 13)
+                    pos += 13
+                else:
+                    memcpy(data.p + pos, b"CreateTime", 10)
+                    pos += 10
+            o[i + 1] = <int32_t>pos
+        data.n = pos
+        valid, nulls = self._validity(F_TS_TYPE)
+        return pa.Array.from_buffers(pa.string(), n, [valid, _buf(offsets), _buf(data)],
+                                     null_count=nulls)
+
+    cdef object _topic_column(self, Py_ssize_t n):
+        pa = _pyarrow()
+        if self.topic is None:
+            return pa.nulls(n, pa.string())
+        cdef bytes raw = (<str>self.topic).encode("utf-8")
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(raw), i
+        if size * n > INT32_MAX:
+            return pa.array([self.topic] * n, pa.large_string()).cast(pa.string())
+        cdef _Mem offsets = _new_mem(4 * (n + 1), False)
+        cdef _Mem data = _new_mem(size * n, False)
+        cdef const char* s = PyBytes_AS_STRING(raw)
+        for i in range(n + 1):
+            (<int32_t*>offsets.p)[i] = <int32_t>(i * size)
+        for i in range(n):
+            memcpy(data.p + i * size, s, size)
+        return pa.Array.from_buffers(pa.string(), n, [None, _buf(offsets), _buf(data)])
+
+    cdef object _partition_column(self, Py_ssize_t n):
+        pa = _pyarrow()
+        if self.partition is None:
+            return pa.nulls(n, pa.int32())
+        cdef int32_t value = self.partition
+        cdef _Mem data = _new_mem(4 * n, False)
+        cdef Py_ssize_t i
+        for i in range(n):
+            (<int32_t*>data.p)[i] = value
+        return pa.Array.from_buffers(pa.int32(), n, [None, _buf(data)])
+
+
+cdef object _buf(_Mem m):
+    return _pyarrow().py_buffer(m)
+
+
+cdef tuple _pack(const uint8_t* ok, Py_ssize_t n):
+    """Pack one byte per item (0/1) into a validity bitmap; None when nothing is null."""
+    cdef _Mem m = _new_mem((n + 7) // 8, True)
+    cdef Py_ssize_t i, nulls = 0
+    for i in range(n):
+        if ok[i]:
+            m.p[i >> 3] |= <uint8_t>(1 << (i & 7))
+        else:
+            nulls += 1
+    if nulls == 0:
+        return None, 0
+    return _buf(m), nulls
+
+
+cdef void _bad(int i, int64_t base_offset, str what, Py_ssize_t where) except *:
+    raise CorruptRecordError(f"record {i} of batch at offset {base_offset}: {what}", where)

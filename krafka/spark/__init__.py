@@ -1,0 +1,57 @@
+"""PySpark layer: decode raw Kafka batches and archived `.log` segments in bulk, without a broker.
+
+    from krafka.spark import decode_batches_df, register
+
+    rows = decode_batches_df(df, "raw")     # binary column of raw batches -> one row per record
+    register(spark)                         # the "krafka-segments" data source
+    spark.read.format("krafka-segments").load("/data/kafka-logs")
+
+Row schema: `topic string, partition int, offset long, timestamp timestamp,
+timestamp_type string, key binary, value binary, headers array<struct<key:string,value:binary>>,
+producer_id long, is_transactional boolean`. Control records are left out; records of aborted
+transactions are kept unless `isolation` is `read_committed`.
+
+Data source options (all optional):
+- `isolation`: `read_uncommitted` (default) or `read_committed` (drops records of aborted
+  transactions, and of transactions with no marker in the partition's segments).
+- `startingOffset` / `endingOffset`: keep offsets in [start, end).
+- `startingTimestamp` / `endingTimestamp`: keep record timestamps in [start, end); epoch
+  milliseconds or ISO-8601 (UTC unless a zone is given). Exact row filters, not seek positions.
+- `includeControl`: `true` keeps control records and adds an `is_control boolean` column.
+- `keyFormat` / `valueFormat`: `binary` (default); `string` (UTF-8, invalid bytes become
+  U+FFFD); `json` (the UTF-8 JSON text, null when not valid JSON; parse it with `from_json`).
+- `maxPartitionBytes`: split segments larger than this (bytes, or with k/m/g; default 128m) at
+  batch boundaries (from the `.index` file when present, else a header-only scan).
+- `mode`: `FAILFAST` (default; corrupt bytes fail the job naming the file and byte offset) or
+  `PERMISSIVE` (a corrupt batch is skipped and reported as one row whose `_corrupt string`
+  column names the file, byte offset and error; every other column of that row is null).
+- `checkCrc`: `true` (default) or `false`.
+
+Paths: a log directory of `<topic>-<partition>` folders, one such folder, a `.log` file, or a
+glob. Topic and partition come from the folder name, split on its LAST dash; a file outside such
+a folder gets its file stem as topic and a null partition.
+
+Needs pyspark >= 4.0 (Python data sources) and pyarrow, from the `spark` extra.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["decode_batches_df", "register"]
+
+
+def decode_batches_df(
+    df: Any, column: str, *, isolation: str = "read_uncommitted", include_control: bool = False
+) -> Any:
+    """One row per record of the raw batches in binary column `column` (see module docs)."""
+    from krafka.spark.frames import decode_batches_df as decode
+
+    return decode(df, column, isolation=isolation, include_control=include_control)
+
+
+def register(spark: Any) -> None:
+    """Register the `krafka-segments` data source with `spark`."""
+    from krafka.spark.source import SegmentSource
+
+    spark.dataSource.register(SegmentSource)
