@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from krafka.errors import (
     KafkaTimeoutError,
+    KrafkaError,
     NetworkError,
     RemoteProtocolError,
     UnsupportedVersionError,
@@ -266,3 +271,34 @@ def test_orderly_close_fails_pending() -> None:
     events = conn.close()
     assert isinstance(events[0], RequestFailed) and events[0].correlation_id == cid
     assert events[-1] == ConnectionClosed(None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 8), st.data())
+def test_pipelined_responses_under_any_chunking(n: int, data: st.DataObject) -> None:
+    conn = _ready(ConnectionConfig(max_in_flight=8))
+    cids = [conn.send_request(_metadata(), 0.0) for _ in range(n)]
+    wire = sent_by(conn)
+    stream = b"".join(
+        response_bytes(s, MetadataResponse(cluster_id=str(i))) for i, s in enumerate(wire)
+    )
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=12)))
+    got: list[Any] = []
+    start = 0
+    for cut in [*cuts, len(stream)]:
+        if cut > start:  # b"" would mean end of stream
+            got += conn.receive_data(stream[start:cut], 0.0)
+        start = max(start, cut)
+    assert [e.correlation_id for e in got] == cids
+    assert [e.response.cluster_id for e in got] == [str(i) for i in range(n)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_hostile_bytes_never_escape_as_other_exceptions(blob: bytes) -> None:
+    conn = _ready()
+    conn.send_request(_metadata(), 0.0)
+    sent_by(conn)
+    for event in conn.receive_data(blob, 0.0):
+        if isinstance(event, ConnectionClosed):
+            assert isinstance(event.error, KrafkaError)
