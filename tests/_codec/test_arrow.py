@@ -1,0 +1,178 @@
+"""decode_to_arrow against decode_batches: every golden file, both sinks (compiled and pure)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from krafka._codec import implementations
+from krafka.arrow import AbortIndex, Window, decode_to_arrow, iter_arrow_batches
+from krafka.codec import Record, decode_batches, encode_batch
+from krafka.errors import CorruptRecordError
+
+pa = pytest.importorskip("pyarrow")
+
+SINKS = sorted(implementations())
+
+
+def golden_files(testdata: Path) -> list[Path]:
+    corpus = testdata / "corpus"
+    real = testdata / "real-segments"
+    files = [*corpus.glob("*.bin"), *corpus.glob("segments/*/*.log"), *real.glob("*.log")]
+    return sorted([*files, *real.glob("kafka-go/*.msgset")])
+
+
+def expected_rows(buf: bytes, include_control: bool) -> list[tuple[Any, ...]]:
+    rows = []
+    for b in decode_batches(buf):
+        if b.is_control and not include_control:
+            continue
+        ts_type = (
+            None
+            if b.timestamp_type is None
+            else ("CreateTime", "LogAppendTime")[int(b.timestamp_type)]
+        )
+        for r in b.records:
+            rows.append(
+                (r.offset, r.timestamp, ts_type, r.key, r.value,
+                 [(k, v) for k, v in r.headers], b.producer_id, b.is_transactional, b.is_control)
+            )  # fmt: skip
+    return rows
+
+
+def table_rows(table: Any) -> list[tuple[Any, ...]]:
+    ts = table.column("timestamp").cast(pa.int64()).to_pylist()
+    cols = {name: table.column(name).to_pylist() for name in table.column_names}
+    controls = cols.get("is_control", [False] * table.num_rows)
+    return [
+        (cols["offset"][i], ts[i], cols["timestamp_type"][i], cols["key"][i], cols["value"][i],
+         [(h["key"], h["value"]) for h in cols["headers"][i]], cols["producer_id"][i],
+         cols["is_transactional"][i], controls[i])
+        for i in range(table.num_rows)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("sink", SINKS)
+@pytest.mark.parametrize("include_control", [False, True])
+def test_every_golden_file_matches_decode_batches(
+    testdata: Path, sink: str, include_control: bool
+) -> None:
+    files = golden_files(testdata)
+    assert len(files) > 70
+    for path in files:
+        buf = path.read_bytes()
+        table = decode_to_arrow(buf, include_control=include_control, implementation=sink)
+        assert table_rows(table) == expected_rows(buf, include_control), path.name
+        assert table.column("topic").null_count == table.num_rows
+
+
+@pytest.mark.parametrize("sink", SINKS)
+def test_topic_partition_and_schema(testdata: Path, sink: str) -> None:
+    buf = (testdata / "corpus" / "rdk-zstd.fetch.bin").read_bytes()
+    table = decode_to_arrow(buf, topic="orders", partition=7, timestamp_unit="us",
+                            implementation=sink)  # fmt: skip
+    assert set(table.column("topic").to_pylist()) == {"orders"}
+    assert set(table.column("partition").to_pylist()) == {7}
+    assert table.schema.field("timestamp").type == pa.timestamp("us", tz="UTC")
+    assert "is_control" not in table.column_names
+    ms = decode_to_arrow(buf, implementation=sink).column("timestamp").cast(pa.int64())
+    us = table.column("timestamp").cast(pa.int64())
+    assert [v * 1000 for v in ms.to_pylist()] == us.to_pylist()
+
+
+def _txn_entry(testdata: Path) -> dict[str, Any]:
+    manifest = json.loads((testdata / "corpus" / "manifest.json").read_text())
+    entry: dict[str, Any] = next(
+        e for e in manifest["entries"] if e["file"] == "rdk-txn-snappy.fetch.bin"
+    )
+    return entry
+
+
+@pytest.mark.parametrize("sink", SINKS)
+def test_read_committed_drops_exactly_the_aborted_transaction(testdata: Path, sink: str) -> None:
+    entry = _txn_entry(testdata)
+    assert "[40:60] aborted" in entry["producer"]["config"]["txn_plan"]
+    data = [r["offset"] for r in entry["records"] if "control" not in r]
+    controls = [r["control"]["type_name"] for r in entry["records"] if "control" in r]
+    assert controls == ["COMMIT", "ABORT", "COMMIT"] and len(data) == 90
+    buf = (testdata / "corpus" / entry["file"]).read_bytes()
+    everything = decode_to_arrow(buf, implementation=sink)
+    committed = decode_to_arrow(buf, read_committed=True, implementation=sink)
+    assert everything.column("offset").to_pylist() == data
+    assert committed.column("offset").to_pylist() == data[:40] + data[60:]
+
+
+def test_open_transaction_counts_as_aborted() -> None:
+    batch = encode_batch([Record(value=b"x", timestamp=1)], producer_id=9, producer_epoch=0,
+                         base_sequence=0, transactional=True)  # fmt: skip
+    index = AbortIndex.of(batch)
+    assert index.ranges == {9: [(0, 2**63 - 1)]}
+    assert decode_to_arrow(batch, read_committed=True).num_rows == 0
+    assert decode_to_arrow(batch).num_rows == 1
+
+
+@pytest.mark.parametrize("sink", SINKS)
+def test_offset_and_timestamp_windows_are_exact(testdata: Path, sink: str) -> None:
+    buf = (testdata / "corpus" / "rdk-lz4.fetch.bin").read_bytes()
+    rows = expected_rows(buf, False)
+    offsets = [r[0] for r in rows]
+    lo, hi = offsets[len(offsets) // 4], offsets[3 * len(offsets) // 4]
+    table = decode_to_arrow(buf, start_offset=lo, end_offset=hi, implementation=sink)
+    assert table.column("offset").to_pylist() == [o for o in offsets if lo <= o < hi]
+    stamps = sorted(r[1] for r in rows)
+    t0, t1 = stamps[len(stamps) // 3], stamps[2 * len(stamps) // 3]
+    table = decode_to_arrow(buf, start_timestamp=t0, end_timestamp=t1, implementation=sink)
+    want = [r[0] for r in rows if t0 <= r[1] < t1]
+    assert table.column("offset").to_pylist() == want and want
+
+
+@pytest.mark.parametrize("sink", SINKS)
+def test_small_chunks_give_the_same_rows(testdata: Path, sink: str) -> None:
+    buf = (testdata / "real-segments" / "ldi_cluster_metadata-0.log").read_bytes()
+    whole = decode_to_arrow(buf, implementation=sink)
+    chunks = list(iter_arrow_batches(buf, max_rows=100, implementation=sink))
+    assert len(chunks) > 5
+    assert pa.Table.from_batches(chunks).drop_columns(["is_control"]).equals(whole)
+
+
+@pytest.mark.parametrize("sink", SINKS)
+def test_corrupt_batches_raise_or_are_skipped(testdata: Path, sink: str) -> None:
+    buf = bytearray((testdata / "corpus" / "kp-v2-none.fetch.bin").read_bytes())
+    clean = decode_to_arrow(bytes(buf), implementation=sink)
+    buf[200] ^= 0xFF  # inside the first batch: CRC mismatch
+    with pytest.raises(CorruptRecordError):
+        decode_to_arrow(bytes(buf), implementation=sink)
+    seen: list[tuple[int, int]] = []
+    chunks = list(
+        iter_arrow_batches(bytes(buf), implementation=sink,
+                           on_corrupt=lambda exc, at, n: seen.append((at, n)))
+    )  # fmt: skip
+    assert seen and seen[0][0] == 0
+    got = sum(c.num_rows for c in chunks)
+    assert 0 < got < clean.num_rows
+
+
+@pytest.mark.parametrize("sink", SINKS)
+def test_corrupt_records_roll_back_the_batch(sink: str) -> None:
+    good = encode_batch([Record(key=b"k", value=b"v" * 20, timestamp=5)] * 3)
+    bad = bytearray(encode_batch([Record(key=b"k", value=b"v" * 20, timestamp=5)] * 3))
+    third = 61 + 2 * (len(bad) - 61) // 3
+    bad[third] = 0x7E  # the last record's length, after two good ones; no CRC check below
+    skipped: list[int] = []
+    chunks = list(
+        iter_arrow_batches(good + bytes(bad) + good, check_crc=False, implementation=sink,
+                           on_corrupt=lambda exc, at, n: skipped.append(at))
+    )  # fmt: skip
+    assert skipped == [len(good)]
+    assert sum(c.num_rows for c in chunks) == 6
+
+
+def test_window_prunes_whole_batches() -> None:
+    batch = encode_batch([Record(value=b"x", timestamp=1)] * 3, base_offset=10)
+    header = next(iter(__import__("krafka.codec").codec.scan_batches(batch)))
+    assert Window(start_offset=13).skips(header)
+    assert Window(end_offset=10).skips(header)
+    assert not Window(start_offset=12, end_offset=11).skips(header)
