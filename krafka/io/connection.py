@@ -59,6 +59,7 @@ class Connection:
         self._stream = stream
         self._waiters: dict[int, _Waiter] = {}
         self._wake = anyio.Event()
+        self._timer_wake = anyio.Event()
         self._ready = anyio.Event()
         self._finished = anyio.Event()
         self._scope = anyio.CancelScope()
@@ -122,7 +123,7 @@ class Connection:
         waiter = _Waiter()
         self._waiters[cid] = waiter
         self._dispatch(self.machine.drain_events())
-        self._wake.set()
+        self._kick()
         try:
             await waiter.done.wait()
         finally:
@@ -134,7 +135,7 @@ class Connection:
     def close(self) -> None:
         """Start closing: pending requests fail with `NetworkError`; returns at once."""
         self._dispatch(self.machine.close())
-        self._wake.set()
+        self._kick()
 
     async def aclose(self, timeout: float = 5.0) -> None:
         """Close and wait (at most `timeout`) until the connection's tasks ended."""
@@ -150,6 +151,7 @@ class Connection:
             with self._scope:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._reader)
+                    tg.start_soon(self._timer)
                     await self._writer()
                     tg.cancel_scope.cancel()
         except Exception as exc:  # never let one connection crash the client's task group
@@ -161,11 +163,15 @@ class Connection:
                 await self._stream.aclose()
             self._finished.set()
 
+    def _kick(self) -> None:
+        """State changed: the writer may have bytes to send, the timer a new deadline."""
+        self._wake.set()
+        self._timer_wake.set()
+
     async def _writer(self) -> None:
         machine = self.machine
         while True:
             self._wake = wake = anyio.Event()
-            self._dispatch(machine.handle_timeout(anyio.current_time()))
             data = machine.data_to_send()
             if data:
                 try:
@@ -175,6 +181,15 @@ class Connection:
                 continue
             if machine.closed:
                 return
+            await wake.wait()
+
+    async def _timer(self) -> None:
+        """Deadlines run apart from the writer, so a send stuck on a full socket still times out."""
+        machine = self.machine
+        while not machine.closed:
+            self._timer_wake = wake = anyio.Event()
+            self._dispatch(machine.handle_timeout(anyio.current_time()))
+            self._wake.set()
             deadline = machine.next_deadline()
             delay = math.inf if deadline is None else max(0.0, deadline - anyio.current_time())
             with anyio.move_on_after(delay):
@@ -191,7 +206,7 @@ class Connection:
                 self._transport_failed(exc)
                 return
             self._dispatch(machine.receive_data(data, anyio.current_time()))
-            self._wake.set()
+            self._kick()
             if not data:
                 return
 
@@ -200,7 +215,7 @@ class Connection:
     def _transport_failed(self, exc: BaseException) -> None:
         error = transport_error(exc, self.where) or NetworkError(f"{self.where}: {exc!r}")
         self._dispatch(self.machine.connection_lost(error))
-        self._wake.set()
+        self._kick()
 
     def _lost(self, error: KrafkaError) -> None:
         if not self.machine.closed:
@@ -227,6 +242,7 @@ class Connection:
             elif isinstance(event, ConnectionClosed):
                 self.error = event.error or NetworkError(f"connection to {self.where} closed")
                 self._lost(self.error)
+                self._scope.cancel()  # also aborts a send blocked on a full socket
 
 
 def _handshake_error(conn: Connection, transport: TransportConfig | None) -> KrafkaError:

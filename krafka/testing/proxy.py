@@ -14,7 +14,9 @@ Faults fire on the Kafka request frame numbered `after_requests` (0-based) of a 
 * `STALL`          — swallow the request and everything after it; never answer;
 * `RESET`          — abort the connection with a TCP RST;
 * `GARBAGE`        — answer with bytes that are not a Kafka response;
-* `CLOSE`          — close the connection cleanly (EOF) instead of forwarding.
+* `CLOSE`          — close the connection cleanly (EOF) instead of forwarding;
+* `FREEZE`         — stop reading from the client at all, so its socket buffers fill up and
+                     its sends block (a wedged peer).
 
 With `once=True` only the first connection that reaches the trigger sees the fault, so a
 client that reconnects gets through.
@@ -43,6 +45,7 @@ class Fault(Enum):
     RESET = "reset"
     GARBAGE = "garbage"
     CLOSE = "close"
+    FREEZE = "freeze"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +63,11 @@ class _Frames:
     def __init__(self) -> None:
         self._buf = bytearray()
         self.count = 0
+
+    @property
+    def started(self) -> int:
+        """Frames begun so far (complete ones plus a partial one)."""
+        return self.count + (1 if self._buf else 0)
 
     def feed(self, data: bytes) -> None:
         self._buf += data
@@ -218,16 +226,18 @@ class FaultProxy:
             if state.stalled:
                 continue
             frames.feed(data)
-            if self._fire(frames.count, state) and not await self._apply(writer, upstream, state):
+            if self._fire(frames.started, state) and not await self._apply(writer, upstream, state):
                 return
+            if state.fault is Fault.FREEZE:
+                await asyncio.Event().wait()  # until the proxy stops
             if not state.stalled:
                 upstream.write(data)
                 await upstream.drain()
         upstream.close()
 
-    def _fire(self, completed: int, state: _ConnState) -> bool:
+    def _fire(self, started: int, state: _ConnState) -> bool:
         arming = self._arming
-        if arming.fault is Fault.NONE or state.fired or completed <= arming.after_requests:
+        if arming.fault is Fault.NONE or state.fired or started <= arming.after_requests:
             return False
         state.fired = True
         state.fault = arming.fault
@@ -241,7 +251,7 @@ class FaultProxy:
     ) -> bool:
         """Carry out the fault; False means stop forwarding this connection."""
         fault = state.fault
-        if fault is Fault.STALL:
+        if fault in (Fault.STALL, Fault.FREEZE):
             state.stalled = True
             return True
         if fault is Fault.DROP_MID_FRAME:

@@ -158,3 +158,21 @@ async def test_handshake_drop_is_retried_by_the_pool(proxy: FaultProxy) -> None:
         response = await client.send(request)  # opens the data connection: first attempt breaks
         assert response.responses == []
         assert proxy.faults_fired == 1 and proxy.connections == 3
+
+
+async def test_send_blocked_on_a_full_socket_still_times_out(proxy: FaultProxy) -> None:
+    async with _client(proxy) as client:
+        proxy.arm(Fault.FREEZE, after_requests=1, once=True)  # data conn: ApiVersions, ours
+        part = ProduceRequest.TopicProduceData.PartitionProduceData(
+            index=0, records=bytes(32 << 20)
+        )
+        request = ProduceRequest(
+            acks=1,
+            timeout_ms=1000,
+            topic_data=[ProduceRequest.TopicProduceData(name="x", partition_data=[part])],
+        )
+        start = anyio.current_time()
+        with pytest.raises(KafkaTimeoutError):
+            await client.send(request, timeout=1.0)
+        assert anyio.current_time() - start < 3.0
+        assert proxy.faults_fired == 1
