@@ -2,10 +2,12 @@
 """Compiled record batch v2 codec: the hot path twin of `records.py` / `batches.py`.
 
 Same API and results as the pure-Python modules; per-record work happens in C with every length
-checked against the bytes that remain before anything is allocated. `Record` is an extension type
-on a freelist; header keys go through a small cache of decoded strings, so a header costs one
-bytes object and one tuple.
+checked against the bytes that remain before anything is allocated. Records, headers and batches
+are extension types built from C (`_types.pyx`); header keys go through a small cache of decoded
+strings, so a header costs one bytes object and one tuple.
 """
+
+from krafka._codec._types import BatchHeader, Record, RecordBatch  # noqa: F401 - re-exported
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -16,11 +18,14 @@ from cpython.object cimport PyObject
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
+    object PyMemoryView_FromMemory(char* mem, Py_ssize_t size, int flags)
+    int PyBUF_READ
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
+from krafka._codec._types cimport BatchHeader, Record, RecordBatch, new_record
 from krafka._codec._cvarint cimport (
     be32, be64, put16, put32, put64, read_varint, read_varlong, size_varint, size_varlong,
     write_varint, write_varlong,
@@ -32,7 +37,7 @@ from crc32c import crc32c as _crc32c
 
 from krafka._codec import legacy as _legacy_py
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
-from krafka._codec.types import BatchHeader, Compression, RecordBatch, TimestampType
+from krafka._codec.types import Compression, TimestampType
 from krafka.errors import CorruptRecordError
 
 try:
@@ -44,64 +49,22 @@ try:
 except ImportError:  # pragma: no cover
     from krafka._codec import compression as _compression_mod
 
+cdef dict _CODE_OF = {c: c.code for c in Compression}
+_CODE_OF.update({c.value: c.code for c in Compression})
+_CODE_OF[None] = 0
+
+
+cdef int64_t _now_ms():
+    """Wall-clock milliseconds (the default timestamp of records that carry none)."""
+    return <int64_t>(time.time() * 1000)
+
+
 cdef int HEADER_SIZE = 61
 cdef int CRC_START = 21
 cdef int MIN_RECORD_SIZE = 7
 cdef object _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
                        Compression.LZ4, Compression.ZSTD)
 cdef object _TS_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
-cdef dict _MIN_LENGTH = {0: 14, 1: 22, 2: 49}
-
-
-@cython.freelist(8192)
-@cython.final
-@cython.no_gc
-cdef class Record:
-    """One Kafka record. Offsets are absolute; `timestamp` is None only for magic 0."""
-
-    cdef readonly object offset
-    cdef readonly object timestamp
-    cdef readonly object key
-    cdef readonly object value
-    cdef readonly object headers
-
-    __match_args__ = ("offset", "timestamp", "key", "value", "headers")
-
-    def __init__(self, offset=0, timestamp=None, key=None, value=None, headers=()):
-        self.offset = int(offset)
-        self.timestamp = None if timestamp is None else int(timestamp)
-        self.key = key
-        self.value = value
-        self.headers = headers
-
-    def _fields(self):
-        return (self.offset, self.timestamp, self.key, self.value, self.headers)
-
-    def __eq__(self, other):
-        if type(other) is not Record:
-            return NotImplemented
-        return self._fields() == (<Record>other)._fields()
-
-    def __hash__(self):
-        return hash((self.offset, self.timestamp, self.key, self.value, tuple(self.headers)))
-
-    def __repr__(self):
-        return (f"Record(offset={self.offset!r}, timestamp={self.timestamp!r}, key={self.key!r}, "
-                f"value={self.value!r}, headers={self.headers!r})")
-
-    def __reduce__(self):
-        return (Record, self._fields())
-
-
-cdef inline Record _new_record(int64_t offset, int64_t ts, object key, object value,
-                               object headers):
-    cdef Record r = Record.__new__(Record)
-    r.offset = offset
-    r.timestamp = ts
-    r.key = key
-    r.value = value
-    r.headers = headers
-    return r
 
 
 # ---------------------------------------------------------------- header-key cache
@@ -155,41 +118,66 @@ cdef class _View:
             self.n = self.mv.shape[0]
             self.p = &self.mv[0] if self.n > 0 else <const uint8_t*>""
 
+    cdef object window(self, Py_ssize_t start, Py_ssize_t end):
+        """A read-only memoryview of [start, end) (valid while this view lives)."""
+        return PyMemoryView_FromMemory(<char*>self.p + start, end - start, PyBUF_READ)
 
-cdef object _read_header(const uint8_t* p, Py_ssize_t pos):
+
+cdef BatchHeader _read_header(const uint8_t* p, Py_ssize_t pos):
     cdef const uint8_t* q = p + pos
-    cdef int magic = <int>(<signed char>q[16])
+    cdef BatchHeader h = BatchHeader.__new__(BatchHeader)
+    h.byte_offset = pos
+    h.byte_length = be32(q + 8) + 12
+    h.base_offset = be64(q)
+    h.magic = <int>(<signed char>q[16])
+    if h.magic == 2:
+        h.crc = <uint32_t>be32(q + 17)
+        h.attributes = (q[21] << 8) | q[22]
+        h.last_offset_delta = be32(q + 23)
+        h.first_timestamp = be64(q + 27)
+        h.max_timestamp = be64(q + 35)
+        h.producer_id = be64(q + 43)
+        h.producer_epoch = <short>((q[51] << 8) | q[52])
+        h.base_sequence = be32(q + 53)
+        h.record_count = be32(q + 57)
+        h.partition_leader_epoch = be32(q + 12)
+    else:
+        h.crc = <uint32_t>be32(q + 12)
+        h.attributes = q[17]
+    return h
+
+
+cdef Py_ssize_t _entry_length(const uint8_t* p, Py_ssize_t pos, Py_ssize_t n) except -2:
+    """Length of the complete entry at `pos`, -1 for a truncated tail; raises if malformed."""
+    cdef int32_t length = be32(p + pos + 8)
+    cdef int magic = <int>(<signed char>p[pos + 16])
+    cdef int minimum
     if magic == 2:
-        return BatchHeader(
-            pos, be32(q + 8) + 12, be64(q), 2, <uint32_t>be32(q + 17),
-            (q[21] << 8) | q[22], be32(q + 23), be64(q + 27), be64(q + 35), be64(q + 43),
-            <short>((q[51] << 8) | q[52]), be32(q + 53), be32(q + 57), be32(q + 12),
-        )
-    return BatchHeader(
-        pos, be32(q + 8) + 12, be64(q), magic, <uint32_t>be32(q + 12), q[17],
-        None, None, None, None, None, None, None, None,
-    )
+        minimum = 49
+    elif magic == 1:
+        minimum = 22
+    elif magic == 0:
+        minimum = 14
+    else:
+        raise CorruptRecordError(f"unknown magic byte {magic}", pos)
+    if length < minimum:
+        raise CorruptRecordError(f"invalid batch length {length} for magic {magic}", pos)
+    if pos + 12 + length > n:
+        return -1
+    return 12 + length
 
 
 def scan_batches(buf):
     """Read only the header of every complete entry: no CRC check, no decompression."""
     cdef _View v = _View(buf)
-    cdef Py_ssize_t pos = 0
-    cdef int32_t length
-    cdef int magic
+    cdef Py_ssize_t pos = 0, size
     out = []
     while v.n - pos >= 17:
-        length = be32(v.p + pos + 8)
-        magic = <int>(<signed char>v.p[pos + 16])
-        minimum = _MIN_LENGTH.get(magic)
-        if minimum is None:
-            raise CorruptRecordError(f"unknown magic byte {magic}", pos)
-        if length < <int>minimum:
-            raise CorruptRecordError(f"invalid batch length {length} for magic {magic}", pos)
-        if pos + 12 + length > v.n:
+        size = _entry_length(v.p, pos, v.n)
+        if size < 0:
             break
         out.append(_read_header(v.p, pos))
-        pos += 12 + length
+        pos += size
     return iter(out)
 
 
@@ -268,7 +256,7 @@ cdef list _decode_records(const uint8_t* p, Py_ssize_t n, int64_t base_offset, i
         # Holds only untracked (str, bytes) tuples, so it cannot be part of a cycle; keeping it
         # out of the GC stops thousands of young containers per batch from triggering collections.
         PyObject_GC_UnTrack(headers)
-        rec = _new_record(
+        rec = new_record(
             <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>offset_delta),
             max_ts if log_append else <int64_t>(<uint64_t>base_ts + <uint64_t>ts_delta),
             key, value, headers)
@@ -283,11 +271,10 @@ cdef void _bad(int i, int64_t base_offset, str what, Py_ssize_t where) except *:
     raise CorruptRecordError(f"record {i} of batch at offset {base_offset}: {what}", where)
 
 
-cdef object _v2_records(_View v, object header, bint check_crc, object max_size):
-    cdef Py_ssize_t start = header.byte_offset
-    cdef Py_ssize_t length = header.byte_length
+cdef list _v2_records(_View v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
+                      object max_size):
     cdef const uint8_t* q = v.p + start
-    cdef int attributes = header.attributes
+    cdef int attributes = (q[21] << 8) | q[22]
     cdef int code = attributes & 7
     cdef uint32_t stored = <uint32_t>be32(q + 17)
     cdef int32_t count = be32(q + 57)
@@ -297,7 +284,7 @@ cdef object _v2_records(_View v, object header, bint check_crc, object max_size)
     if code > 4:
         raise CorruptRecordError(f"unknown compression codec {code}", start)
     if check_crc:
-        actual = _crc32c(memoryview(v.obj)[start + CRC_START:start + length])
+        actual = _crc32c(v.window(start + CRC_START, start + length))
         if actual != stored:
             raise CorruptRecordError(
                 f"record batch CRC mismatch: stored {stored:#010x}, computed {actual:#010x}", start)
@@ -308,7 +295,7 @@ cdef object _v2_records(_View v, object header, bint check_crc, object max_size)
         bn = length - HEADER_SIZE
     else:
         body = _compression_mod.decompress(
-            _CODECS[code], memoryview(v.obj)[start + HEADER_SIZE:start + length], max_size)
+            _CODECS[code], v.window(start + HEADER_SIZE, start + length), max_size)
         bp = <const uint8_t*>PyBytes_AS_STRING(body)
         bn = PyBytes_GET_SIZE(body)
     if count > bn // MIN_RECORD_SIZE:
@@ -317,33 +304,60 @@ cdef object _v2_records(_View v, object header, bint check_crc, object max_size)
                            count, start)
 
 
-cdef object _v2_batch(_View v, object header, bint check_crc, object max_size):
-    records = _v2_records(v, header, check_crc, max_size)
-    cdef int attributes = header.attributes
-    return RecordBatch(
-        header.base_offset, 2, header.crc, _CODECS[attributes & 7],
-        _TS_TYPES[(attributes >> 3) & 1], (attributes & 0x10) != 0, (attributes & 0x20) != 0,
-        header.partition_leader_epoch, header.producer_id, header.producer_epoch,
-        header.base_sequence, records, attributes, header.byte_length - 12,
-        header.last_offset_delta, header.first_timestamp, header.max_timestamp, None,
-    )
+cdef RecordBatch _v2_batch(_View v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
+                           object max_size):
+    cdef const uint8_t* q = v.p + start
+    cdef list records = _v2_records(v, start, length, check_crc, max_size)
+    cdef RecordBatch b = RecordBatch.__new__(RecordBatch)
+    cdef int attributes = (q[21] << 8) | q[22]
+    b.base_offset = be64(q)
+    b.magic = 2
+    b.crc = <uint32_t>be32(q + 17)
+    b.compression = _CODECS[attributes & 7]
+    b.timestamp_type = _TS_TYPES[(attributes >> 3) & 1]
+    b.is_transactional = (attributes & 0x10) != 0
+    b.is_control = (attributes & 0x20) != 0
+    b.partition_leader_epoch = be32(q + 12)
+    b.producer_id = be64(q + 43)
+    b.producer_epoch = <short>((q[51] << 8) | q[52])
+    b.base_sequence = be32(q + 53)
+    b.records = records
+    b.attributes = attributes
+    b.batch_length = length - 12
+    b.last_offset_delta = be32(q + 23)
+    b.first_timestamp = be64(q + 27)
+    b.max_timestamp = be64(q + 35)
+    b.wrapper_timestamp = None
+    return b
+
+
+cdef object _legacy(object buf, _View v, Py_ssize_t pos, bint check_crc, object max_size):
+    return _legacy_mod.decode_entry(
+        buf, _read_header(v.p, pos), check_crc, max_size, Record, RecordBatch)
 
 
 def decode_entry(buf, header, bint check_crc=True, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
+    cdef _View v = _View(buf)
     if header.magic == 2:
-        return _v2_batch(_View(buf), header, check_crc, max_decompressed_size)
-    return _legacy_mod.decode_entry(buf, header, check_crc, max_decompressed_size, Record)
+        return _v2_batch(v, header.byte_offset, header.byte_length, check_crc,
+                         max_decompressed_size)
+    return _legacy(buf, v, header.byte_offset, check_crc, max_decompressed_size)
 
 
 def decode_batches(buf, bint check_crc=True, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
     """Decode every complete batch of `buf` (v2 and legacy, in any mix)."""
     cdef _View v = _View(buf)
-    out = []
-    for header in scan_batches(buf):
-        if header.magic == 2:
-            out.append(_v2_batch(v, header, check_crc, max_decompressed_size))
+    cdef Py_ssize_t pos = 0, size
+    cdef list out = []
+    while v.n - pos >= 17:
+        size = _entry_length(v.p, pos, v.n)
+        if size < 0:
+            break
+        if v.p[pos + 16] == 2:
+            out.append(_v2_batch(v, pos, size, check_crc, max_decompressed_size))
         else:
-            out.append(_legacy_mod.decode_entry(buf, header, check_crc, max_decompressed_size, Record))
+            out.append(_legacy(buf, v, pos, check_crc, max_decompressed_size))
+        pos += size
     return out
 
 
@@ -356,9 +370,7 @@ def iter_batches(buf, bint check_crc=True, max_decompressed_size=DEFAULT_MAX_DEC
 def iter_batch_records(buf, header, bint check_crc=True,
                        max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
     """The records of one entry."""
-    if header.magic == 2:
-        return iter(_v2_records(_View(buf), header, check_crc, max_decompressed_size))
-    return iter(_legacy_mod.decode_entry(buf, header, check_crc, max_decompressed_size, Record).records)
+    return iter(decode_entry(buf, header, check_crc, max_decompressed_size).records)
 
 
 # ---------------------------------------------------------------- encoding
@@ -463,13 +475,16 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
     cdef Py_ssize_t count = len(recs)
     if count == 0:
         raise ValueError("a record batch needs at least one record")
-    codec = Compression.parse(compression)
-    cdef int code = codec.code
-    cdef int64_t default_ts = now_ms if now_ms is not None else <int64_t>(time.time() * 1000)
+    code_obj = _CODE_OF.get(compression)
+    if code_obj is None:
+        code_obj = Compression.parse(compression).code
+    cdef int code = code_obj
+    codec = _CODECS[code]
+    cdef int64_t default_ts = now_ms if now_ms is not None else _now_ms()
     cdef int64_t first_ts = _timestamp_of(recs[0], default_ts)
     cdef int64_t max_ts = first_ts, ts
     cdef _Out o
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, o_n = 0
     cdef int attributes
     o.cap = 64 + count * 64
     o.p = <uint8_t*>PyMem_Malloc(o.cap)
@@ -491,7 +506,7 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
             _reserve(&o, len(payload))
             memcpy(o.p + HEADER_SIZE, PyBytes_AS_STRING(payload), len(payload))
             o.n += len(payload)
-        attributes = code | (int(timestamp_type) << 3)
+        attributes = code | ((<int>timestamp_type & 1) << 3)
         if transactional:
             attributes |= 0x10
         if control:
@@ -509,8 +524,10 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
         put32(o.p + 53, base_sequence)
         put32(o.p + 57, <int32_t>count)
         out = PyBytes_FromStringAndSize(<char*>o.p, o.n)
+        o_n = o.n
     finally:
         PyMem_Free(o.p)
-    crc = _crc32c(memoryview(out)[CRC_START:])
-    put32(<uint8_t*>PyBytes_AS_STRING(out) + 17, <int32_t><uint32_t>crc)
+    cdef char* raw = PyBytes_AS_STRING(out)
+    crc = _crc32c(PyMemoryView_FromMemory(raw + CRC_START, o_n - CRC_START, PyBUF_READ))
+    put32(<uint8_t*>raw + 17, <int32_t><uint32_t>crc)
     return out

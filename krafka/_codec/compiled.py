@@ -6,8 +6,8 @@ Importing this module raises ImportError when the extensions were not built.
 from __future__ import annotations
 
 from krafka._codec._murmur import murmur2, murmur2_partition
+from krafka._codec._types import BatchHeader, Record, RecordBatch
 from krafka._codec._records import (
-    Record,
     decode_batches,
     decode_entry,
     encode_batch,
@@ -27,7 +27,9 @@ from krafka._codec._varint import (
 name = "compiled"
 
 __all__ = [
+    "BatchHeader",
     "Record",
+    "RecordBatch",
     "decode_batches",
     "decode_entry",
     "decode_unsigned_varint",

@@ -52,10 +52,11 @@ def decode_entry(
     check_crc: bool = True,
     max_decompressed_size: int = _compression.DEFAULT_MAX_DECOMPRESSED,
     record_type: Callable[..., Any] = Record,
+    batch_type: Callable[..., Any] = RecordBatch,
 ) -> RecordBatch:
     """Decode one top-level legacy message (plain or compressed wrapper).
 
-    `record_type` lets the compiled codec get its own Record type from this shared logic.
+    `record_type`/`batch_type` let the compiled codec get its own types from this shared logic.
     """
     start = header.byte_offset
     view = memoryview(buf)[start : start + header.byte_length]
@@ -77,7 +78,7 @@ def decode_entry(
         records = _inner_records(
             inner, offset, magic, attributes, ts, check_crc, start, record_type
         )
-    return RecordBatch(
+    batch: RecordBatch = batch_type(
         base_offset=offset,
         magic=magic,
         crc=crc,
@@ -94,6 +95,7 @@ def decode_entry(
         batch_length=header.byte_length - 12,
         wrapper_timestamp=ts,
     )
+    return batch
 
 
 Message = tuple[int, int, int, "int | None", "bytes | None", "bytes | None", int]

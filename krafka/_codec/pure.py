@@ -11,7 +11,7 @@ from krafka._codec.batches import (
 )
 from krafka._codec.murmur import murmur2, murmur2_partition
 from krafka._codec.records import encode_batch
-from krafka._codec.types import Record
+from krafka._codec.types import BatchHeader, Record, RecordBatch
 from krafka._codec.varint import (
     decode_unsigned_varint,
     decode_varint,
@@ -24,7 +24,9 @@ from krafka._codec.varint import (
 name = "pure"
 
 __all__ = [
+    "BatchHeader",
     "Record",
+    "RecordBatch",
     "decode_batches",
     "decode_entry",
     "decode_unsigned_varint",

@@ -1,0 +1,196 @@
+# cython: language_level=3
+"""Compiled twins of the codec's value types (`types.py`): Record, BatchHeader, RecordBatch.
+
+Extension types are built from C without keyword parsing or frozen-dataclass `__setattr__`
+calls, which is most of the per-batch cost for small batches. Fields are read-only from Python.
+"""
+
+cimport cython
+
+from krafka._codec.types import Compression, TimestampType
+
+cdef tuple _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
+                      Compression.LZ4, Compression.ZSTD)
+
+RECORD_FIELDS = ("offset", "timestamp", "key", "value", "headers")
+HEADER_FIELDS = (
+    "byte_offset", "byte_length", "base_offset", "magic", "crc", "attributes",
+    "last_offset_delta", "first_timestamp", "max_timestamp", "producer_id", "producer_epoch",
+    "base_sequence", "record_count", "partition_leader_epoch",
+)
+BATCH_FIELDS = (
+    "base_offset", "magic", "crc", "compression", "timestamp_type", "is_transactional",
+    "is_control", "partition_leader_epoch", "producer_id", "producer_epoch", "base_sequence",
+    "records", "attributes", "batch_length", "last_offset_delta", "first_timestamp",
+    "max_timestamp", "wrapper_timestamp",
+)
+
+
+@cython.freelist(8192)
+@cython.final
+@cython.no_gc
+cdef class Record:
+    """One Kafka record. Offsets are absolute; `timestamp` is None only for magic 0.
+
+    Not tracked by the garbage collector (it only refers to ints, bytes and a header list of
+    (str, bytes) pairs); do not store reference cycles in `headers`.
+    """
+
+    __match_args__ = RECORD_FIELDS
+
+    def __init__(self, offset=0, timestamp=None, key=None, value=None, headers=()):
+        self.offset = int(offset)
+        self.timestamp = None if timestamp is None else int(timestamp)
+        self.key = key
+        self.value = value
+        self.headers = headers
+
+    def _fields(self):
+        return (self.offset, self.timestamp, self.key, self.value, self.headers)
+
+    def __eq__(self, other):
+        if type(other) is not Record:
+            return NotImplemented
+        return self._fields() == (<Record>other)._fields()
+
+    def __hash__(self):
+        return hash((self.offset, self.timestamp, self.key, self.value, tuple(self.headers)))
+
+    def __repr__(self):
+        return (f"Record(offset={self.offset!r}, timestamp={self.timestamp!r}, key={self.key!r}, "
+                f"value={self.value!r}, headers={self.headers!r})")
+
+    def __reduce__(self):
+        return (Record, self._fields())
+
+
+cdef Record new_record(object offset, object timestamp, object key, object value, object headers):
+    cdef Record r = Record.__new__(Record)
+    r.offset = offset
+    r.timestamp = timestamp
+    r.key = key
+    r.value = value
+    r.headers = headers
+    return r
+
+
+@cython.final
+cdef class BatchHeader:
+    """A batch's header read without decompressing or checking it (see types.BatchHeader)."""
+
+    __match_args__ = HEADER_FIELDS
+
+    def __init__(self, byte_offset, byte_length, base_offset, magic, crc, attributes,
+                 last_offset_delta, first_timestamp, max_timestamp, producer_id, producer_epoch,
+                 base_sequence, record_count, partition_leader_epoch):
+        self.byte_offset = byte_offset
+        self.byte_length = byte_length
+        self.base_offset = base_offset
+        self.magic = magic
+        self.crc = crc
+        self.attributes = attributes
+        self.last_offset_delta = last_offset_delta
+        self.first_timestamp = first_timestamp
+        self.max_timestamp = max_timestamp
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+        self.record_count = record_count
+        self.partition_leader_epoch = partition_leader_epoch
+
+    @property
+    def compression(self):
+        return Compression.from_code(self.attributes & 0x07)
+
+    @property
+    def timestamp_type(self):
+        return None if self.magic == 0 else TimestampType((self.attributes >> 3) & 1)
+
+    @property
+    def is_transactional(self):
+        return self.magic >= 2 and bool(self.attributes & 0x10)
+
+    @property
+    def is_control(self):
+        return self.magic >= 2 and bool(self.attributes & 0x20)
+
+    @property
+    def last_offset(self):
+        if self.last_offset_delta is None:
+            return self.base_offset
+        return self.base_offset + self.last_offset_delta
+
+    def _fields(self):
+        return tuple(getattr(self, f) for f in HEADER_FIELDS)
+
+    def __eq__(self, other):
+        if type(other) is not BatchHeader:
+            return NotImplemented
+        return self._fields() == (<BatchHeader>other)._fields()
+
+    def __hash__(self):
+        return hash(self._fields())
+
+    def __repr__(self):
+        inner = ", ".join(f"{f}={getattr(self, f)!r}" for f in HEADER_FIELDS)
+        return f"BatchHeader({inner})"
+
+    def __reduce__(self):
+        return (BatchHeader, self._fields())
+
+
+@cython.final
+cdef class RecordBatch:
+    """A decoded batch: a v2 record batch, or one legacy message (see types.RecordBatch)."""
+
+    __match_args__ = BATCH_FIELDS
+
+    def __init__(self, base_offset, magic, crc, compression, timestamp_type, is_transactional,
+                 is_control, partition_leader_epoch, producer_id, producer_epoch, base_sequence,
+                 records=None, attributes=0, batch_length=0, last_offset_delta=None,
+                 first_timestamp=None, max_timestamp=None, wrapper_timestamp=None):
+        self.base_offset = base_offset
+        self.magic = magic
+        self.crc = crc
+        self.compression = compression
+        self.timestamp_type = timestamp_type
+        self.is_transactional = is_transactional
+        self.is_control = is_control
+        self.partition_leader_epoch = partition_leader_epoch
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+        self.records = [] if records is None else records
+        self.attributes = attributes
+        self.batch_length = batch_length
+        self.last_offset_delta = last_offset_delta
+        self.first_timestamp = first_timestamp
+        self.max_timestamp = max_timestamp
+        self.wrapper_timestamp = wrapper_timestamp
+
+    @property
+    def last_offset(self):
+        if self.last_offset_delta is not None:
+            return self.base_offset + self.last_offset_delta
+        return self.records[-1].offset if self.records else self.base_offset
+
+    @property
+    def next_offset(self):
+        return self.last_offset + 1
+
+    def _fields(self):
+        return tuple(getattr(self, f) for f in BATCH_FIELDS)
+
+    def __eq__(self, other):
+        if type(other) is not RecordBatch:
+            return NotImplemented
+        return self._fields() == (<RecordBatch>other)._fields()
+
+    __hash__ = None
+
+    def __repr__(self):
+        inner = ", ".join(f"{f}={getattr(self, f)!r}" for f in BATCH_FIELDS)
+        return f"RecordBatch({inner})"
+
+    def __reduce__(self):
+        return (RecordBatch, self._fields())
