@@ -95,8 +95,9 @@ def main() -> None:
     wire16 = fetch.encode(16)
     ours = FetchResponse.decode(wire11, 11)
     theirs = FetchResponse_v11.decode(wire11)
-    assert len(theirs.topics) == len(ours.responses) == TOPICS  # type: ignore[attr-defined]
-    assert theirs.topics[0][1][3][7] == bytes(ours.responses[0].partitions[3].records or b"")  # type: ignore[attr-defined]
+    records = ours.responses[0].partitions[3].records
+    assert len(theirs.topics) == len(ours.responses) == TOPICS
+    assert theirs.topics[0][1][3][7] == bytes(records or b""), "decoders disagree"
 
     produce = produce_request(args.partitions, args.record_size)
     topics = [

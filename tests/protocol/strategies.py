@@ -21,7 +21,7 @@ _INT_RANGES = {
     "uint32": (0, (1 << 32) - 1),
     "int64": (-(1 << 63), (1 << 63) - 1),
 }
-_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=8)
 
 
 def _flex(cls: type[Struct], version: int) -> bool:

@@ -37,7 +37,7 @@ def test_every_broker_api_is_generated() -> None:
     from krafka.protocol import REQUESTS, RESPONSES, ApiKey
 
     assert len(REQUESTS) == len(RESPONSES) == len(ApiKey) >= 70
-    assert ApiKey.PRODUCE == 0 and ApiKey.FETCH == 1 and ApiKey.API_VERSIONS == 18
+    assert (int(ApiKey.PRODUCE), int(ApiKey.FETCH), int(ApiKey.API_VERSIONS)) == (0, 1, 18)
     for key, req in REQUESTS.items():
         resp = RESPONSES[key]
         assert req.API_KEY == resp.API_KEY == key

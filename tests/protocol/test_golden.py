@@ -28,7 +28,7 @@ N = 20
 
 def _librdkafka(bootstrap: str) -> None:
     ck = pytest.importorskip("confluent_kafka")
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for fut in admin.create_topics([NewTopic(TOPIC, num_partitions=2)]).values():

@@ -19,6 +19,7 @@ from krafka.protocol.messages import (
 )
 from krafka.protocol.messages.fetch_response import FetchableTopicResponse, PartitionData
 from krafka.protocol.messages.metadata_response import MetadataResponseTopic
+from krafka.protocol.schema import ApiMessage
 
 from .strategies import struct_strategy
 
@@ -87,7 +88,8 @@ def test_tagged_field_size_overrun() -> None:
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_random_corruption_raises_only_protocol_errors(data: st.DataObject) -> None:
-    cls = data.draw(st.sampled_from([MetadataResponse, FetchResponse, ApiVersionsResponse]))
+    classes: list[type[ApiMessage]] = [MetadataResponse, FetchResponse, ApiVersionsResponse]
+    cls = data.draw(st.sampled_from(classes))
     version = data.draw(st.integers(cls.MIN_VERSION, cls.MAX_VERSION))
     raw = bytearray(data.draw(struct_strategy(cls, version)).encode(version))
     for _ in range(data.draw(st.integers(1, 4))):
@@ -113,7 +115,7 @@ def test_encode_errors_are_local() -> None:
     with pytest.raises(LocalProtocolError, match="out of range for int16"):
         ProduceRequest(acks=70000).encode(9)
     with pytest.raises(LocalProtocolError, match="expected str"):
-        MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=b"x")]).encode(1)
+        MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=b"x")]).encode(1)  # type: ignore[arg-type]
     # allow_auto_topic_creation (default True) is absent before v4 and not ignorable
     with pytest.raises(LocalProtocolError, match="allow_auto_topic_creation: field is not in v3"):
         MetadataRequest(allow_auto_topic_creation=False).encode(3)

@@ -41,7 +41,7 @@ def _check(cls: type[ApiMessage], version: int, obj: Any) -> None:
 
 @pytest.mark.parametrize("cls", ALL, ids=lambda c: c.__name__)
 @settings(
-    max_examples=4,
+    max_examples=6,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -278,8 +278,8 @@ def package_init(schemas: list[Schema]) -> str:
     for s in schemas:
         unique = [n for n in _struct_names(s) if counts[n] == 1 and n not in top]
         nested_exports += unique
-        names = ", ".join([s.name, *unique])
-        lines.append(f"from krafka.protocol.messages.{module_name(s)} import {names}")
+        imported = ", ".join([s.name, *unique])
+        lines.append(f"from krafka.protocol.messages.{module_name(s)} import {imported}")
     reqs = sorted((s for s in schemas if s.type == "request"), key=lambda s: int(s.raw["apiKey"]))
     lines += ["", "", "class ApiKey(IntEnum):", '    """Kafka API keys."""', ""]
     for s in reqs:
