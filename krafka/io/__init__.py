@@ -8,7 +8,7 @@ partition leader or a group coordinator.
 from krafka.io.client import CoordinatorType, KafkaClient
 from krafka.io.connection import Connection
 from krafka.io.pool import ConnectionPool, Lane
-from krafka.io.transport import TransportConfig
+from krafka.io.transport import TransportConfig, create_ssl_context
 
 __all__ = [
     "Connection",
@@ -17,4 +17,5 @@ __all__ = [
     "KafkaClient",
     "Lane",
     "TransportConfig",
+    "create_ssl_context",
 ]

@@ -28,6 +28,27 @@ class TransportConfig:
     connect_timeout: float = 10.0
 
 
+def create_ssl_context(
+    cafile: str | None = None,
+    certfile: str | None = None,
+    keyfile: str | None = None,
+    password: str | None = None,
+    *,
+    check_hostname: bool = True,
+) -> ssl.SSLContext:
+    """A client TLS context (Java's `ssl.truststore`/`ssl.keystore` as PEM files).
+
+    `cafile` adds trusted CAs (default: the system store); `certfile`/`keyfile` enable mTLS.
+    Verification is always on; `check_hostname=False` only skips the name check.
+    """
+    ctx = ssl.create_default_context(cafile=cafile)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    if certfile is not None:
+        ctx.load_cert_chain(certfile, keyfile, password)
+    ctx.check_hostname = check_hostname
+    return ctx
+
+
 async def open_transport(host: str, port: int, config: TransportConfig) -> anyio.abc.ByteStream:
     """A connected (and, with TLS, handshaken) stream to `host:port`."""
     try:

@@ -11,6 +11,7 @@ import pytest
 from krafka.demo import fetch, produce
 from krafka.errors import AuthenticationError, KrafkaError
 from krafka.io.client import KafkaClient
+from krafka.io.transport import create_ssl_context
 from krafka.sansio.backoff import BackoffPolicy
 from krafka.testing.proxy import FaultProxy
 
@@ -87,3 +88,11 @@ async def test_plaintext_client_against_tls_listener_fails_fast(tls_proxy: Fault
             tls_proxy.bootstrap_servers, request_timeout=2, reconnect_backoff=_FAST
         ):
             pass
+
+
+async def test_create_ssl_context_mtls(mtls_proxy: FaultProxy, certs: Any) -> None:
+    ctx = create_ssl_context(
+        str(certs.ca), str(certs.client_cert), str(certs.client_key), check_hostname=True
+    )
+    async with KafkaClient(mtls_proxy.bootstrap_servers, ssl_context=ctx) as client:
+        assert client.metadata.brokers
