@@ -28,7 +28,7 @@ def median_seconds(fn: Callable[[], object], samples: int = 7, min_time: float =
 
 def table(title: str, header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
-    line = "  ".join("{:>%d}" % w for w in widths)
+    line = "  ".join(f"{{:>{w}}}" for w in widths)
     out = [f"\n## {title}", line.format(*header), line.format(*("-" * w for w in widths))]
     out += [line.format(*r) for r in rows]
     return "\n".join(out)

@@ -20,15 +20,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import crc32c as crc32c_pkg  # noqa: E402
-from _timing import median_seconds, rate, table  # noqa: E402
-from aiokafka.partitioner import murmur2 as aio_murmur2  # noqa: E402
-from aiokafka.record import _crecords  # noqa: E402
-from kafka.partitioner.default import murmur2 as kp_murmur2  # noqa: E402
-from kafka.record import default_records as kp_records  # noqa: E402
+import crc32c as crc32c_pkg
+from _timing import median_seconds, rate, table
+from aiokafka.partitioner import murmur2 as aio_murmur2
+from aiokafka.record import _crecords
+from kafka.partitioner.default import murmur2 as kp_murmur2
+from kafka.record import default_records as kp_records
 
-from krafka._codec import implementations  # noqa: E402
-from krafka._codec.crc import crc32c as krafka_crc32c  # noqa: E402
+from krafka._codec import implementations
+from krafka._codec.crc import crc32c as krafka_crc32c
 
 CODES = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 IMPLS = implementations()

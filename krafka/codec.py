@@ -17,6 +17,7 @@ from typing import Any
 from krafka._codec import impl
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka._codec.records import parse_control
+from krafka._codec.types import BatchHeader as _PureBatchHeader
 from krafka._codec.types import (
     Compression,
     ControlRecord,
@@ -24,7 +25,6 @@ from krafka._codec.types import (
     RecordLike,
     TimestampType,
 )
-from krafka._codec.types import BatchHeader as _PureBatchHeader
 from krafka._codec.types import RecordBatch as _PureRecordBatch
 from krafka.arrow import decode_to_arrow
 

@@ -6,7 +6,6 @@ Importing this module raises ImportError when the extensions were not built.
 from __future__ import annotations
 
 from krafka._codec._murmur import murmur2, murmur2_partition
-from krafka._codec._types import BatchHeader, Record, RecordBatch
 from krafka._codec._records import (
     decode_batches,
     decode_entry,
@@ -15,6 +14,7 @@ from krafka._codec._records import (
     iter_batches,
     scan_batches,
 )
+from krafka._codec._types import BatchHeader, Record, RecordBatch
 from krafka._codec._varint import (
     decode_unsigned_varint,
     decode_varint,

@@ -6,8 +6,9 @@ decompressor's `max_length`, zstd via a bounded stream reader, snappy by checkin
 declared length before decompressing it. Every failure becomes `CorruptRecordError`.
 
 Formats written: gzip (RFC 1952), snappy in the xerial framing Java clients write (and that every
-Kafka client reads), lz4 frames with independent 64 KiB blocks (as Java's KafkaLZ4BlockOutputStream),
-zstd frames. Read additionally: raw snappy, and the broken lz4 framing of Kafka 0.8/0.9 (magic 0).
+Kafka client reads), lz4 frames with independent 64 KiB blocks (as Java's
+KafkaLZ4BlockOutputStream), zstd frames. Read additionally: raw snappy, and the broken lz4
+framing of Kafka 0.8/0.9 (magic 0).
 """
 
 
@@ -79,7 +80,7 @@ def decompress(
             return bytes(data)
     except CorruptRecordError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any library failure is corrupt input
+    except Exception as exc:
         raise CorruptRecordError(f"{codec.value} decompression failed: {exc}") from None
     raise CorruptRecordError(f"unknown compression codec {codec!r}")
 

@@ -166,7 +166,8 @@ def _records(body: Buffer, header: BatchHeader, count: int, where: int) -> Itera
         try:
             record, pos = _decode_record(body, pos, n, base_offset, base_ts)
         except CorruptRecordError as exc:
-            raise CorruptRecordError(f"record {i} of batch at offset {base_offset}: {exc}", where)
+            msg = f"record {i} of batch at offset {base_offset}: {exc}"
+            raise CorruptRecordError(msg, where) from None
         if log_append:
             record = Record(record.offset, max_ts, record.key, record.value, record.headers)
         yield record

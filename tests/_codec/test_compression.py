@@ -1,4 +1,4 @@
-"""Codec framings: xerial and raw snappy, lz4 frames incl. the Kafka 0.8/0.9 header bug, gzip members."""
+"""Framings: xerial and raw snappy, lz4 incl. the Kafka 0.8/0.9 header bug, gzip members."""
 
 from __future__ import annotations
 

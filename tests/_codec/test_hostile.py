@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import time
 import tracemalloc
-import zlib
 from types import ModuleType
 
 import pytest
@@ -39,10 +39,8 @@ def test_every_single_bit_flip_is_rejected_or_harmless(codec: ModuleType):
         for bit in (0, 3, 7):
             flipped = bytearray(blob)
             flipped[i] ^= 1 << bit
-            try:
+            with contextlib.suppress(CorruptRecordError):
                 codec.decode_batches(bytes(flipped))
-            except CorruptRecordError:
-                pass
 
 
 @pytest.mark.parametrize(
@@ -115,7 +113,7 @@ def legacy_message(offset: int, magic: int, attributes: int, value: bytes | None
 
 def test_nested_legacy_compression_is_rejected(codec: ModuleType):
     inner = legacy_message(0, 1, 0, b"x")
-    level1 = legacy_message(0, 1, 1, zlib.compress(inner, wbits=31) if False else _gzip(inner))
+    level1 = legacy_message(0, 1, 1, _gzip(inner))
     level2 = legacy_message(0, 1, 1, _gzip(level1))
     assert len(codec.decode_batches(level1)[0].records) == 1
     with pytest.raises(CorruptRecordError, match="nested"):

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "fuzz"))
-from harness import batches_outcome  # noqa: E402
+from harness import batches_outcome
 
-from krafka._codec import implementations  # noqa: E402
-from krafka.codec import encode_batch  # noqa: E402
+from krafka._codec import implementations
+from krafka.codec import encode_batch
 
 SHORT = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 LONG = settings(max_examples=20_000, deadline=None, suppress_health_check=list(HealthCheck))
