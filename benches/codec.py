@@ -98,12 +98,18 @@ def bench_records(sizes: list[int]) -> None:
                 "none", 0, -1, -1, -1, False))  # fmt: skip
             timings: dict[str, float] = {}
             for name, codec in IMPLS.items():
-                fn = krafka_encode(codec, data) if op == "encode" else krafka_decode(
-                    codec, blob, op == "decode+crc")
+                fn = (
+                    krafka_encode(codec, data)
+                    if op == "encode"
+                    else krafka_decode(codec, blob, op == "decode+crc")
+                )
                 timings[f"krafka-{name}"] = median_seconds(fn)
             for name, (module, cls) in peers.items():
-                fn = builder_encode(module, data) if op == "encode" else batch_decode(
-                    cls, blob, op == "decode+crc")
+                fn = (
+                    builder_encode(module, data)
+                    if op == "encode"
+                    else batch_decode(cls, blob, op == "decode+crc")
+                )
                 timings[name] = median_seconds(fn)
             rows.append(row(n, timings))
         print(table(f"{op} (records/s; ratio = krafka-compiled speed / peer speed)",

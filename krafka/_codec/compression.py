@@ -11,7 +11,6 @@ KafkaLZ4BlockOutputStream), zstd frames. Read additionally: raw snappy, and the 
 framing of Kafka 0.8/0.9 (magic 0).
 """
 
-
 import struct
 import zlib
 
@@ -87,8 +86,7 @@ def decompress(
 
 def _too_big(codec: str, max_size: int) -> CorruptRecordError:
     return CorruptRecordError(
-        f"{codec} payload decompresses to more than the {max_size}-byte cap "
-        "(max_decompressed_size)"
+        f"{codec} payload decompresses to more than the {max_size}-byte cap (max_decompressed_size)"
     )
 
 

@@ -8,7 +8,6 @@ whose offset is that of the last inner message (a producer-side wrapper carries 
 decodes to the relative offsets as they are).
 """
 
-
 import struct
 from collections.abc import Callable
 from typing import Any

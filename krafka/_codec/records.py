@@ -233,9 +233,7 @@ def parse_control(record: Record) -> ControlRecord:
     return ControlRecord(version, ControlType(kind), epoch)
 
 
-def encode_record(
-    out: bytearray, offset_delta: int, ts_delta: int, rec: RecordLike
-) -> None:
+def encode_record(out: bytearray, offset_delta: int, ts_delta: int, rec: RecordLike) -> None:
     """Append one varint-framed record to `out`."""
     body = bytearray(b"\x00")
     body += encode_varlong(ts_delta)

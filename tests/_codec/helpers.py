@@ -26,7 +26,7 @@ def b64(v: str | None) -> bytes | None:
 
 
 def load_manifest(testdata: Path) -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = json.loads(
-        (testdata / "corpus" / "manifest.json").read_text()
-    )["entries"]
+    entries: list[dict[str, Any]] = json.loads((testdata / "corpus" / "manifest.json").read_text())[
+        "entries"
+    ]
     return entries

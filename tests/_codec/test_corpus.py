@@ -44,7 +44,11 @@ def test_corpus_file_matches_manifest(codec: ModuleType, testdata: Path, entry: 
     for (batch, record), exp in zip(pairs, entry["records"], strict=True):
         headers = [(k, b64(v)) for k, v in exp["headers"]]
         assert record_tuple(record) == (
-            exp["offset"], exp["timestamp"], b64(exp["key_b64"]), b64(exp["value_b64"]), headers
+            exp["offset"],
+            exp["timestamp"],
+            b64(exp["key_b64"]),
+            b64(exp["value_b64"]),
+            headers,
         )
         assert batches.index(batch) == exp["batch_index"]
         if "control" in exp:
