@@ -207,13 +207,18 @@ class KafkaClient:
         version: int | None = None,
         max_version: int | None = None,
         priority: Priority | None = None,
+        ordered: bool = False,
     ) -> Any:
-        """Send `request` to broker `node_id` (None: any broker) and return the response."""
+        """Send `request` to broker `node_id` (None: any broker) and return the response.
+
+        `ordered=True` keeps every such request to a broker on one connection, written in
+        call order (what an idempotent producer needs with `connections_per_broker > 1`).
+        """
         api_key = ApiKey(int(request.API_KEY))
         prio = priority or (Priority.HIGH if api_key in HIGH_PRIORITY_APIS else Priority.NORMAL)
         attempts = 1 + (self.retries if api_key in RETRY_SAFE_APIS else 0)
         for attempt in range(attempts):
-            conn = await self._connection_for(node_id, prio)
+            conn = await self._connection_for(node_id, prio, ordered)
             try:
                 return await conn.request(
                     request,
@@ -372,23 +377,25 @@ class KafkaClient:
         self.metadata.connection_failed(anyio.current_time())
         raise NetworkError("no broker reachable (" + "; ".join(errors) + ")")
 
-    async def _connection_for(self, node_id: int | None, priority: Priority) -> Connection:
+    async def _connection_for(
+        self, node_id: int | None, priority: Priority, ordered: bool = False
+    ) -> Connection:
         if self._closed or self._pool is None:
             raise InvalidStateError("client is not started or already closed")
         lane = Lane.CONTROL if priority is Priority.HIGH else Lane.DATA
-        if node_id is None:
+        if node_id is None and not ordered:
             live = self._pool.connections(lane=lane)
             if live:
                 return min(live, key=lambda c: c.load)
             _, host, port = random.choice(self.metadata.addresses())
-            return await self._pool.get(host, port, lane)
+            return await self._pool.get(host, port, lane, ordered=ordered)
         broker = self.metadata.broker(node_id)
         if broker is None:
             await self.refresh_metadata()
             broker = self.metadata.broker(node_id)
         if broker is None:
             raise NetworkError(f"broker {node_id} is not in the cluster metadata")
-        return await self._pool.get(broker.host, broker.port, lane)
+        return await self._pool.get(broker.host, broker.port, lane, ordered=ordered)
 
     async def _send_to(self, broker: BrokerInfo, request: Any, **kwargs: Any) -> Any:
         assert self._pool is not None

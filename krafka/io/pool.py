@@ -70,16 +70,22 @@ class ConnectionPool:
                     out += [c for c in conns if c.usable]
         return out
 
-    async def get(self, host: str, port: int, lane: Lane = Lane.DATA) -> Connection:
-        """A ready connection to `host:port` on `lane`, connecting (with backoff) if needed."""
+    async def get(
+        self, host: str, port: int, lane: Lane = Lane.DATA, *, ordered: bool = False
+    ) -> Connection:
+        """A ready connection to `host:port` on `lane`, connecting (with backoff) if needed.
+
+        `ordered=True` always answers the lane's first usable connection, so requests sent
+        through it keep their order.
+        """
         if self._closed:
             raise KrafkaError("connection pool is closed")
         bucket = self._bucket(host, port)
-        best = self._pick(bucket, lane)
+        best = self._pick(bucket, lane, ordered)
         if best is not None:
             return best
         async with bucket.lock:
-            best = self._pick(bucket, lane)
+            best = self._pick(bucket, lane, ordered)
             if best is not None:
                 return best
             fallback = self._least_loaded(bucket, lane)
@@ -122,8 +128,10 @@ class ConnectionPool:
         bucket.lanes[lane] = live
         return min(live, key=lambda c: c.load, default=None)
 
-    def _pick(self, bucket: _Bucket, lane: Lane) -> Connection | None:
+    def _pick(self, bucket: _Bucket, lane: Lane, ordered: bool = False) -> Connection | None:
         best = self._least_loaded(bucket, lane)
+        if ordered:
+            return bucket.lanes[lane][0] if bucket.lanes[lane] else None
         limit = 1 if lane is Lane.CONTROL else self.connections_per_broker
         if best is not None and (best.load == 0 or len(bucket.lanes[lane]) >= limit):
             return best

@@ -127,3 +127,17 @@ async def test_connections_per_broker_spreads_load(broker: Any) -> None:
 
 def _fields(message: Any) -> dict[str, Any]:
     return {name: getattr(message, name) for name in message.__dataclass_fields__}
+
+
+async def test_ordered_requests_stay_on_one_connection(broker: Any) -> None:
+    topic = _topic()
+    async with KafkaClient(broker.bootstrap_servers, connections_per_broker=3) as client:
+        await client.refresh_metadata([topic])
+        version = await client.api_version(ApiKey.FETCH)
+        request = fetch_request(client.metadata, topic, 0, 0, version)
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(lambda: client.send_to_leader(topic, 0, request, ordered=True))
+                await anyio.sleep(0.01)
+        assert client._pool is not None
+        assert len(client._pool.connections()) == 2  # 1 data + 1 control
