@@ -523,6 +523,13 @@ class ShareSessionLimitReachedError(RetriableBrokerError, code=133): ...
 
 
 SaslAuthenticationFailedError = SaslAuthenticationError
+# The literal CamelCase-plus-Error spellings of the codes whose Kafka name already ends in
+# _ERROR or _EXCEPTION.
+UnknownServerErrorError = UnknownServerError
+NetworkExceptionError = NetworkError
+InvalidTopicExceptionError = InvalidTopicError
+KafkaStorageErrorError = KafkaStorageError
+FetchSessionTopicIdErrorError = FetchSessionTopicIdError
 NotLeaderForPartitionError = NotLeaderOrFollowerError
 
 
