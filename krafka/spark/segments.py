@@ -51,7 +51,7 @@ class Split:
 
 def topic_partition(path: str) -> tuple[str, int | None]:
     """Topic and partition of a segment file, from its folder name; else the file stem."""
-    folder = Path(path).resolve().parent.name
+    folder = Path(os.path.abspath(path)).parent.name  # not resolve(): symlinks keep their folder
     match = _PARTITION_DIR.match(folder)
     if match:
         return match["topic"], int(match["partition"])

@@ -1,0 +1,1 @@
+"""Spark layer tests (local[2]; skipped without Java or pyspark)."""
