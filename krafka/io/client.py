@@ -383,11 +383,12 @@ class KafkaClient:
         if self._closed or self._pool is None:
             raise InvalidStateError("client is not started or already closed")
         lane = Lane.CONTROL if priority is Priority.HIGH else Lane.DATA
-        if node_id is None and not ordered:
+        if node_id is None:
             live = self._pool.connections(lane=lane)
-            if live:
+            if live and not ordered:
                 return min(live, key=lambda c: c.load)
-            _, host, port = random.choice(self.metadata.addresses())
+            addresses = self.metadata.addresses()
+            _, host, port = min(addresses) if ordered else random.choice(addresses)
             return await self._pool.get(host, port, lane, ordered=ordered)
         broker = self.metadata.broker(node_id)
         if broker is None:
