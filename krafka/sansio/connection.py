@@ -309,6 +309,7 @@ class BrokerConnection:
             return
         self.state = ConnectionState.CLOSED
         self.close_error = error
+        self._out.clear()  # requests reported failed must not reach the broker afterwards
         pending = list(self._in_flight) + [r for q in self._queues.values() for r in q]
         self._in_flight.clear()
         for queue in self._queues.values():

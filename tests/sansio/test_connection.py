@@ -302,3 +302,12 @@ def test_hostile_bytes_never_escape_as_other_exceptions(blob: bytes) -> None:
     for event in conn.receive_data(blob, 0.0):
         if isinstance(event, ConnectionClosed):
             assert isinstance(event.error, KrafkaError)
+
+
+def test_failed_requests_bytes_are_never_sent_later() -> None:
+    conn = _ready()
+    conn.send_request(_metadata(), 0.0, timeout=1)
+    conn.send_request(ProduceRequest(acks=1, timeout_ms=1000, topic_data=[]), 0.0, timeout=10)
+    events = conn.handle_timeout(1.0)
+    assert isinstance(events[-1], ConnectionClosed)
+    assert conn.data_to_send() == b""
