@@ -1,15 +1,24 @@
 """The low-level Kafka client: send any protocol request to the right broker, on anyio.
 
-    async with KafkaClient("127.0.0.1:9092") as client:
+    async with KafkaClient("127.0.0.1:9092", ssl_context=create_ssl_context(cafile),
+                           sasl_mechanism="SCRAM-SHA-256", sasl_username="u",
+                           sasl_password="p") as client:
         meta = await client.refresh_metadata(["orders"])          # ClusterMetadata
         response = await client.send(MetadataRequest(topics=[]))   # any broker
-        response = await client.send_to_leader("orders", 0, produce_request)
+        response = await client.send(request, node_id=1, timeout=5.0)
+        response = await client.send_to_leader("orders", 0, produce_request, ordered=True)
         response = await client.send_to_coordinator("my-group", heartbeat_request)
+        broker = await client.find_coordinator("my-group")        # BrokerInfo
+        leader = await client.leader_for("orders", 0)              # BrokerInfo
         version = await client.api_version(ApiKey.FETCH, node_id)  # build the request for it
+        client.report_error(error_code, "orders")                  # stale metadata -> refresh
+    # leaving the block closes every connection (bounded: `await client.close(timeout=5)`)
 
-`send*` take a generated request (`krafka.protocol.messages`) and return its decoded response
-(None for a Produce with acks=0). The version is the highest both sides support unless
-`version=` or `max_version=` says otherwise; an API the broker does not advertise raises
+`client.metadata` is the live `krafka.sansio.metadata.ClusterMetadata` (brokers, racks,
+partitions, leaders, leader epochs, topic ids). `send*` take a generated request
+(`krafka.protocol.messages`) and return its decoded response (None for a Produce with acks=0).
+The version is the highest both sides support unless `version=` or `max_version=` says
+otherwise; an API the broker does not advertise raises
 `UnsupportedVersionError` without sending anything. Response error codes are the caller's to
 interpret; report stale-metadata codes with `report_error(code, topic)` so metadata refreshes.
 
