@@ -176,3 +176,12 @@ async def test_send_blocked_on_a_full_socket_still_times_out(proxy: FaultProxy) 
             await client.send(request, timeout=1.0)
         assert anyio.current_time() - start < 3.0
         assert proxy.faults_fired == 1
+
+
+async def test_dropped_connections_reconnect_transparently(proxy: FaultProxy) -> None:
+    async with _client(proxy) as client:
+        await client.send(_metadata())
+        proxy.drop_connections()  # as a broker restart would
+        await anyio.sleep(0.05)
+        assert (await client.send(_metadata())).brokers
+        assert proxy.connections == 2
