@@ -28,6 +28,9 @@ _DECODERS: dict[tuple[type[Struct], int], Decoder] = {}
 _ENCODERS: dict[tuple[type[Struct], int], Encoder] = {}
 
 
+_UNSET = object()
+
+
 class _Bad(Exception):
     """Raised by generated code on malformed input; `_codec` turns it into a precise error."""
 
@@ -80,6 +83,7 @@ def _base_namespace() -> dict[str, Any]:
         "_bytes": bytes,
         "_new": object.__new__,
         "_EMPTY": frozenset(),
+        "_UNSET": _UNSET,
         "_frozenset": frozenset,
         "_unpack_from": struct.unpack_from,
         "_pack": struct.pack,
@@ -279,22 +283,26 @@ def _build_decoder(cls: type[Struct], version: int) -> Decoder:
             continue
         if flex and f.is_tagged(version):
             tagged.append(i)
-            src.add(1, f"{names[i]} = {_default_expr(src, f)}")
+            src.add(1, f"{names[i]} = _UNSET")
         elif f.present(version):
             _emit_read(src, 1, f, names[i], version, _field_flex(f, flex, version))
-        else:
-            src.add(1, f"{names[i]} = {_default_expr(src, f)}")
         i += 1
     if flex:
         _emit_read_tags(src, [(fields[k], names[k]) for k in tagged], version)
-    else:
-        src.add(1, "unk = ()")
-        src.add(1, "ex = _EMPTY")
     src.add(1, f"o = _new({src.const(cls, '_C')})")
-    for f, name in zip(fields, names, strict=True):
-        src.add(1, f"o.{f.name} = {name}")
-    src.add(1, "o.unknown_tagged_fields = unk")
-    src.add(1, "o.explicit_tags = ex")
+    # Fields this version lacks are left unset: `Struct.__getattr__` fills in their default on
+    # first access, which saves building default sub-structs for every decoded partition.
+    for k, (f, name) in enumerate(zip(fields, names, strict=True)):
+        if k in tagged:
+            src.add(1, f"if {name} is not _UNSET:")
+            src.add(2, f"o.{f.name} = {name}")
+        elif f.present(version):
+            src.add(1, f"o.{f.name} = {name}")
+    if flex:
+        src.add(1, "if unk:")
+        src.add(2, "o.unknown_tagged_fields = unk")
+        src.add(1, "if ex:")
+        src.add(2, "o.explicit_tags = ex")
     src.add(1, "return o, pos")
     return _exec(src, "_decode", f"{cls.__name__}_v{version}_decode")  # type: ignore[no-any-return]
 

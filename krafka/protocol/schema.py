@@ -10,7 +10,7 @@ to raise a precise `LocalProtocolError` / `RemoteProtocolError` naming the field
 from __future__ import annotations
 
 import uuid
-from typing import Any, ClassVar, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
 MAX_VERSION = 0x7FFF
 NO_VERSIONS = (1, 0)
@@ -107,6 +107,24 @@ class Struct:
     unknown_tagged_fields: tuple[tuple[int, bytes], ...]
     explicit_tags: frozenset[int]
 
+    if not TYPE_CHECKING:  # hidden from type checkers, so misspelt attributes still fail there
+
+        def __getattr__(self, name: str) -> Any:
+            """Default of a field the decoded version lacked (decoders leave those unset)."""
+            if name == "unknown_tagged_fields":
+                value: Any = ()
+            elif name == "explicit_tags":
+                value = frozenset()
+            else:
+                spec = _specs(type(self)).get(name)
+                if spec is None:
+                    raise AttributeError(
+                        f"{type(self).__name__!r} object has no attribute {name!r}"
+                    )
+                value = spec.default_value()
+            object.__setattr__(self, name, value)
+            return value
+
     def encode(self, version: int) -> bytes:
         """The wire bytes of this struct in `version`; raises `LocalProtocolError` if invalid."""
         from krafka.protocol import _codec
@@ -139,6 +157,16 @@ class ApiMessage(Struct):
     FLEXIBLE_VERSION: ClassVar[int | None] = None
     LATEST_VERSION_UNSTABLE: ClassVar[bool] = False
     DEPRECATED_VERSIONS: ClassVar[tuple[int, int]] = NO_VERSIONS
+
+
+_SPECS: dict[type[Struct], dict[str, FieldSpec]] = {}
+
+
+def _specs(cls: type[Struct]) -> dict[str, FieldSpec]:
+    specs = _SPECS.get(cls)
+    if specs is None:
+        specs = _SPECS[cls] = {f.name: f for f in cls._FIELDS}
+    return specs
 
 
 def index_by_key(items: list[Any]) -> dict[Any, Any]:
