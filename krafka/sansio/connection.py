@@ -12,7 +12,8 @@ The driver feeds it bytes (`receive_data`) and the time (`handle_timeout`), send
 * two lanes (`Priority.HIGH` first) and at most `max_in_flight` requests on the wire;
 * request deadlines: a request still queued times out alone; one on the wire closes the
   connection (its response can no longer be told apart from a late one), as the Java client does;
-* KIP-219 throttling: after `throttle_time_ms`, normal-priority requests wait, HIGH do not;
+* KIP-219 throttling: after `throttle_time_ms` (in versions where the client throttles),
+  normal-priority requests wait, HIGH ones do not;
 * KIP-368 re-authentication before `session_lifetime_ms` runs out.
 """
 
@@ -59,6 +60,7 @@ from krafka.sansio.events import (
 from krafka.sansio.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader, frame
 from krafka.sansio.sasl.exchange import SaslExchange
 from krafka.sansio.sasl.mechanism import SaslMechanism
+from krafka.sansio.throttle import client_should_throttle
 
 _CORRELATION: Final = struct.Struct(">i")
 _MAX_CORRELATION_ID: Final = 2**31 - 1
@@ -422,7 +424,7 @@ class BrokerConnection:
         assert req.version is not None
         response = self._decode(req, payload)
         throttle_ms = int(getattr(response, "throttle_time_ms", 0) or 0)
-        if throttle_ms > 0:
+        if throttle_ms > 0 and client_should_throttle(req.api_key, req.version):
             self.throttle_until = max(self.throttle_until, now + throttle_ms / 1000)
         if req.on_response is not None:
             req.on_response(response, now)

@@ -311,3 +311,13 @@ def test_failed_requests_bytes_are_never_sent_later() -> None:
     events = conn.handle_timeout(1.0)
     assert isinstance(events[-1], ConnectionClosed)
     assert conn.data_to_send() == b""
+
+
+def test_pre_kip219_versions_are_not_throttled_by_the_client() -> None:
+    conn = BrokerConnection(now=0.0)
+    negotiate(conn, versions={ApiKey.API_VERSIONS: (0, 4), ApiKey.HEARTBEAT: (0, 1)})
+    conn.send_request(HeartbeatRequest(group_id="g"), 0.0)
+    (hb,) = sent_by(conn)
+    assert hb.version == 1
+    conn.receive_data(response_bytes(hb, HeartbeatResponse(throttle_time_ms=500)), 0.0)
+    assert conn.throttle_until == 0.0  # the broker already delayed its answer
