@@ -7,6 +7,7 @@ independent implementation) and Metadata.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -166,3 +167,25 @@ async def test_oauthbearer_token_provider(sasl_broker: SaslBroker) -> None:
     ) as client:
         await client.send(MetadataRequest(topics=[]))
     assert sasl_broker.tokens == [b"n,,\x01auth=Bearer jwt-abc\x01\x01"]
+
+
+async def test_secrets_stay_out_of_logs_and_reprs(
+    sasl_broker: SaslBroker, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret = "Sup3r-s3cret-Pa55"
+    sasl_broker.password = secret
+    caplog.set_level(logging.DEBUG)
+    client = KafkaClient(
+        sasl_broker.bootstrap_servers,
+        sasl_mechanism="SCRAM-SHA-256",
+        sasl_username="bob",
+        sasl_password=secret,
+    )
+    async with client:
+        await client.send(MetadataRequest(topics=[]))
+        assert client._pool is not None
+        (conn,) = client._pool.connections()
+        dumps = [repr(vars(client)), repr(conn.machine.config), repr(conn.machine.__dict__)]
+    assert sasl_broker.authentications == 1
+    assert all(secret not in text for text in dumps)
+    assert secret not in caplog.text
