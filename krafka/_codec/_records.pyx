@@ -181,21 +181,46 @@ def scan_batches(buf):
     return iter(out)
 
 
-cdef list _decode_records(const uint8_t* p, Py_ssize_t n, int64_t base_offset, int64_t base_ts,
-                          bint log_append, int64_t max_ts, int32_t count, Py_ssize_t where):
-    cdef list out = PyList_New(count)
-    cdef Py_ssize_t pos = 0, end
-    cdef int32_t length = 0, offset_delta = 0, klen = 0, vlen = 0, hcount = 0, hk = 0, hv = 0
-    cdef int32_t i, j
-    cdef int64_t ts_delta = 0
-    cdef object key, value, hkey, hval
-    cdef list headers
-    cdef tuple pair
-    cdef Record rec
-    for i in range(count):
-        Py_INCREF(None)
-        PyList_SET_ITEM(out, i, None)
-    for i in range(count):
+@cython.final
+cdef class _RecordReader:
+    """Decodes the records of one v2 batch body one at a time (the lazy path and the list path).
+
+    Holds the object owning the bytes (`owner`) so the raw pointer stays valid while it lives.
+    """
+
+    cdef object owner
+    cdef const uint8_t* p
+    cdef Py_ssize_t n, pos, where
+    cdef int32_t count, i
+    cdef int64_t base_offset, base_ts, max_ts
+    cdef bint log_append
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= self.count:
+            self.finish()
+            raise StopIteration
+        return self.next_record()
+
+    cdef int finish(self) except -1:
+        if self.pos != self.n:
+            raise CorruptRecordError(
+                f"{self.n - self.pos} bytes left after {self.count} records of batch at offset "
+                f"{self.base_offset}", self.where)
+        return 0
+
+    cdef Record next_record(self):
+        cdef const uint8_t* p = self.p
+        cdef Py_ssize_t n = self.n, pos = self.pos, end, where = self.where
+        cdef int32_t length = 0, offset_delta = 0, klen = 0, vlen = 0, hcount = 0, hk = 0, hv = 0
+        cdef int32_t i = self.i, j
+        cdef int64_t ts_delta = 0, base_offset = self.base_offset
+        cdef object key, value, hkey, hval
+        cdef list headers
+        cdef tuple pair
+        cdef Record rec
         if read_varint(p, &pos, n, &length) < 0:
             _bad(i, base_offset, "malformed record length varint", where)
         if length < MIN_RECORD_SIZE - 1 or pos + length > n:
@@ -258,12 +283,22 @@ cdef list _decode_records(const uint8_t* p, Py_ssize_t n, int64_t base_offset, i
         PyObject_GC_UnTrack(headers)
         rec = new_record(
             <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>offset_delta),
-            max_ts if log_append else <int64_t>(<uint64_t>base_ts + <uint64_t>ts_delta),
+            self.max_ts if self.log_append else <int64_t>(<uint64_t>self.base_ts + <uint64_t>ts_delta),
             key, value, headers)
-        out[i] = rec
-    if pos != n:
-        raise CorruptRecordError(
-            f"{n - pos} bytes left after {count} records of batch at offset {base_offset}", where)
+        self.pos = pos
+        self.i = i + 1
+        return rec
+
+
+cdef list _read_all(_RecordReader reader):
+    cdef int32_t i, count = reader.count
+    cdef list out = PyList_New(count)
+    cdef Record rec
+    for i in range(count):
+        rec = reader.next_record()
+        Py_INCREF(rec)
+        PyList_SET_ITEM(out, i, rec)
+    reader.finish()
     return out
 
 
@@ -271,16 +306,16 @@ cdef void _bad(int i, int64_t base_offset, str what, Py_ssize_t where) except *:
     raise CorruptRecordError(f"record {i} of batch at offset {base_offset}: {what}", where)
 
 
-cdef list _v2_records(_View v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
-                      object max_size):
+cdef _RecordReader _v2_reader(_View v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
+                              object max_size):
+    """Check the batch (CRC, counts), decompress it, and return a reader over its records."""
     cdef const uint8_t* q = v.p + start
     cdef int attributes = (q[21] << 8) | q[22]
     cdef int code = attributes & 7
     cdef uint32_t stored = <uint32_t>be32(q + 17)
     cdef int32_t count = be32(q + 57)
     cdef object body
-    cdef const uint8_t* bp
-    cdef Py_ssize_t bn
+    cdef _RecordReader r = _RecordReader.__new__(_RecordReader)
     if code > 4:
         raise CorruptRecordError(f"unknown compression codec {code}", start)
     if check_crc:
@@ -291,17 +326,31 @@ cdef list _v2_records(_View v, Py_ssize_t start, Py_ssize_t length, bint check_c
     if count < 0:
         raise CorruptRecordError(f"negative record count {count}", start)
     if code == 0:
-        bp = q + HEADER_SIZE
-        bn = length - HEADER_SIZE
+        r.owner = v
+        r.p = q + HEADER_SIZE
+        r.n = length - HEADER_SIZE
     else:
         body = _compression_mod.decompress(
             _CODECS[code], v.window(start + HEADER_SIZE, start + length), max_size)
-        bp = <const uint8_t*>PyBytes_AS_STRING(body)
-        bn = PyBytes_GET_SIZE(body)
-    if count > bn // MIN_RECORD_SIZE:
-        raise CorruptRecordError(f"record count {count} exceeds what {bn} bytes hold", start)
-    return _decode_records(bp, bn, be64(q), be64(q + 27), (attributes & 8) != 0, be64(q + 35),
-                           count, start)
+        r.owner = body
+        r.p = <const uint8_t*>PyBytes_AS_STRING(body)
+        r.n = PyBytes_GET_SIZE(body)
+    if count > r.n // MIN_RECORD_SIZE:
+        raise CorruptRecordError(f"record count {count} exceeds what {r.n} bytes hold", start)
+    r.pos = 0
+    r.where = start
+    r.count = count
+    r.i = 0
+    r.base_offset = be64(q)
+    r.base_ts = be64(q + 27)
+    r.max_ts = be64(q + 35)
+    r.log_append = (attributes & 8) != 0
+    return r
+
+
+cdef list _v2_records(_View v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
+                      object max_size):
+    return _read_all(_v2_reader(v, start, length, check_crc, max_size))
 
 
 cdef RecordBatch _v2_batch(_View v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
@@ -369,7 +418,10 @@ def iter_batches(buf, bint check_crc=True, max_decompressed_size=DEFAULT_MAX_DEC
 
 def iter_batch_records(buf, header, bint check_crc=True,
                        max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
-    """The records of one entry."""
+    """The records of one entry, decoded one at a time for v2 batches."""
+    if header.magic == 2:
+        return _v2_reader(_View(buf), header.byte_offset, header.byte_length, check_crc,
+                          max_decompressed_size)
     return iter(decode_entry(buf, header, check_crc, max_decompressed_size).records)
 
 

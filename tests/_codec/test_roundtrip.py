@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from krafka._codec.types import Compression
+from krafka.errors import CorruptRecordError
 from tests._codec.helpers import record_tuple
 from tests._codec.strategies import batch_options, build, record_fields
 
@@ -86,3 +87,19 @@ def test_control_flag_and_leader_epoch(codec: ModuleType):
 def test_empty_batch_is_refused(codec: ModuleType):
     with pytest.raises(ValueError):
         codec.encode_batch([], "none", 0, -1, -1, -1, False)
+
+
+def test_lazy_record_iteration(codec: ModuleType):
+    records = [codec.Record(key=b"%d" % i, value=b"v", timestamp=i) for i in range(10)]
+    blob = bytearray(codec.encode_batch(records, "none", 100, -1, -1, -1, False))
+    (header,) = list(codec.scan_batches(bytes(blob)))
+    it = codec.iter_batch_records(bytes(blob), header)
+    assert next(it).offset == 100
+    assert [r.key for r in it] == [b"%d" % i for i in range(1, 10)]
+    # a record damaged in the middle: earlier records still come out one by one
+    i = blob.index(b"\x026")  # key length 1, key "6"
+    blob[i] = 0x7E  # key length 63: past the record's end
+    it = codec.iter_batch_records(bytes(blob), header, check_crc=False)
+    assert [next(it).key for _ in range(6)] == [b"%d" % i for i in range(6)]
+    with pytest.raises(CorruptRecordError):
+        next(it)
