@@ -31,6 +31,7 @@ for `rebootstrap_trigger` seconds, or on REBOOTSTRAP_REQUIRED, the client reboot
 
 from __future__ import annotations
 
+import logging
 import random
 import ssl
 from collections.abc import Callable, Sequence
@@ -63,6 +64,8 @@ from krafka.sansio.metadata import (
 )
 from krafka.sansio.sasl import SaslMechanism, TokenProvider, mechanism_factory
 from krafka.sansio.secret import Secret
+
+log = logging.getLogger(__name__)
 
 #: Requests that take the control lane and the HIGH priority queue.
 HIGH_PRIORITY_APIS: Final = frozenset(
@@ -427,9 +430,13 @@ class KafkaClient:
                 continue
             try:
                 await self.refresh_metadata()
-            except KrafkaError:
+            except KrafkaError as exc:
+                log.debug("background metadata refresh failed: %s", exc)
                 if self.metadata.rebootstrap_due(anyio.current_time()):
                     self.metadata.request_refresh(RefreshReason.REBOOTSTRAP)
+            except Exception:  # a bug here must not cancel the application's task
+                log.exception("background metadata refresh crashed")
+                self.metadata.refresh_failed(anyio.current_time())
 
 
 def _metadata_topic(name: str) -> Any:
