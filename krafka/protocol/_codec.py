@@ -43,6 +43,8 @@ def decode_prefix(cls: type[S], buffer: Buffer, version: int, offset: int = 0) -
     _check_version(cls, version)
     fn = _compile.decoder(cls, version)
     buf = _view(buffer)
+    if not 0 <= offset <= len(buf):
+        raise ValueError(f"offset {offset} outside a buffer of {len(buf)} bytes")
     try:
         obj, pos = fn(buf, offset)
     except Exception as exc:

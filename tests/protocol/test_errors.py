@@ -48,3 +48,12 @@ def test_existing_signatures_kept() -> None:
     e = errors.CorruptRecordError("bad crc", offset=12)
     assert e.offset == 12 and "12" in str(e)
     assert issubclass(errors.UnsupportedCodecError, errors.KrafkaError)
+
+
+def test_importing_errors_does_not_load_every_message() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, krafka.errors; print('krafka.protocol.messages' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
