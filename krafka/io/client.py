@@ -12,6 +12,7 @@
         leader = await client.leader_for("orders", 0)              # BrokerInfo
         version = await client.api_version(ApiKey.FETCH, node_id)  # build the request for it
         client.report_error(error_code, "orders")                  # stale metadata -> refresh
+        client.touch_topics(["orders"])                            # keep refreshing a topic
     # leaving the block closes every connection (bounded: `await client.close(timeout=5)`)
 
 `client.metadata` is the live `krafka.sansio.metadata.ClusterMetadata` (brokers, racks,
@@ -331,6 +332,15 @@ class KafkaClient:
         if topic not in self.metadata.topics:
             await self.refresh_metadata([topic])
         return self.metadata.partitions_for(topic)
+
+    def touch_topics(self, topics: Sequence[str]) -> None:
+        """Mark topics as in use, so their metadata stays refreshed (idle ones expire after
+        `metadata_topic_idle_ttl`); `leader_for` and `partitions_for` do this themselves."""
+        now = anyio.current_time()
+        for topic in topics:
+            self.metadata.touch(topic, now)
+        if self.metadata.refresh_due(now):
+            self._refresh_wanted.set()
 
     def report_error(self, code: int, topic: str | None = None) -> None:
         """Tell the client a response carried `code` (stale metadata, REBOOTSTRAP_REQUIRED)."""

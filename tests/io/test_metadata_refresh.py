@@ -78,3 +78,14 @@ async def test_rebootstrap_required_error_reconnects_via_bootstrap(proxied_broke
             assert not client.metadata.rebootstrap_requested
             await client.send(MetadataRequest(topics=[]), node_id=node)
             assert proxy.connections == 2  # the old broker connections were dropped
+
+
+async def test_idle_topics_expire_unless_touched(broker: Any) -> None:
+    async with KafkaClient(broker.bootstrap_servers, metadata_topic_idle_ttl=0.3) as client:
+        await client.refresh_metadata(["idle-a", "idle-b"])
+        for _ in range(5):
+            await anyio.sleep(0.1)
+            client.touch_topics(["idle-a"])
+        await client.refresh_metadata()
+        assert "idle-a" in client.metadata.topics
+        assert "idle-b" not in client.metadata.topics
