@@ -382,7 +382,7 @@ class KafkaClient:
         self.metadata.rebootstrap(now)
 
     async def _any_broker(self, request: Any, **kwargs: Any) -> MetadataResponse:
-        """Send to the least loaded reachable broker (bootstrap servers if none are known)."""
+        """Send to a reachable broker, tried in random order (bootstrap servers if none known)."""
         assert self._pool is not None
         candidates = self.metadata.addresses()
         random.shuffle(candidates)
