@@ -192,8 +192,9 @@ cdef class _RecordReader:
     cdef const uint8_t* p
     cdef Py_ssize_t n, pos, where
     cdef int32_t count, i
-    cdef int64_t base_offset, base_ts, max_ts
+    cdef int64_t base_offset, base_ts, max_ts, last_ts
     cdef bint log_append
+    cdef object last_ts_obj
 
     def __iter__(self):
         return self
@@ -210,6 +211,15 @@ cdef class _RecordReader:
                 f"{self.n - self.pos} bytes left after {self.count} records of batch at offset "
                 f"{self.base_offset}", self.where)
         return 0
+
+    cdef inline object timestamp(self, int64_t ts_delta):
+        """Records of a batch often share a millisecond (and all do under LogAppendTime)."""
+        cdef int64_t ts = self.max_ts if self.log_append else <int64_t>(
+            <uint64_t>self.base_ts + <uint64_t>ts_delta)
+        if self.last_ts_obj is None or ts != self.last_ts:
+            self.last_ts = ts
+            self.last_ts_obj = ts
+        return self.last_ts_obj
 
     cdef Record next_record(self):
         cdef const uint8_t* p = self.p
@@ -283,8 +293,7 @@ cdef class _RecordReader:
         PyObject_GC_UnTrack(headers)
         rec = new_record(
             <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>offset_delta),
-            self.max_ts if self.log_append else <int64_t>(<uint64_t>self.base_ts + <uint64_t>ts_delta),
-            key, value, headers)
+            self.timestamp(ts_delta), key, value, headers)
         self.pos = pos
         self.i = i + 1
         return rec
