@@ -141,6 +141,8 @@ class KafkaClient:
                 rebootstrap_trigger=rebootstrap_trigger,
             ),
         )
+        if sasl_mechanism is not None and sasl_mechanism.upper() == "PLAIN" and not ssl_context:
+            log.warning("SASL PLAIN without TLS sends the password in the clear")
         if sasl is None and sasl_mechanism is not None:
             sasl = mechanism_factory(
                 sasl_mechanism,

@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from types import MappingProxyType
 from typing import Any, Final
 
 from krafka.errors import (
@@ -513,7 +514,7 @@ class BrokerConnection:
 
     def _become_ready(self, trigger: Trigger) -> None:
         self._transition(trigger)
-        self._events.append(ConnectionReady(dict(self.api_versions)))
+        self._events.append(ConnectionReady(MappingProxyType(dict(self.api_versions))))
 
     # -- SASL -----------------------------------------------------------------------------------
 
