@@ -29,7 +29,7 @@ def _flex(cls: type[Struct], version: int) -> bool:
     return lo <= version <= hi
 
 
-def _element(f: FieldSpec, version: int, depth: int) -> st.SearchStrategy[Any]:
+def _element(f: FieldSpec, version: int, depth: int, tags: bool) -> st.SearchStrategy[Any]:
     kind = f.kind
     if kind in _INT_RANGES:
         lo, hi = _INT_RANGES[kind]
@@ -44,11 +44,11 @@ def _element(f: FieldSpec, version: int, depth: int) -> st.SearchStrategy[Any]:
         return st.binary(max_size=12)
     if kind == "uuid":
         return st.uuids()
-    return struct_strategy(f.struct, version, depth + 1)
+    return struct_strategy(f.struct, version, depth + 1, tags)
 
 
-def _value(f: FieldSpec, version: int, depth: int) -> st.SearchStrategy[Any]:
-    elem = _element(f, version, depth)
+def _value(f: FieldSpec, version: int, depth: int, tags: bool) -> st.SearchStrategy[Any]:
+    elem = _element(f, version, depth, tags)
     if f.array:
         base: st.SearchStrategy[Any] = st.lists(elem, max_size=0 if depth > 3 else 3)
     else:
@@ -58,13 +58,16 @@ def _value(f: FieldSpec, version: int, depth: int) -> st.SearchStrategy[Any]:
     return base
 
 
-def struct_strategy(cls: type[Struct], version: int, depth: int = 0) -> st.SearchStrategy[Any]:
+def struct_strategy(
+    cls: type[Struct], version: int, depth: int = 0, tags: bool = True
+) -> st.SearchStrategy[Any]:
+    """Instances of `cls` valid in `version`; `tags=False` leaves out unknown/explicit tags."""
     flex = _flex(cls, version)
     kwargs: dict[str, st.SearchStrategy[Any]] = {}
     for f in cls._FIELDS:
         if (flex and f.is_tagged(version)) or f.present(version):
-            kwargs[f.name] = _value(f, version, depth)
-    if flex:
+            kwargs[f.name] = _value(f, version, depth, tags)
+    if flex and tags:
         known = {f.tag for f in cls._FIELDS if f.tag >= 0}
         tags = st.lists(
             st.integers(0, 300).filter(lambda t: t not in known), max_size=2, unique=True
