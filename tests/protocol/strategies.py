@@ -69,13 +69,13 @@ def struct_strategy(
             kwargs[f.name] = _value(f, version, depth, tags)
     if flex and tags:
         known = {f.tag for f in cls._FIELDS if f.tag >= 0}
-        tags = st.lists(
+        unknown = st.lists(
             st.integers(0, 300).filter(lambda t: t not in known), max_size=2, unique=True
         ).map(sorted)
         tagged = sorted(f.tag for f in cls._FIELDS if f.is_tagged(version))
         if tagged:
             kwargs["explicit_tags"] = st.frozensets(st.sampled_from(tagged))
-        kwargs["unknown_tagged_fields"] = tags.flatmap(
+        kwargs["unknown_tagged_fields"] = unknown.flatmap(
             lambda ts: st.tuples(*(st.tuples(st.just(t), st.binary(max_size=6)) for t in ts))
         )
     return st.builds(cls, **kwargs)
