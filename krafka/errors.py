@@ -3,8 +3,23 @@
 Every error krafka raises is a `KrafkaError`. Retriable conditions (a leader moved, a broker
 restarted) set `retriable = True` so callers and the retry loops can tell them apart without
 matching on types. Every broker error code maps onto one class (`error_class(code)`), named
-CamelCase of Kafka's name (a trailing `_ERROR`/`_EXCEPTION` dropped) plus `Error`, with `.code`,
-`.retriable` and Kafka's default message; the table is `krafka.protocol.error_codes`.
+CamelCase of Kafka's name (a trailing `_ERROR`/`_EXCEPTION` dropped; the literal spelling is an
+alias) plus `Error`, with `.code`, `.retriable` and Kafka's default message; the table is
+`krafka.protocol.error_codes`.
+
+    KrafkaError
+    ├── RetriableError
+    │   ├── KafkaTimeoutError ── RequestTimedOutError (7)
+    │   └── RetriableBrokerError ── NotLeaderOrFollowerError (6), ...   (retriable codes)
+    ├── BrokerError ── RetriableBrokerError / NonRetriableBrokerError   (every code)
+    │   └── NonRetriableBrokerError ── ProducerFencedError (90), UnsupportedVersionError (35),
+    │       AuthorizationError (*_AUTHORIZATION_FAILED), UnknownBrokerError, ...
+    ├── AuthenticationError ── SaslAuthenticationError (58), UnsupportedSaslMechanismError (33),
+    │                          IllegalSaslStateError (34)
+    ├── ProtocolError ── LocalProtocolError (we built something invalid)
+    │                └── RemoteProtocolError (the peer sent malformed bytes)
+    ├── CorruptRecordError (also code 2, CORRUPT_MESSAGE), UnsupportedCodecError
+    └── ConfigError, InvalidStateError
 """
 
 from __future__ import annotations
@@ -219,10 +234,10 @@ class ClusterAuthorizationFailedError(AuthorizationError, code=31): ...
 class InvalidTimestampError(NonRetriableBrokerError, code=32): ...
 
 
-class UnsupportedSaslMechanismError(NonRetriableBrokerError, code=33): ...
+class UnsupportedSaslMechanismError(AuthenticationError, NonRetriableBrokerError, code=33): ...
 
 
-class IllegalSaslStateError(NonRetriableBrokerError, code=34): ...
+class IllegalSaslStateError(AuthenticationError, NonRetriableBrokerError, code=34): ...
 
 
 class UnsupportedVersionError(NonRetriableBrokerError, code=35): ...
