@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,6 +155,9 @@ def _class_src(
         if pn in seen:
             raise ValueError(f"{label}: duplicate field {pn}")
         seen.add(pn)
+        about = " ".join(str(f.get("about", "")).split())
+        if about:
+            lines += ["    #: " + ln for ln in textwrap.wrap(about, 92)]
         lines.append(fl)
         specs.append(spec)
     lines.append("    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()")

@@ -20,9 +20,13 @@ class AddOffsetsToTxnRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 4
     FLEXIBLE_VERSION = 3
+    #: The transactional id corresponding to the transaction.
     transactional_id: str = ""
+    #: Current producer id in use by the transactional id.
     producer_id: int = 0
+    #: Current epoch associated with the producer id.
     producer_epoch: int = 0
+    #: The unique group identifier.
     group_id: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -20,7 +20,10 @@ class AddOffsetsToTxnResponse(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 4
     FLEXIBLE_VERSION = 3
+    #: Duration in milliseconds for which the request was throttled due to a quota violation, or
+    #: zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The response error code, or 0 if there was no error.
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 5)
 
 @dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnTopic(Struct):
+    #: The name of the topic.
     name: str = ""
+    #: The partition indexes to add to the transaction
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,10 +36,16 @@ _AddPartitionsToTxnTopic = AddPartitionsToTxnTopic
 @dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnTransaction(Struct):
     AddPartitionsToTxnTopic = AddPartitionsToTxnTopic
+    #: The transactional id corresponding to the transaction.
     transactional_id: str = ""
+    #: Current producer id in use by the transactional id.
     producer_id: int = 0
+    #: Current epoch associated with the producer id.
     producer_epoch: int = 0
+    #: Boolean to signify if we want to check if the partition is in the transaction rather than
+    #: add it.
     verify_only: bool = False
+    #: The partitions to add to the transaction.
     topics: list[_AddPartitionsToTxnTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -82,10 +90,15 @@ class AddPartitionsToTxnRequest(ApiMessage):
     FLEXIBLE_VERSION = 3
     AddPartitionsToTxnTopic = AddPartitionsToTxnTopic
     AddPartitionsToTxnTransaction = AddPartitionsToTxnTransaction
+    #: List of transactions to add partitions to.
     transactions: list[_AddPartitionsToTxnTransaction] = field(default_factory=list)
+    #: The transactional id corresponding to the transaction.
     v3_and_below_transactional_id: str = ""
+    #: Current producer id in use by the transactional id.
     v3_and_below_producer_id: int = 0
+    #: Current epoch associated with the producer id.
     v3_and_below_producer_epoch: int = 0
+    #: The partitions to add to the transaction.
     v3_and_below_topics: list[_AddPartitionsToTxnTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

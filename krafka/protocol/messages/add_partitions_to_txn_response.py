@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 5)
 
 @dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnPartitionResult(Struct):
+    #: The partition indexes.
     partition_index: int = 0
+    #: The response error code.
     partition_error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,7 +36,9 @@ _AddPartitionsToTxnPartitionResult = AddPartitionsToTxnPartitionResult
 @dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnTopicResult(Struct):
     AddPartitionsToTxnPartitionResult = AddPartitionsToTxnPartitionResult
+    #: The topic name.
     name: str = ""
+    #: The results for each partition
     results_by_partition: list[_AddPartitionsToTxnPartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -61,7 +65,9 @@ _AddPartitionsToTxnTopicResult = AddPartitionsToTxnTopicResult
 @dataclass(slots=True, kw_only=True)
 class AddPartitionsToTxnResult(Struct):
     AddPartitionsToTxnTopicResult = AddPartitionsToTxnTopicResult
+    #: The transactional id corresponding to the transaction.
     transactional_id: str = ""
+    #: The results for each topic.
     topic_results: list[_AddPartitionsToTxnTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -104,9 +110,14 @@ class AddPartitionsToTxnResponse(ApiMessage):
     AddPartitionsToTxnPartitionResult = AddPartitionsToTxnPartitionResult
     AddPartitionsToTxnResult = AddPartitionsToTxnResult
     AddPartitionsToTxnTopicResult = AddPartitionsToTxnTopicResult
+    #: Duration in milliseconds for which the request was throttled due to a quota violation, or
+    #: zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The response top level error code.
     error_code: int = 0
+    #: Results categorized by transactional ID.
     results_by_transaction: list[_AddPartitionsToTxnResult] = field(default_factory=list)
+    #: The results for each topic.
     results_by_topic_v3_and_below: list[_AddPartitionsToTxnTopicResult] = field(
         default_factory=list
     )

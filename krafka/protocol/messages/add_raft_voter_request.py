@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class Listener(Struct):
+    #: The name of the endpoint
     name: str = ""
+    #: The hostname
     host: str = ""
+    #: The port
     port: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -44,8 +47,11 @@ class AddRaftVoterRequest(ApiMessage):
     Listener = Listener
     cluster_id: str | None = ""
     timeout_ms: int = 0
+    #: The replica id of the voter getting added to the topic partition
     voter_id: int = 0
+    #: The directory id of the voter getting added to the topic partition
     voter_directory_id: uuid.UUID = ZERO_UUID
+    #: The endpoints that can be used to communicate with the voter
     listeners: list[_Listener] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 1)
 
 @dataclass(slots=True, kw_only=True)
 class EntityData(Struct):
+    #: The entity type.
     entity_type: str = ""
+    #: The name of the entity, or null if the default.
     entity_name: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -33,8 +35,11 @@ _EntityData = EntityData
 
 @dataclass(slots=True, kw_only=True)
 class OpData(Struct):
+    #: The quota configuration key.
     key: str = ""
+    #: The value to set, otherwise ignored if the value is to be removed.
     value: float = 0.0
+    #: Whether the quota configuration value should be removed, otherwise set.
     remove: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -56,7 +61,9 @@ _OpData = OpData
 class EntryData(Struct):
     EntityData = EntityData
     OpData = OpData
+    #: The quota entity to alter.
     entity: list[_EntityData] = field(default_factory=list)
+    #: An individual quota configuration entry to alter.
     ops: list[_OpData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -82,7 +89,9 @@ class AlterClientQuotasRequest(ApiMessage):
     MAX_VERSION = 1
     FLEXIBLE_VERSION = 1
     EntryData = EntryData
+    #: The quota configuration entries to alter.
     entries: list[_EntryData] = field(default_factory=list)
+    #: Whether the alteration should be validated, but not performed.
     validate_only: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

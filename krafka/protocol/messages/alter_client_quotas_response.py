@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 1)
 
 @dataclass(slots=True, kw_only=True)
 class EntityData(Struct):
+    #: The entity type.
     entity_type: str = ""
+    #: The name of the entity, or null if the default.
     entity_name: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,8 +36,11 @@ _EntityData = EntityData
 @dataclass(slots=True, kw_only=True)
 class EntryData(Struct):
     EntityData = EntityData
+    #: The error code, or `0` if the quota alteration succeeded.
     error_code: int = 0
+    #: The error message, or `null` if the quota alteration succeeded.
     error_message: str | None = ""
+    #: The quota entity to alter.
     entity: list[_EntityData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -62,7 +67,10 @@ class AlterClientQuotasResponse(ApiMessage):
     MAX_VERSION = 1
     FLEXIBLE_VERSION = 1
     EntryData = EntryData
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The quota configuration entries to alter.
     entries: list[_EntryData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class AlterableConfig(Struct):
+    #: The configuration key name.
     name: str = ""
+    #: The value to set for the configuration key.
     value: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,8 +36,11 @@ _AlterableConfig = AlterableConfig
 @dataclass(slots=True, kw_only=True)
 class AlterConfigsResource(Struct):
     AlterableConfig = AlterableConfig
+    #: The resource type.
     resource_type: int = 0
+    #: The resource name.
     resource_name: str = ""
+    #: The configurations.
     configs: list[_AlterableConfig] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -62,7 +67,9 @@ class AlterConfigsRequest(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     AlterConfigsResource = AlterConfigsResource
+    #: The updates for each resource.
     resources: list[_AlterConfigsResource] = field(default_factory=list)
+    #: True if we should validate the request, but not change the configurations.
     validate_only: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class AlterConfigsResourceResponse(Struct):
+    #: The resource error code.
     error_code: int = 0
+    #: The resource error message, or null if there was no error.
     error_message: str | None = ""
+    #: The resource type.
     resource_type: int = 0
+    #: The resource name.
     resource_name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -44,7 +48,10 @@ class AlterConfigsResponse(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     AlterConfigsResourceResponse = AlterConfigsResourceResponse
+    #: Duration in milliseconds for which the request was throttled due to a quota violation, or
+    #: zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The responses for each resource.
     responses: list[_AlterConfigsResourceResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,10 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class ReassignablePartition(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The replicas to place the partitions on, or null to cancel a pending reassignment for this
+    #: partition.
     replicas: list[int] | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,7 +37,9 @@ _ReassignablePartition = ReassignablePartition
 @dataclass(slots=True, kw_only=True)
 class ReassignableTopic(Struct):
     ReassignablePartition = ReassignablePartition
+    #: The topic name.
     name: str = ""
+    #: The partitions to reassign.
     partitions: list[_ReassignablePartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -67,7 +72,9 @@ class AlterPartitionReassignmentsRequest(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     ReassignableTopic = ReassignableTopic
+    #: The time in ms to wait for the request to complete.
     timeout_ms: int = 60000
+    #: The topics to reassign.
     topics: list[_ReassignableTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

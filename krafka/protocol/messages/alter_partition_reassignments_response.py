@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class ReassignablePartitionResponse(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The error code for this partition, or 0 if there was no error.
     error_code: int = 0
+    #: The error message for this partition, or null if there was no error.
     error_message: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -36,7 +39,9 @@ _ReassignablePartitionResponse = ReassignablePartitionResponse
 @dataclass(slots=True, kw_only=True)
 class ReassignableTopicResponse(Struct):
     ReassignablePartitionResponse = ReassignablePartitionResponse
+    #: The topic name
     name: str = ""
+    #: The responses to partitions to reassign
     partitions: list[_ReassignablePartitionResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -69,9 +74,14 @@ class AlterPartitionReassignmentsResponse(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     ReassignableTopicResponse = ReassignableTopicResponse
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The top-level error code, or 0 if there was no error.
     error_code: int = 0
+    #: The top-level error message, or null if there was no error.
     error_message: str | None = ""
+    #: The responses to topics to reassign.
     responses: list[_ReassignableTopicResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

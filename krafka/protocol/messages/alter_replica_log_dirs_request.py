@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class AlterReplicaLogDirTopic(Struct):
+    #: The topic name.
     name: str = ""
+    #: The partition indexes.
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,7 +36,9 @@ _AlterReplicaLogDirTopic = AlterReplicaLogDirTopic
 @dataclass(slots=True, kw_only=True)
 class AlterReplicaLogDir(Struct):
     AlterReplicaLogDirTopic = AlterReplicaLogDirTopic
+    #: The absolute directory path.
     path: str = ""
+    #: The topics to add to the directory.
     topics: list[_AlterReplicaLogDirTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -63,6 +67,7 @@ class AlterReplicaLogDirsRequest(ApiMessage):
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
     AlterReplicaLogDir = AlterReplicaLogDir
+    #: The alterations to make for each directory.
     dirs: list[_AlterReplicaLogDir] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class AlterReplicaLogDirPartitionResult(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,7 +36,9 @@ _AlterReplicaLogDirPartitionResult = AlterReplicaLogDirPartitionResult
 @dataclass(slots=True, kw_only=True)
 class AlterReplicaLogDirTopicResult(Struct):
     AlterReplicaLogDirPartitionResult = AlterReplicaLogDirPartitionResult
+    #: The name of the topic.
     topic_name: str = ""
+    #: The results for each partition.
     partitions: list[_AlterReplicaLogDirPartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -67,7 +71,10 @@ class AlterReplicaLogDirsResponse(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     AlterReplicaLogDirTopicResult = AlterReplicaLogDirTopicResult
+    #: Duration in milliseconds for which the request was throttled due to a quota violation, or
+    #: zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The results for each topic.
     results: list[_AlterReplicaLogDirTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

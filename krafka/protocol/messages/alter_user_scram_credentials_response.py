@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class AlterUserScramCredentialsResult(Struct):
+    #: The user name.
     user: str = ""
+    #: The error code.
     error_code: int = 0
+    #: The error message, if any.
     error_message: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -42,7 +45,10 @@ class AlterUserScramCredentialsResponse(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     AlterUserScramCredentialsResult = AlterUserScramCredentialsResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The results for deletions and alterations, one per affected user.
     results: list[_AlterUserScramCredentialsResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -20,7 +20,9 @@ class ApiVersionsRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 4
     FLEXIBLE_VERSION = 3
+    #: The name of the client.
     client_software_name: str = ""
+    #: The version of the client.
     client_software_version: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 4)
 
 @dataclass(slots=True, kw_only=True)
 class ApiVersion(Struct):
+    #: The API index.
     api_key: int = 0
+    #: The minimum supported version, inclusive.
     min_version: int = 0
+    #: The maximum supported version, inclusive.
     max_version: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -35,8 +38,11 @@ _ApiVersion = ApiVersion
 
 @dataclass(slots=True, kw_only=True)
 class SupportedFeatureKey(Struct):
+    #: The name of the feature.
     name: str = ""
+    #: The minimum supported version for the feature.
     min_version: int = 0
+    #: The maximum supported version for the feature.
     max_version: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -56,8 +62,11 @@ _SupportedFeatureKey = SupportedFeatureKey
 
 @dataclass(slots=True, kw_only=True)
 class FinalizedFeatureKey(Struct):
+    #: The name of the feature.
     name: str = ""
+    #: The cluster-wide finalized max version level for the feature.
     max_version_level: int = 0
+    #: The cluster-wide finalized min version level for the feature.
     min_version_level: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -86,12 +95,23 @@ class ApiVersionsResponse(ApiMessage):
     ApiVersion = ApiVersion
     FinalizedFeatureKey = FinalizedFeatureKey
     SupportedFeatureKey = SupportedFeatureKey
+    #: The top-level error code.
     error_code: int = 0
+    #: The APIs supported by the broker.
     api_keys: list[_ApiVersion] = field(default_factory=list)
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: Features supported by the broker. Note: in v0-v3, features with MinSupportedVersion = 0 are
+    #: omitted.
     supported_features: list[_SupportedFeatureKey] = field(default_factory=list)
+    #: The monotonically increasing epoch for the finalized features information. Valid values are
+    #: >= 0. A value of -1 is special and represents unknown epoch.
     finalized_features_epoch: int = -1
+    #: List of cluster-wide finalized features. The information is valid only if
+    #: FinalizedFeaturesEpoch >= 0.
     finalized_features: list[_FinalizedFeatureKey] = field(default_factory=list)
+    #: Set by a KRaft controller if the required configurations for ZK migration are present
     zk_migration_ready: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

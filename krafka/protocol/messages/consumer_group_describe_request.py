@@ -20,7 +20,9 @@ class ConsumerGroupDescribeRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
+    #: The ids of the groups to describe
     group_ids: list[str] = field(default_factory=list)
+    #: Whether to include authorized operations.
     include_authorized_operations: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,12 +14,19 @@ _VALID_VERSIONS = (0, 3)
 
 @dataclass(slots=True, kw_only=True)
 class AclCreation(Struct):
+    #: The type of the resource.
     resource_type: int = 0
+    #: The resource name for the ACL.
     resource_name: str = ""
+    #: The pattern type for the ACL.
     resource_pattern_type: int = 3
+    #: The principal for the ACL.
     principal: str = ""
+    #: The host for the ACL.
     host: str = ""
+    #: The operation type for the ACL (read, write, etc.).
     operation: int = 0
+    #: The permission type for the ACL (allow, deny, etc.).
     permission_type: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -53,6 +60,7 @@ class CreateAclsRequest(ApiMessage):
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
     AclCreation = AclCreation
+    #: The ACLs that we want to create.
     creations: list[_AclCreation] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 3)
 
 @dataclass(slots=True, kw_only=True)
 class AclCreationResult(Struct):
+    #: The result error, or zero if there was no error.
     error_code: int = 0
+    #: The result message, or null if there was no error.
     error_message: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -40,7 +42,10 @@ class CreateAclsResponse(ApiMessage):
     MAX_VERSION = 3
     FLEXIBLE_VERSION = 2
     AclCreationResult = AclCreationResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The results for each ACL creation.
     results: list[_AclCreationResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 3)
 
 @dataclass(slots=True, kw_only=True)
 class CreatableRenewers(Struct):
+    #: The type of the Kafka principal.
     principal_type: str = ""
+    #: The name of the Kafka principal.
     principal_name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -41,9 +43,15 @@ class CreateDelegationTokenRequest(ApiMessage):
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
     CreatableRenewers = CreatableRenewers
+    #: The principal type of the owner of the token. If it's null it defaults to the token request
+    #: principal.
     owner_principal_type: str | None = ""
+    #: The principal name of the owner of the token. If it's null it defaults to the token request
+    #: principal.
     owner_principal_name: str | None = ""
+    #: A list of those who are allowed to renew this token before it expires.
     renewers: list[_CreatableRenewers] = field(default_factory=list)
+    #: The maximum lifetime of the token in milliseconds, or -1 to use the server side default.
     max_lifetime_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

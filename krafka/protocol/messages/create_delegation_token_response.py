@@ -20,16 +20,28 @@ class CreateDelegationTokenResponse(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 3
     FLEXIBLE_VERSION = 2
+    #: The top-level error, or zero if there was no error.
     error_code: int = 0
+    #: The principal type of the token owner.
     principal_type: str = ""
+    #: The name of the token owner.
     principal_name: str = ""
+    #: The principal type of the requester of the token.
     token_requester_principal_type: str = ""
+    #: The principal type of the requester of the token.
     token_requester_principal_name: str = ""
+    #: When this token was generated.
     issue_timestamp_ms: int = 0
+    #: When this token expires.
     expiry_timestamp_ms: int = 0
+    #: The maximum lifetime of this token.
     max_timestamp_ms: int = 0
+    #: The token UUID.
     token_id: str = ""
+    #: HMAC of the delegation token.
     hmac: bytes = b""
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,6 +14,7 @@ _VALID_VERSIONS = (0, 3)
 
 @dataclass(slots=True, kw_only=True)
 class CreatePartitionsAssignment(Struct):
+    #: The assigned broker IDs.
     broker_ids: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -30,8 +31,11 @@ _CreatePartitionsAssignment = CreatePartitionsAssignment
 @dataclass(slots=True, kw_only=True)
 class CreatePartitionsTopic(Struct):
     CreatePartitionsAssignment = CreatePartitionsAssignment
+    #: The topic name.
     name: str = ""
+    #: The new partition count.
     count: int = 0
+    #: The new partition assignments.
     assignments: list[_CreatePartitionsAssignment] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -66,8 +70,11 @@ class CreatePartitionsRequest(ApiMessage):
     MAX_VERSION = 3
     FLEXIBLE_VERSION = 2
     CreatePartitionsTopic = CreatePartitionsTopic
+    #: Each topic that we want to create new partitions inside.
     topics: list[_CreatePartitionsTopic] = field(default_factory=list)
+    #: The time in ms to wait for the partitions to be created.
     timeout_ms: int = 0
+    #: If true, then validate the request, but don't actually increase the number of partitions.
     validate_only: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

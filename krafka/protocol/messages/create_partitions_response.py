@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 3)
 
 @dataclass(slots=True, kw_only=True)
 class CreatePartitionsTopicResult(Struct):
+    #: The topic name.
     name: str = ""
+    #: The result error, or zero if there was no error.
     error_code: int = 0
+    #: The result message, or null if there was no error.
     error_message: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -42,7 +45,10 @@ class CreatePartitionsResponse(ApiMessage):
     MAX_VERSION = 3
     FLEXIBLE_VERSION = 2
     CreatePartitionsTopicResult = CreatePartitionsTopicResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The partition creation results for each topic.
     results: list[_CreatePartitionsTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 7)
 
 @dataclass(slots=True, kw_only=True)
 class CreatableReplicaAssignment(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The brokers to place the partition on.
     broker_ids: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -33,7 +35,9 @@ _CreatableReplicaAssignment = CreatableReplicaAssignment
 
 @dataclass(slots=True, kw_only=True)
 class CreatableTopicConfig(Struct):
+    #: The configuration name.
     name: str = ""
+    #: The configuration value.
     value: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -54,10 +58,17 @@ _CreatableTopicConfig = CreatableTopicConfig
 class CreatableTopic(Struct):
     CreatableReplicaAssignment = CreatableReplicaAssignment
     CreatableTopicConfig = CreatableTopicConfig
+    #: The topic name.
     name: str = ""
+    #: The number of partitions to create in the topic, or -1 if we are either specifying a manual
+    #: partition assignment or using the default partitions.
     num_partitions: int = 0
+    #: The number of replicas to create for each partition in the topic, or -1 if we are either
+    #: specifying a manual partition assignment or using the default replication factor.
     replication_factor: int = 0
+    #: The manual partition assignment, or the empty array if we are using automatic assignment.
     assignments: list[_CreatableReplicaAssignment] = field(default_factory=list)
+    #: The custom topic configurations to set.
     configs: list[_CreatableTopicConfig] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -96,8 +107,11 @@ class CreateTopicsRequest(ApiMessage):
     FLEXIBLE_VERSION = 5
     DEPRECATED_VERSIONS = (0, 1)
     CreatableTopic = CreatableTopic
+    #: The topics to create.
     topics: list[_CreatableTopic] = field(default_factory=list)
+    #: How long to wait in milliseconds before timing out the request.
     timeout_ms: int = 60000
+    #: If true, check that the topics can be created as specified, but don't create anything.
     validate_only: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

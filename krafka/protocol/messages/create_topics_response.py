@@ -14,10 +14,15 @@ _VALID_VERSIONS = (0, 7)
 
 @dataclass(slots=True, kw_only=True)
 class CreatableTopicConfigs(Struct):
+    #: The configuration name.
     name: str = ""
+    #: The configuration value.
     value: str | None = ""
+    #: True if the configuration is read-only.
     read_only: bool = False
+    #: The configuration source.
     config_source: int = -1
+    #: True if this configuration is sensitive.
     is_sensitive: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -42,13 +47,21 @@ _CreatableTopicConfigs = CreatableTopicConfigs
 @dataclass(slots=True, kw_only=True)
 class CreatableTopicResult(Struct):
     CreatableTopicConfigs = CreatableTopicConfigs
+    #: The topic name.
     name: str = ""
+    #: The unique topic ID
     topic_id: uuid.UUID = ZERO_UUID
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The error message, or null if there was no error.
     error_message: str | None = ""
+    #: Optional topic config error returned if configs are not returned in the response.
     topic_config_error_code: int = 0
+    #: Number of partitions of the topic.
     num_partitions: int = -1
+    #: Replication factor of the topic.
     replication_factor: int = -1
+    #: Configuration of the topic.
     configs: list[_CreatableTopicConfigs] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -123,7 +136,10 @@ class CreateTopicsResponse(ApiMessage):
     MAX_VERSION = 7
     FLEXIBLE_VERSION = 5
     CreatableTopicResult = CreatableTopicResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: Results for each topic we tried to create.
     topics: list[_CreatableTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

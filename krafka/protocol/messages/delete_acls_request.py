@@ -14,12 +14,19 @@ _VALID_VERSIONS = (0, 3)
 
 @dataclass(slots=True, kw_only=True)
 class DeleteAclsFilter(Struct):
+    #: The resource type.
     resource_type_filter: int = 0
+    #: The resource name.
     resource_name_filter: str | None = ""
+    #: The pattern type.
     pattern_type_filter: int = 3
+    #: The principal filter, or null to accept all principals.
     principal_filter: str | None = ""
+    #: The host filter, or null to accept all hosts.
     host_filter: str | None = ""
+    #: The ACL operation.
     operation: int = 0
+    #: The permission type.
     permission_type: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -55,6 +62,7 @@ class DeleteAclsRequest(ApiMessage):
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
     DeleteAclsFilter = DeleteAclsFilter
+    #: The filters to use when deleting ACLs.
     filters: list[_DeleteAclsFilter] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

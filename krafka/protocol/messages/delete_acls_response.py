@@ -14,14 +14,23 @@ _VALID_VERSIONS = (0, 3)
 
 @dataclass(slots=True, kw_only=True)
 class DeleteAclsMatchingAcl(Struct):
+    #: The deletion error code, or 0 if the deletion succeeded.
     error_code: int = 0
+    #: The deletion error message, or null if the deletion succeeded.
     error_message: str | None = ""
+    #: The ACL resource type.
     resource_type: int = 0
+    #: The ACL resource name.
     resource_name: str = ""
+    #: The ACL resource pattern type.
     pattern_type: int = 3
+    #: The ACL principal.
     principal: str = ""
+    #: The ACL host.
     host: str = ""
+    #: The ACL operation.
     operation: int = 0
+    #: The ACL permission type.
     permission_type: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -48,8 +57,11 @@ _DeleteAclsMatchingAcl = DeleteAclsMatchingAcl
 @dataclass(slots=True, kw_only=True)
 class DeleteAclsFilterResult(Struct):
     DeleteAclsMatchingAcl = DeleteAclsMatchingAcl
+    #: The error code, or 0 if the filter succeeded.
     error_code: int = 0
+    #: The error message, or null if the filter succeeded.
     error_message: str | None = ""
+    #: The ACLs which matched this filter.
     matching_acls: list[_DeleteAclsMatchingAcl] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -83,7 +95,10 @@ class DeleteAclsResponse(ApiMessage):
     MAX_VERSION = 3
     FLEXIBLE_VERSION = 2
     DeleteAclsFilterResult = DeleteAclsFilterResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The results for each filter.
     filter_results: list[_DeleteAclsFilterResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

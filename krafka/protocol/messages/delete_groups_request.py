@@ -21,6 +21,7 @@ class DeleteGroupsRequest(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
+    #: The group names to delete.
     groups_names: list[str] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

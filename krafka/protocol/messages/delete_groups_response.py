@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class DeletableGroupResult(Struct):
+    #: The group id
     group_id: str = ""
+    #: The deletion error, or 0 if the deletion succeeded.
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -40,7 +42,10 @@ class DeleteGroupsResponse(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     DeletableGroupResult = DeletableGroupResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The deletion results
     results: list[_DeletableGroupResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

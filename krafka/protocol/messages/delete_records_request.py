@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class DeleteRecordsPartition(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The deletion offset.
     offset: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,7 +36,9 @@ _DeleteRecordsPartition = DeleteRecordsPartition
 @dataclass(slots=True, kw_only=True)
 class DeleteRecordsTopic(Struct):
     DeleteRecordsPartition = DeleteRecordsPartition
+    #: The topic name.
     name: str = ""
+    #: Each partition that we want to delete records from.
     partitions: list[_DeleteRecordsPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -67,7 +71,9 @@ class DeleteRecordsRequest(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     DeleteRecordsTopic = DeleteRecordsTopic
+    #: Each topic that we want to delete records from.
     topics: list[_DeleteRecordsTopic] = field(default_factory=list)
+    #: How long to wait for the deletion to complete, in milliseconds.
     timeout_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

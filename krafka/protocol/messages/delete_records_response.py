@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class DeleteRecordsPartitionResult(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The partition low water mark.
     low_watermark: int = 0
+    #: The deletion error code, or 0 if the deletion succeeded.
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -36,7 +39,9 @@ _DeleteRecordsPartitionResult = DeleteRecordsPartitionResult
 @dataclass(slots=True, kw_only=True)
 class DeleteRecordsTopicResult(Struct):
     DeleteRecordsPartitionResult = DeleteRecordsPartitionResult
+    #: The topic name.
     name: str = ""
+    #: Each partition that we wanted to delete records from.
     partitions: list[_DeleteRecordsPartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -69,7 +74,10 @@ class DeleteRecordsResponse(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     DeleteRecordsTopicResult = DeleteRecordsTopicResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: Each topic that we wanted to delete records from.
     topics: list[_DeleteRecordsTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,6 +14,7 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
+    #: The partition index.
     partition: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -30,7 +31,9 @@ _PartitionData = PartitionData
 @dataclass(slots=True, kw_only=True)
 class DeleteStateData(Struct):
     PartitionData = PartitionData
+    #: The topic identifier.
     topic_id: uuid.UUID = ZERO_UUID
+    #: The data for the partitions.
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -59,7 +62,9 @@ class DeleteShareGroupStateRequest(ApiMessage):
     FLEXIBLE_VERSION = 0
     LATEST_VERSION_UNSTABLE = True
     DeleteStateData = DeleteStateData
+    #: The group identifier.
     group_id: str = ""
+    #: The data for the topics.
     topics: list[_DeleteStateData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class PartitionResult(Struct):
+    #: The partition index.
     partition: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The error message, or null if there was no error.
     error_message: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -36,7 +39,9 @@ _PartitionResult = PartitionResult
 @dataclass(slots=True, kw_only=True)
 class DeleteStateResult(Struct):
     PartitionResult = PartitionResult
+    #: The topic identifier
     topic_id: uuid.UUID = ZERO_UUID
+    #: The results for the partitions.
     partitions: list[_PartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -64,6 +69,7 @@ class DeleteShareGroupStateResponse(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     DeleteStateResult = DeleteStateResult
+    #: The delete results
     results: list[_DeleteStateResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

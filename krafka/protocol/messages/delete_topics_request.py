@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 6)
 
 @dataclass(slots=True, kw_only=True)
 class DeleteTopicState(Struct):
+    #: The topic name
     name: str | None = None
+    #: The unique topic ID
     topic_id: uuid.UUID = ZERO_UUID
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -41,8 +43,11 @@ class DeleteTopicsRequest(ApiMessage):
     FLEXIBLE_VERSION = 4
     DEPRECATED_VERSIONS = (0, 0)
     DeleteTopicState = DeleteTopicState
+    #: The name or topic ID of the topic
     topics: list[_DeleteTopicState] = field(default_factory=list)
+    #: The names of the topics to delete
     topic_names: list[str] = field(default_factory=list)
+    #: The length of time in milliseconds to wait for the deletions to complete.
     timeout_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 6)
 
 @dataclass(slots=True, kw_only=True)
 class DeletableTopicResult(Struct):
+    #: The topic name
     name: str | None = ""
+    #: the unique topic ID
     topic_id: uuid.UUID = ZERO_UUID
+    #: The deletion error, or 0 if the deletion succeeded.
     error_code: int = 0
+    #: The error message, or null if there was no error.
     error_message: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -53,7 +57,10 @@ class DeleteTopicsResponse(ApiMessage):
     MAX_VERSION = 6
     FLEXIBLE_VERSION = 4
     DeletableTopicResult = DeletableTopicResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The results for each topic we tried to delete.
     responses: list[_DeletableTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -21,12 +21,19 @@ class DescribeAclsRequest(ApiMessage):
     MAX_VERSION = 3
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
+    #: The resource type.
     resource_type_filter: int = 0
+    #: The resource name, or null to match any resource name.
     resource_name_filter: str | None = ""
+    #: The resource pattern to match.
     pattern_type_filter: int = 3
+    #: The principal to match, or null to match any principal.
     principal_filter: str | None = ""
+    #: The host to match, or null to match any host.
     host_filter: str | None = ""
+    #: The operation to match.
     operation: int = 0
+    #: The permission type to match.
     permission_type: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

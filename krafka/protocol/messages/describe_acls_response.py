@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 3)
 
 @dataclass(slots=True, kw_only=True)
 class AclDescription(Struct):
+    #: The ACL principal.
     principal: str = ""
+    #: The ACL host.
     host: str = ""
+    #: The ACL operation.
     operation: int = 0
+    #: The ACL permission type.
     permission_type: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -38,9 +42,13 @@ _AclDescription = AclDescription
 @dataclass(slots=True, kw_only=True)
 class DescribeAclsResource(Struct):
     AclDescription = AclDescription
+    #: The resource type.
     resource_type: int = 0
+    #: The resource name.
     resource_name: str = ""
+    #: The resource pattern type.
     pattern_type: int = 3
+    #: The ACLs.
     acls: list[_AclDescription] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -68,9 +76,14 @@ class DescribeAclsResponse(ApiMessage):
     MAX_VERSION = 3
     FLEXIBLE_VERSION = 2
     DescribeAclsResource = DescribeAclsResource
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The error message, or null if there was no error.
     error_message: str | None = ""
+    #: Each Resource that is referenced in an ACL.
     resources: list[_DescribeAclsResource] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 1)
 
 @dataclass(slots=True, kw_only=True)
 class ComponentData(Struct):
+    #: The entity type that the filter component applies to.
     entity_type: str = ""
+    #: How to match the entity {0 = exact name, 1 = default name, 2 = any specified name}.
     match_type: int = 0
+    #: The string to match against, or null if unused for the match type.
     match: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -42,7 +45,9 @@ class DescribeClientQuotasRequest(ApiMessage):
     MAX_VERSION = 1
     FLEXIBLE_VERSION = 1
     ComponentData = ComponentData
+    #: Filter components to apply to quota entities.
     components: list[_ComponentData] = field(default_factory=list)
+    #: Whether the match is strict, i.e. should exclude entities with unspecified entity types.
     strict: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

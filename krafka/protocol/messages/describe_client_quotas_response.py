@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 1)
 
 @dataclass(slots=True, kw_only=True)
 class EntityData(Struct):
+    #: The entity type.
     entity_type: str = ""
+    #: The entity name, or null if the default.
     entity_name: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -33,7 +35,9 @@ _EntityData = EntityData
 
 @dataclass(slots=True, kw_only=True)
 class ValueData(Struct):
+    #: The quota configuration key.
     key: str = ""
+    #: The quota configuration value.
     value: float = 0.0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -54,7 +58,9 @@ _ValueData = ValueData
 class EntryData(Struct):
     EntityData = EntityData
     ValueData = ValueData
+    #: The quota entity description.
     entity: list[_EntityData] = field(default_factory=list)
+    #: The quota values for the entity.
     values: list[_ValueData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -80,9 +86,14 @@ class DescribeClientQuotasResponse(ApiMessage):
     MAX_VERSION = 1
     FLEXIBLE_VERSION = 1
     EntryData = EntryData
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The error code, or `0` if the quota description succeeded.
     error_code: int = 0
+    #: The error message, or `null` if the quota description succeeded.
     error_message: str | None = ""
+    #: A result entry.
     entries: list[_EntryData] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -20,7 +20,9 @@ class DescribeClusterRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 1
     FLEXIBLE_VERSION = 0
+    #: Whether to include cluster authorized operations.
     include_cluster_authorized_operations: bool = False
+    #: The endpoint type to describe. 1=brokers, 2=controllers.
     endpoint_type: int = 1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

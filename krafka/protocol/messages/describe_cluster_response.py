@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 1)
 
 @dataclass(slots=True, kw_only=True)
 class DescribeClusterBroker(Struct):
+    #: The broker ID.
     broker_id: int = 0
+    #: The broker hostname.
     host: str = ""
+    #: The broker port.
     port: int = 0
+    #: The rack of the broker, or null if it has not been assigned to a rack.
     rack: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -44,13 +48,22 @@ class DescribeClusterResponse(ApiMessage):
     MAX_VERSION = 1
     FLEXIBLE_VERSION = 0
     DescribeClusterBroker = DescribeClusterBroker
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The top-level error code, or 0 if there was no error
     error_code: int = 0
+    #: The top-level error message, or null if there was no error.
     error_message: str | None = None
+    #: The endpoint type that was described. 1=brokers, 2=controllers.
     endpoint_type: int = 1
+    #: The cluster ID that responding broker belongs to.
     cluster_id: str = ""
+    #: The ID of the controller broker.
     controller_id: int = -1
+    #: Each broker in the response.
     brokers: list[_DescribeClusterBroker] = field(default_factory=list)
+    #: 32-bit bitfield to represent authorized operations for this cluster.
     cluster_authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 4)
 
 @dataclass(slots=True, kw_only=True)
 class DescribeConfigsResource(Struct):
+    #: The resource type.
     resource_type: int = 0
+    #: The resource name.
     resource_name: str = ""
+    #: The configuration keys to list, or null to list all configuration keys.
     configuration_keys: list[str] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -50,8 +53,11 @@ class DescribeConfigsRequest(ApiMessage):
     FLEXIBLE_VERSION = 4
     DEPRECATED_VERSIONS = (0, 0)
     DescribeConfigsResource = DescribeConfigsResource
+    #: The resources whose configurations we want to describe.
     resources: list[_DescribeConfigsResource] = field(default_factory=list)
+    #: True if we should include all synonyms.
     include_synonyms: bool = False
+    #: True if we should include configuration documentation.
     include_documentation: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 4)
 
 @dataclass(slots=True, kw_only=True)
 class DescribeConfigsSynonym(Struct):
+    #: The synonym name.
     name: str = ""
+    #: The synonym value.
     value: str | None = ""
+    #: The synonym source.
     source: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -36,14 +39,24 @@ _DescribeConfigsSynonym = DescribeConfigsSynonym
 @dataclass(slots=True, kw_only=True)
 class DescribeConfigsResourceResult(Struct):
     DescribeConfigsSynonym = DescribeConfigsSynonym
+    #: The configuration name.
     name: str = ""
+    #: The configuration value.
     value: str | None = ""
+    #: True if the configuration is read-only.
     read_only: bool = False
+    #: True if the configuration is not set.
     is_default: bool = False
+    #: The configuration source.
     config_source: int = -1
+    #: True if this configuration is sensitive.
     is_sensitive: bool = False
+    #: The synonyms for this configuration key.
     synonyms: list[_DescribeConfigsSynonym] = field(default_factory=list)
+    #: The configuration data type. Type can be one of the following values - BOOLEAN, STRING, INT,
+    #: SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD
     config_type: int = 0
+    #: The configuration documentation.
     documentation: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -91,10 +104,15 @@ _DescribeConfigsResourceResult = DescribeConfigsResourceResult
 @dataclass(slots=True, kw_only=True)
 class DescribeConfigsResult(Struct):
     DescribeConfigsResourceResult = DescribeConfigsResourceResult
+    #: The error code, or 0 if we were able to successfully describe the configurations.
     error_code: int = 0
+    #: The error message, or null if we were able to successfully describe the configurations.
     error_message: str | None = ""
+    #: The resource type.
     resource_type: int = 0
+    #: The resource name.
     resource_name: str = ""
+    #: Each listed configuration.
     configs: list[_DescribeConfigsResourceResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -130,7 +148,10 @@ class DescribeConfigsResponse(ApiMessage):
     MAX_VERSION = 4
     FLEXIBLE_VERSION = 4
     DescribeConfigsResult = DescribeConfigsResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The results for each resource.
     results: list[_DescribeConfigsResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 3)
 
 @dataclass(slots=True, kw_only=True)
 class DescribeDelegationTokenOwner(Struct):
+    #: The owner principal type.
     principal_type: str = ""
+    #: The owner principal name.
     principal_name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -41,6 +43,7 @@ class DescribeDelegationTokenRequest(ApiMessage):
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
     DescribeDelegationTokenOwner = DescribeDelegationTokenOwner
+    #: Each owner that we want to describe delegation tokens for, or null to describe all tokens.
     owners: list[_DescribeDelegationTokenOwner] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 3)
 
 @dataclass(slots=True, kw_only=True)
 class DescribedDelegationTokenRenewer(Struct):
+    #: The renewer principal type
     principal_type: str = ""
+    #: The renewer principal name
     principal_name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,15 +36,25 @@ _DescribedDelegationTokenRenewer = DescribedDelegationTokenRenewer
 @dataclass(slots=True, kw_only=True)
 class DescribedDelegationToken(Struct):
     DescribedDelegationTokenRenewer = DescribedDelegationTokenRenewer
+    #: The token principal type.
     principal_type: str = ""
+    #: The token principal name.
     principal_name: str = ""
+    #: The principal type of the requester of the token.
     token_requester_principal_type: str = ""
+    #: The principal type of the requester of the token.
     token_requester_principal_name: str = ""
+    #: The token issue timestamp in milliseconds.
     issue_timestamp: int = 0
+    #: The token expiry timestamp in milliseconds.
     expiry_timestamp: int = 0
+    #: The token maximum timestamp length in milliseconds.
     max_timestamp: int = 0
+    #: The token ID.
     token_id: str = ""
+    #: The token HMAC.
     hmac: bytes = b""
+    #: Those who are able to renew this token before it expires.
     renewers: list[_DescribedDelegationTokenRenewer] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -95,8 +107,12 @@ class DescribeDelegationTokenResponse(ApiMessage):
     MAX_VERSION = 3
     FLEXIBLE_VERSION = 2
     DescribedDelegationToken = DescribedDelegationToken
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The tokens.
     tokens: list[_DescribedDelegationToken] = field(default_factory=list)
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

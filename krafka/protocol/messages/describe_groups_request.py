@@ -20,7 +20,9 @@ class DescribeGroupsRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 5
     FLEXIBLE_VERSION = 5
+    #: The names of the groups to describe
     groups: list[str] = field(default_factory=list)
+    #: Whether to include authorized operations.
     include_authorized_operations: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,11 +14,17 @@ _VALID_VERSIONS = (0, 5)
 
 @dataclass(slots=True, kw_only=True)
 class DescribedGroupMember(Struct):
+    #: The member ID assigned by the group coordinator.
     member_id: str = ""
+    #: The unique identifier of the consumer instance provided by end user.
     group_instance_id: str | None = None
+    #: The client ID used in the member's latest join group request.
     client_id: str = ""
+    #: The client host.
     client_host: str = ""
+    #: The metadata corresponding to the current group protocol in use.
     member_metadata: bytes = b""
+    #: The current assignment provided by the group leader.
     member_assignment: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -49,12 +55,19 @@ _DescribedGroupMember = DescribedGroupMember
 @dataclass(slots=True, kw_only=True)
 class DescribedGroup(Struct):
     DescribedGroupMember = DescribedGroupMember
+    #: The describe error, or 0 if there was no error.
     error_code: int = 0
+    #: The group ID string.
     group_id: str = ""
+    #: The group state string, or the empty string.
     group_state: str = ""
+    #: The group protocol type, or the empty string.
     protocol_type: str = ""
+    #: The group protocol data, or the empty string.
     protocol_data: str = ""
+    #: The group members.
     members: list[_DescribedGroupMember] = field(default_factory=list)
+    #: 32-bit bitfield to represent authorized operations for this group.
     authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -93,7 +106,10 @@ class DescribeGroupsResponse(ApiMessage):
     MAX_VERSION = 5
     FLEXIBLE_VERSION = 5
     DescribedGroup = DescribedGroup
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: Each described group.
     groups: list[_DescribedGroup] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

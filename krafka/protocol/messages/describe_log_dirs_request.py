@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 4)
 
 @dataclass(slots=True, kw_only=True)
 class DescribableLogDirTopic(Struct):
+    #: The topic name
     topic: str = ""
+    #: The partition indexes.
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -41,6 +43,7 @@ class DescribeLogDirsRequest(ApiMessage):
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
     DescribableLogDirTopic = DescribableLogDirTopic
+    #: Each topic that we want to describe log directories for, or null for all topics.
     topics: list[_DescribableLogDirTopic] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,9 +14,15 @@ _VALID_VERSIONS = (0, 4)
 
 @dataclass(slots=True, kw_only=True)
 class DescribeLogDirsPartition(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The size of the log segments in this partition in bytes.
     partition_size: int = 0
+    #: The lag of the log's LEO w.r.t. partition's HW (if it is the current log for the partition)
+    #: or current replica's LEO (if it is the future log for the partition)
     offset_lag: int = 0
+    #: True if this log is created by AlterReplicaLogDirsRequest and will replace the current log
+    #: of the replica in the future.
     is_future_key: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -38,6 +44,7 @@ _DescribeLogDirsPartition = DescribeLogDirsPartition
 @dataclass(slots=True, kw_only=True)
 class DescribeLogDirsTopic(Struct):
     DescribeLogDirsPartition = DescribeLogDirsPartition
+    #: The topic name.
     name: str = ""
     partitions: list[_DescribeLogDirsPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -65,10 +72,15 @@ _DescribeLogDirsTopic = DescribeLogDirsTopic
 @dataclass(slots=True, kw_only=True)
 class DescribeLogDirsResult(Struct):
     DescribeLogDirsTopic = DescribeLogDirsTopic
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The absolute log directory path.
     log_dir: str = ""
+    #: Each topic.
     topics: list[_DescribeLogDirsTopic] = field(default_factory=list)
+    #: The total size in bytes of the volume the log directory is in.
     total_bytes: int = -1
+    #: The usable size in bytes of the volume the log directory is in.
     usable_bytes: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -103,8 +115,12 @@ class DescribeLogDirsResponse(ApiMessage):
     MAX_VERSION = 4
     FLEXIBLE_VERSION = 2
     DescribeLogDirsResult = DescribeLogDirsResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The log directories.
     results: list[_DescribeLogDirsResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class TopicRequest(Struct):
+    #: The topic name.
     name: str = ""
+    #: The indexes of the partitions to list producers for.
     partition_indexes: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -42,8 +42,11 @@ _ProducerState = ProducerState
 @dataclass(slots=True, kw_only=True)
 class PartitionResponse(Struct):
     ProducerState = ProducerState
+    #: The partition index.
     partition_index: int = 0
+    #: The partition error code, or 0 if there was no error.
     error_code: int = 0
+    #: The partition error message, which may be null if no additional details are available
     error_message: str | None = None
     active_producers: list[_ProducerState] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -73,7 +76,9 @@ _PartitionResponse = PartitionResponse
 @dataclass(slots=True, kw_only=True)
 class TopicResponse(Struct):
     PartitionResponse = PartitionResponse
+    #: The topic name
     name: str = ""
+    #: Each partition in the response.
     partitions: list[_PartitionResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -101,7 +106,10 @@ class DescribeProducersResponse(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     TopicResponse = TopicResponse
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: Each topic in the response.
     topics: list[_TopicResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

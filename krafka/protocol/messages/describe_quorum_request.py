@@ -14,6 +14,7 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
+    #: The partition index.
     partition_index: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -30,6 +31,7 @@ _PartitionData = PartitionData
 @dataclass(slots=True, kw_only=True)
 class TopicData(Struct):
     PartitionData = PartitionData
+    #: The topic name.
     topic_name: str = ""
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()

@@ -16,8 +16,14 @@ _VALID_VERSIONS = (0, 2)
 class ReplicaState(Struct):
     replica_id: int = 0
     replica_directory_id: uuid.UUID = ZERO_UUID
+    #: The last known log end offset of the follower or -1 if it is unknown
     log_end_offset: int = 0
+    #: The last known leader wall clock time time when a follower fetched from the leader. This is
+    #: reported as -1 both for the current leader or if it is unknown for a voter
     last_fetch_timestamp: int = -1
+    #: The leader wall clock append time of the offset for which the follower made the most recent
+    #: fetch request. This is reported as the current time for the leader and -1 if unknown for a
+    #: voter
     last_caught_up_timestamp: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -61,10 +67,14 @@ _ReplicaState = ReplicaState
 class PartitionData(Struct):
     ReplicaState = ReplicaState
     ReplicaState = ReplicaState
+    #: The partition index.
     partition_index: int = 0
     error_code: int = 0
+    #: The error message, or null if there was no error.
     error_message: str | None = ""
+    #: The ID of the current leader or -1 if the leader is unknown.
     leader_id: int = 0
+    #: The latest known leader epoch
     leader_epoch: int = 0
     high_watermark: int = 0
     current_voters: list[_ReplicaState] = field(default_factory=list)
@@ -103,6 +113,7 @@ _PartitionData = PartitionData
 @dataclass(slots=True, kw_only=True)
 class TopicData(Struct):
     PartitionData = PartitionData
+    #: The topic name.
     topic_name: str = ""
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -124,8 +135,11 @@ _TopicData = TopicData
 
 @dataclass(slots=True, kw_only=True)
 class Listener(Struct):
+    #: The name of the endpoint
     name: str = ""
+    #: The hostname
     host: str = ""
+    #: The port
     port: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -146,7 +160,9 @@ _Listener = Listener
 @dataclass(slots=True, kw_only=True)
 class Node(Struct):
     Listener = Listener
+    #: The ID of the associated node
     node_id: int = 0
+    #: The listeners of this controller
     listeners: list[_Listener] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -182,7 +198,9 @@ class DescribeQuorumResponse(ApiMessage):
     Node = Node
     ReplicaState = ReplicaState
     TopicData = TopicData
+    #: The top level error code.
     error_code: int = 0
+    #: The error message, or null if there was no error.
     error_message: str | None = ""
     topics: list[_TopicData] = field(default_factory=list)
     nodes: list[_Node] = field(default_factory=list)

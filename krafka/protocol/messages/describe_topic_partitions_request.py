@@ -14,6 +14,7 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class TopicRequest(Struct):
+    #: The topic name
     name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -29,7 +30,9 @@ _TopicRequest = TopicRequest
 
 @dataclass(slots=True, kw_only=True)
 class Cursor(Struct):
+    #: The name for the first topic to process
     topic_name: str = ""
+    #: The partition index to start with
     partition_index: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -56,8 +59,11 @@ class DescribeTopicPartitionsRequest(ApiMessage):
     FLEXIBLE_VERSION = 0
     Cursor = Cursor
     TopicRequest = TopicRequest
+    #: The topics to fetch details for.
     topics: list[_TopicRequest] = field(default_factory=list)
+    #: The maximum number of partitions included in the response.
     response_partition_limit: int = 2000
+    #: The first topic and partition index to fetch details for.
     cursor: _Cursor | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

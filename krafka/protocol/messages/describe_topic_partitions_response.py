@@ -14,14 +14,23 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class DescribeTopicPartitionsResponsePartition(Struct):
+    #: The partition error, or 0 if there was no error.
     error_code: int = 0
+    #: The partition index.
     partition_index: int = 0
+    #: The ID of the leader broker.
     leader_id: int = 0
+    #: The leader epoch of this partition.
     leader_epoch: int = -1
+    #: The set of all nodes that host this partition.
     replica_nodes: list[int] = field(default_factory=list)
+    #: The set of nodes that are in sync with the leader for this partition.
     isr_nodes: list[int] = field(default_factory=list)
+    #: The new eligible leader replicas otherwise.
     eligible_leader_replicas: list[int] | None = None
+    #: The last known ELR.
     last_known_elr: list[int] | None = None
+    #: The set of offline replicas of this partition.
     offline_replicas: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -56,11 +65,17 @@ _DescribeTopicPartitionsResponsePartition = DescribeTopicPartitionsResponseParti
 @dataclass(slots=True, kw_only=True)
 class DescribeTopicPartitionsResponseTopic(Struct):
     DescribeTopicPartitionsResponsePartition = DescribeTopicPartitionsResponsePartition
+    #: The topic error, or 0 if there was no error.
     error_code: int = 0
+    #: The topic name.
     name: str | None = ""
+    #: The topic id.
     topic_id: uuid.UUID = ZERO_UUID
+    #: True if the topic is internal.
     is_internal: bool = False
+    #: Each partition in the topic.
     partitions: list[_DescribeTopicPartitionsResponsePartition] = field(default_factory=list)
+    #: 32-bit bitfield to represent authorized operations for this topic.
     topic_authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -92,7 +107,9 @@ _DescribeTopicPartitionsResponseTopic = DescribeTopicPartitionsResponseTopic
 
 @dataclass(slots=True, kw_only=True)
 class Cursor(Struct):
+    #: The name for the first topic to process
     topic_name: str = ""
+    #: The partition index to start with
     partition_index: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -119,8 +136,12 @@ class DescribeTopicPartitionsResponse(ApiMessage):
     FLEXIBLE_VERSION = 0
     Cursor = Cursor
     DescribeTopicPartitionsResponseTopic = DescribeTopicPartitionsResponseTopic
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: Each topic in the response.
     topics: list[_DescribeTopicPartitionsResponseTopic] = field(default_factory=list)
+    #: The next topic and partition index to fetch details for.
     next_cursor: _Cursor | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -20,6 +20,8 @@ class DescribeTransactionsRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
+    #: Array of transactionalIds to include in describe results. If empty, then no results will be
+    #: returned.
     transactional_ids: list[str] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

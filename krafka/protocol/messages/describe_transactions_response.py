@@ -41,6 +41,8 @@ class TransactionState(Struct):
     transaction_start_time_ms: int = 0
     producer_id: int = 0
     producer_epoch: int = 0
+    #: The set of partitions included in the current transaction (if active). When a transaction is
+    #: preparing to commit or abort, this will include only partitions which do not have markers.
     topics: list[_TopicData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -72,6 +74,8 @@ class DescribeTransactionsResponse(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     TransactionState = TransactionState
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
     transaction_states: list[_TransactionState] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()

@@ -14,6 +14,7 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class UserName(Struct):
+    #: The user name.
     name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -36,6 +37,7 @@ class DescribeUserScramCredentialsRequest(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     UserName = UserName
+    #: The users to describe, or null/empty to describe all users.
     users: list[_UserName] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class CredentialInfo(Struct):
+    #: The SCRAM mechanism.
     mechanism: int = 0
+    #: The number of iterations used in the SCRAM credential.
     iterations: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,9 +36,13 @@ _CredentialInfo = CredentialInfo
 @dataclass(slots=True, kw_only=True)
 class DescribeUserScramCredentialsResult(Struct):
     CredentialInfo = CredentialInfo
+    #: The user name.
     user: str = ""
+    #: The user-level error code.
     error_code: int = 0
+    #: The user-level error message, if any.
     error_message: str | None = ""
+    #: The mechanism and related information associated with the user's SCRAM credentials.
     credential_infos: list[_CredentialInfo] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -71,9 +77,14 @@ class DescribeUserScramCredentialsResponse(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     DescribeUserScramCredentialsResult = DescribeUserScramCredentialsResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The message-level error code, 0 except for user authorization or infrastructure issues.
     error_code: int = 0
+    #: The message-level error message, if any.
     error_message: str | None = ""
+    #: The results for descriptions, one per user.
     results: list[_DescribeUserScramCredentialsResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class TopicPartitions(Struct):
+    #: The name of a topic.
     topic: str = ""
+    #: The partitions of this topic whose leader should be elected.
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -40,8 +42,12 @@ class ElectLeadersRequest(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     TopicPartitions = TopicPartitions
+    #: Type of elections to conduct for the partition. A value of '0' elects the preferred replica.
+    #: A value of '1' elects the first live replica if there are no in-sync replica.
     election_type: int = 0
+    #: The topic partitions to elect leaders.
     topic_partitions: list[_TopicPartitions] | None = field(default_factory=list)
+    #: The time in ms to wait for the election to complete.
     timeout_ms: int = 60000
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class PartitionResult(Struct):
+    #: The partition id
     partition_id: int = 0
+    #: The result error, or zero if there was no error.
     error_code: int = 0
+    #: The result message, or null if there was no error.
     error_message: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -36,7 +39,9 @@ _PartitionResult = PartitionResult
 @dataclass(slots=True, kw_only=True)
 class ReplicaElectionResult(Struct):
     PartitionResult = PartitionResult
+    #: The topic name
     topic: str = ""
+    #: The results for each partition
     partition_result: list[_PartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -69,8 +74,13 @@ class ElectLeadersResponse(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     ReplicaElectionResult = ReplicaElectionResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The top level response error code.
     error_code: int = 0
+    #: The election results, or an empty array if the requester did not have permission and the
+    #: request asks for all partitions.
     replica_election_results: list[_ReplicaElectionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -21,9 +21,13 @@ class EndTxnRequest(ApiMessage):
     MAX_VERSION = 5
     FLEXIBLE_VERSION = 3
     LATEST_VERSION_UNSTABLE = True
+    #: The ID of the transaction to end.
     transactional_id: str = ""
+    #: The producer ID.
     producer_id: int = 0
+    #: The current epoch associated with the producer.
     producer_epoch: int = 0
+    #: True if the transaction was committed, false if it was aborted.
     committed: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -20,9 +20,14 @@ class EndTxnResponse(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 5
     FLEXIBLE_VERSION = 3
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The producer ID.
     producer_id: int = -1
+    #: The current epoch associated with the producer.
     producer_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -21,7 +21,9 @@ class ExpireDelegationTokenRequest(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
+    #: The HMAC of the delegation token to be expired.
     hmac: bytes = b""
+    #: The expiry time period in milliseconds.
     expiry_time_period_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

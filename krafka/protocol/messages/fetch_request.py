@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 17)
 
 @dataclass(slots=True, kw_only=True)
 class ReplicaState(Struct):
+    #: The replica ID of the follower, or -1 if this request is from a consumer.
     replica_id: int = -1
+    #: The epoch of this follower, or -1 if not available.
     replica_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -33,12 +35,21 @@ _ReplicaState = ReplicaState
 
 @dataclass(slots=True, kw_only=True)
 class FetchPartition(Struct):
+    #: The partition index.
     partition: int = 0
+    #: The current leader epoch of the partition.
     current_leader_epoch: int = -1
+    #: The message offset.
     fetch_offset: int = 0
+    #: The epoch of the last fetched record or -1 if there is none
     last_fetched_epoch: int = -1
+    #: The earliest available offset of the follower replica. The field is only used when the
+    #: request is sent by the follower.
     log_start_offset: int = -1
+    #: The maximum bytes to fetch from this partition. See KIP-74 for cases where this limit may
+    #: not be honored.
     partition_max_bytes: int = 0
+    #: The directory id of the follower fetching
     replica_directory_id: uuid.UUID = ZERO_UUID
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -88,8 +99,11 @@ _FetchPartition = FetchPartition
 @dataclass(slots=True, kw_only=True)
 class FetchTopic(Struct):
     FetchPartition = FetchPartition
+    #: The name of the topic to fetch.
     topic: str = ""
+    #: The unique topic ID
     topic_id: uuid.UUID = ZERO_UUID
+    #: The partitions to fetch.
     partitions: list[_FetchPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -113,8 +127,11 @@ _FetchTopic = FetchTopic
 
 @dataclass(slots=True, kw_only=True)
 class ForgottenTopic(Struct):
+    #: The topic name.
     topic: str = ""
+    #: The unique topic ID
     topic_id: uuid.UUID = ZERO_UUID
+    #: The partitions indexes to forget.
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -146,17 +163,34 @@ class FetchRequest(ApiMessage):
     FetchTopic = FetchTopic
     ForgottenTopic = ForgottenTopic
     ReplicaState = ReplicaState
+    #: The clusterId if known. This is used to validate metadata fetches prior to broker
+    #: registration.
     cluster_id: str | None = None
+    #: The broker ID of the follower, of -1 if this request is from a consumer.
     replica_id: int = -1
     replica_state: _ReplicaState = field(default_factory=ReplicaState)
+    #: The maximum time in milliseconds to wait for the response.
     max_wait_ms: int = 0
+    #: The minimum bytes to accumulate in the response.
     min_bytes: int = 0
+    #: The maximum bytes to fetch. See KIP-74 for cases where this limit may not be honored.
     max_bytes: int = 2147483647
+    #: This setting controls the visibility of transactional records. Using READ_UNCOMMITTED
+    #: (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1),
+    #: non-transactional and COMMITTED transactional records are visible. To be more concrete,
+    #: READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable
+    #: offset), and enables the inclusion of the list of aborted transactions in the result, which
+    #: allows consumers to discard ABORTED transactional records
     isolation_level: int = 0
+    #: The fetch session ID.
     session_id: int = 0
+    #: The fetch session epoch, which is used for ordering requests in a session.
     session_epoch: int = -1
+    #: The topics to fetch.
     topics: list[_FetchTopic] = field(default_factory=list)
+    #: In an incremental fetch request, the partitions to remove.
     forgotten_topics_data: list[_ForgottenTopic] = field(default_factory=list)
+    #: Rack ID of the consumer making this request
     rack_id: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -33,7 +33,9 @@ _EpochEndOffset = EpochEndOffset
 
 @dataclass(slots=True, kw_only=True)
 class LeaderIdAndEpoch(Struct):
+    #: The ID of the current leader or -1 if the leader is unknown.
     leader_id: int = -1
+    #: The latest known leader epoch
     leader_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -71,7 +73,9 @@ _SnapshotId = SnapshotId
 
 @dataclass(slots=True, kw_only=True)
 class AbortedTransaction(Struct):
+    #: The producer id associated with the aborted transaction.
     producer_id: int = 0
+    #: The first offset in the aborted transaction.
     first_offset: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -94,16 +98,31 @@ class PartitionData(Struct):
     LeaderIdAndEpoch = LeaderIdAndEpoch
     SnapshotId = SnapshotId
     AbortedTransaction = AbortedTransaction
+    #: The partition index.
     partition_index: int = 0
+    #: The error code, or 0 if there was no fetch error.
     error_code: int = 0
+    #: The current high water mark.
     high_watermark: int = 0
+    #: The last stable offset (or LSO) of the partition. This is the last offset such that the
+    #: state of all transactional records prior to this offset have been decided (ABORTED or
+    #: COMMITTED)
     last_stable_offset: int = -1
+    #: The current log start offset.
     log_start_offset: int = -1
+    #: In case divergence is detected based on the `LastFetchedEpoch` and `FetchOffset` in the
+    #: request, this field indicates the largest epoch and its end offset such that subsequent
+    #: records are known to diverge
     diverging_epoch: _EpochEndOffset = field(default_factory=EpochEndOffset)
     current_leader: _LeaderIdAndEpoch = field(default_factory=LeaderIdAndEpoch)
+    #: In the case of fetching an offset less than the LogStartOffset, this is the end offset and
+    #: epoch that should be used in the FetchSnapshot request.
     snapshot_id: _SnapshotId = field(default_factory=SnapshotId)
+    #: The aborted transactions.
     aborted_transactions: list[_AbortedTransaction] | None = field(default_factory=list)
+    #: The preferred read replica for the consumer to use on its next fetch request
     preferred_read_replica: int = -1
+    #: The record data.
     records: memoryview | bytes | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -189,8 +208,11 @@ _PartitionData = PartitionData
 @dataclass(slots=True, kw_only=True)
 class FetchableTopicResponse(Struct):
     PartitionData = PartitionData
+    #: The topic name.
     topic: str = ""
+    #: The unique topic ID
     topic_id: uuid.UUID = ZERO_UUID
+    #: The topic partitions.
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -214,9 +236,13 @@ _FetchableTopicResponse = FetchableTopicResponse
 
 @dataclass(slots=True, kw_only=True)
 class NodeEndpoint(Struct):
+    #: The ID of the associated node.
     node_id: int = 0
+    #: The node's hostname.
     host: str = ""
+    #: The node's port.
     port: int = 0
+    #: The rack of the node, or null if it has not been assigned to a rack.
     rack: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -245,10 +271,17 @@ class FetchResponse(ApiMessage):
     FLEXIBLE_VERSION = 12
     FetchableTopicResponse = FetchableTopicResponse
     NodeEndpoint = NodeEndpoint
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The top level response error code.
     error_code: int = 0
+    #: The fetch session ID, or 0 if this is not part of a fetch session.
     session_id: int = 0
+    #: The response topics.
     responses: list[_FetchableTopicResponse] = field(default_factory=list)
+    #: Endpoints for all current-leaders enumerated in PartitionData, with errors
+    #: NOT_LEADER_OR_FOLLOWER & FENCED_LEADER_EPOCH.
     node_endpoints: list[_NodeEndpoint] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

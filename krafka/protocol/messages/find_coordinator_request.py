@@ -21,8 +21,11 @@ class FindCoordinatorRequest(ApiMessage):
     MAX_VERSION = 6
     FLEXIBLE_VERSION = 3
     DEPRECATED_VERSIONS = (0, 0)
+    #: The coordinator key.
     key: str = ""
+    #: The coordinator key type. (Group, transaction, etc.)
     key_type: int = 0
+    #: The coordinator keys.
     coordinator_keys: list[str] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

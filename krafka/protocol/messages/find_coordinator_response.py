@@ -14,11 +14,17 @@ _VALID_VERSIONS = (0, 6)
 
 @dataclass(slots=True, kw_only=True)
 class Coordinator(Struct):
+    #: The coordinator key.
     key: str = ""
+    #: The node id.
     node_id: int = 0
+    #: The host name.
     host: str = ""
+    #: The port.
     port: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The error message, or null if there was no error.
     error_message: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -56,12 +62,20 @@ class FindCoordinatorResponse(ApiMessage):
     MAX_VERSION = 6
     FLEXIBLE_VERSION = 3
     Coordinator = Coordinator
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The error message, or null if there was no error.
     error_message: str | None = ""
+    #: The node id.
     node_id: int = 0
+    #: The host name.
     host: str = ""
+    #: The port.
     port: int = 0
+    #: Each coordinator result in the response
     coordinators: list[_Coordinator] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -20,6 +20,7 @@ class GetTelemetrySubscriptionsRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
+    #: Unique id for this client instance, must be set to 0 on the first request.
     client_instance_id: uuid.UUID = ZERO_UUID
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

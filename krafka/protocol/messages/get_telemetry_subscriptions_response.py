@@ -20,14 +20,26 @@ class GetTelemetrySubscriptionsResponse(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: Assigned client instance id if ClientInstanceId was 0 in the request, else 0.
     client_instance_id: uuid.UUID = ZERO_UUID
+    #: Unique identifier for the current subscription set for this client instance.
     subscription_id: int = 0
+    #: Compression types that broker accepts for the PushTelemetryRequest.
     accepted_compression_types: list[int] = field(default_factory=list)
+    #: Configured push interval, which is the lowest configured interval in the current
+    #: subscription set.
     push_interval_ms: int = 0
+    #: The maximum bytes of binary data the broker accepts in PushTelemetryRequest.
     telemetry_max_bytes: int = 0
+    #: Flag to indicate monotonic/counter metrics are to be emitted as deltas or cumulative values
     delta_temporality: bool = False
+    #: Requested metrics prefix string match. Empty array: No metrics subscribed, Array[0] empty
+    #: string: All metrics subscribed.
     requested_metrics: list[str] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

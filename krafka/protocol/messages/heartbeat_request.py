@@ -20,9 +20,13 @@ class HeartbeatRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 4
     FLEXIBLE_VERSION = 4
+    #: The group id.
     group_id: str = ""
+    #: The generation of the group.
     generation_id: int = 0
+    #: The member ID.
     member_id: str = ""
+    #: The unique identifier of the consumer instance provided by end user.
     group_instance_id: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -20,9 +20,16 @@ class InitProducerIdRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 5
     FLEXIBLE_VERSION = 2
+    #: The transactional id, or null if the producer is not transactional.
     transactional_id: str | None = ""
+    #: The time in ms to wait before aborting idle transactions sent by this producer. This is only
+    #: relevant if a TransactionalId has been defined.
     transaction_timeout_ms: int = 0
+    #: The producer id. This is used to disambiguate requests if a transactional id is reused
+    #: following its expiration.
     producer_id: int = -1
+    #: The producer's current epoch. This will be checked against the producer epoch on the broker,
+    #: and the request will return an error if they do not match.
     producer_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

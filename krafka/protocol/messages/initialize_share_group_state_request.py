@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
+    #: The partition index.
     partition: int = 0
+    #: The state epoch for this share-partition.
     state_epoch: int = 0
+    #: The share-partition start offset, or -1 if the start offset is not being initialized.
     start_offset: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -36,7 +39,9 @@ _PartitionData = PartitionData
 @dataclass(slots=True, kw_only=True)
 class InitializeStateData(Struct):
     PartitionData = PartitionData
+    #: The topic identifier.
     topic_id: uuid.UUID = ZERO_UUID
+    #: The data for the partitions.
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -65,7 +70,9 @@ class InitializeShareGroupStateRequest(ApiMessage):
     FLEXIBLE_VERSION = 0
     LATEST_VERSION_UNSTABLE = True
     InitializeStateData = InitializeStateData
+    #: The group identifier.
     group_id: str = ""
+    #: The data for the topics.
     topics: list[_InitializeStateData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

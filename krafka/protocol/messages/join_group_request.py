@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 9)
 
 @dataclass(slots=True, kw_only=True)
 class JoinGroupRequestProtocol(Struct):
+    #: The protocol name.
     name: str = ""
+    #: The protocol metadata.
     metadata: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -41,13 +43,23 @@ class JoinGroupRequest(ApiMessage):
     FLEXIBLE_VERSION = 6
     DEPRECATED_VERSIONS = (0, 1)
     JoinGroupRequestProtocol = JoinGroupRequestProtocol
+    #: The group identifier.
     group_id: str = ""
+    #: The coordinator considers the consumer dead if it receives no heartbeat after this timeout
+    #: in milliseconds.
     session_timeout_ms: int = 0
+    #: The maximum time in milliseconds that the coordinator will wait for each member to rejoin
+    #: when rebalancing the group.
     rebalance_timeout_ms: int = -1
+    #: The member id assigned by the group coordinator.
     member_id: str = ""
+    #: The unique identifier of the consumer instance provided by end user.
     group_instance_id: str | None = None
+    #: The unique name the for class of protocols implemented by the group we want to join.
     protocol_type: str = ""
+    #: The list of protocols that the member supports.
     protocols: list[_JoinGroupRequestProtocol] = field(default_factory=list)
+    #: The reason why the member (re-)joins the group.
     reason: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

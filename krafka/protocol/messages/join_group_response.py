@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 9)
 
 @dataclass(slots=True, kw_only=True)
 class JoinGroupResponseMember(Struct):
+    #: The group member ID.
     member_id: str = ""
+    #: The unique identifier of the consumer instance provided by end user.
     group_instance_id: str | None = None
+    #: The group member metadata.
     metadata: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -49,13 +52,22 @@ class JoinGroupResponse(ApiMessage):
     MAX_VERSION = 9
     FLEXIBLE_VERSION = 6
     JoinGroupResponseMember = JoinGroupResponseMember
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The generation ID of the group.
     generation_id: int = -1
+    #: The group protocol name.
     protocol_type: str | None = None
+    #: The group protocol selected by the coordinator.
     protocol_name: str | None = ""
+    #: The leader of the group.
     leader: str = ""
+    #: True if the leader must skip running the assignment.
     skip_assignment: bool = False
+    #: The member ID assigned by the group coordinator.
     member_id: str = ""
     members: list[_JoinGroupResponseMember] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()

@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 5)
 
 @dataclass(slots=True, kw_only=True)
 class MemberIdentity(Struct):
+    #: The member ID to remove from the group.
     member_id: str = ""
+    #: The group instance ID to remove from the group.
     group_instance_id: str | None = None
+    #: The reason why the member left the group.
     reason: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -50,8 +53,11 @@ class LeaveGroupRequest(ApiMessage):
     MAX_VERSION = 5
     FLEXIBLE_VERSION = 4
     MemberIdentity = MemberIdentity
+    #: The ID of the group to leave.
     group_id: str = ""
+    #: The member ID to remove from the group.
     member_id: str = ""
+    #: List of leaving member identities.
     members: list[_MemberIdentity] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 5)
 
 @dataclass(slots=True, kw_only=True)
 class MemberResponse(Struct):
+    #: The member ID to remove from the group.
     member_id: str = ""
+    #: The group instance ID to remove from the group.
     group_instance_id: str | None = ""
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -49,8 +52,12 @@ class LeaveGroupResponse(ApiMessage):
     MAX_VERSION = 5
     FLEXIBLE_VERSION = 4
     MemberResponse = MemberResponse
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: List of leaving member responses.
     members: list[_MemberResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

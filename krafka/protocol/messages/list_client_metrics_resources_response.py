@@ -14,6 +14,7 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class ClientMetricsResource(Struct):
+    #: The resource name.
     name: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -36,8 +37,12 @@ class ListClientMetricsResourcesResponse(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     ClientMetricsResource = ClientMetricsResource
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: Each client metrics resource in the response.
     client_metrics_resources: list[_ClientMetricsResource] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

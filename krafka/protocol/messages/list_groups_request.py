@@ -20,7 +20,10 @@ class ListGroupsRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 5
     FLEXIBLE_VERSION = 3
+    #: The states of the groups we want to list. If empty, all groups are returned with their
+    #: state.
     states_filter: list[str] = field(default_factory=list)
+    #: The types of the groups we want to list. If empty, all groups are returned with their type.
     types_filter: list[str] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 5)
 
 @dataclass(slots=True, kw_only=True)
 class ListedGroup(Struct):
+    #: The group ID.
     group_id: str = ""
+    #: The group protocol type.
     protocol_type: str = ""
+    #: The group state name.
     group_state: str = ""
+    #: The group type name.
     group_type: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -48,8 +52,12 @@ class ListGroupsResponse(ApiMessage):
     MAX_VERSION = 5
     FLEXIBLE_VERSION = 3
     ListedGroup = ListedGroup
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: Each group in the response.
     groups: list[_ListedGroup] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

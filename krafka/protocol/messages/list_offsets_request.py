@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 10)
 
 @dataclass(slots=True, kw_only=True)
 class ListOffsetsPartition(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The current leader epoch.
     current_leader_epoch: int = -1
+    #: The current timestamp.
     timestamp: int = 0
+    #: The maximum number of offsets to report.
     max_num_offsets: int = 1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -45,7 +49,9 @@ _ListOffsetsPartition = ListOffsetsPartition
 @dataclass(slots=True, kw_only=True)
 class ListOffsetsTopic(Struct):
     ListOffsetsPartition = ListOffsetsPartition
+    #: The topic name.
     name: str = ""
+    #: Each partition in the request.
     partitions: list[_ListOffsetsPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -79,9 +85,19 @@ class ListOffsetsRequest(ApiMessage):
     FLEXIBLE_VERSION = 6
     DEPRECATED_VERSIONS = (0, 0)
     ListOffsetsTopic = ListOffsetsTopic
+    #: The broker ID of the requester, or -1 if this request is being made by a normal consumer.
     replica_id: int = 0
+    #: This setting controls the visibility of transactional records. Using READ_UNCOMMITTED
+    #: (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1),
+    #: non-transactional and COMMITTED transactional records are visible. To be more concrete,
+    #: READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable
+    #: offset), and enables the inclusion of the list of aborted transactions in the result, which
+    #: allows consumers to discard ABORTED transactional records
     isolation_level: int = 0
+    #: Each topic in the request.
     topics: list[_ListOffsetsTopic] = field(default_factory=list)
+    #: The timeout to await a response in milliseconds for requests that require reading from
+    #: remote storage for topics enabled with tiered storage.
     timeout_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

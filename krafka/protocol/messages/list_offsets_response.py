@@ -14,10 +14,15 @@ _VALID_VERSIONS = (0, 10)
 
 @dataclass(slots=True, kw_only=True)
 class ListOffsetsPartitionResponse(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The partition error code, or 0 if there was no error.
     error_code: int = 0
+    #: The result offsets.
     old_style_offsets: list[int] = field(default_factory=list)
+    #: The timestamp associated with the returned offset.
     timestamp: int = -1
+    #: The returned offset.
     offset: int = -1
     leader_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -44,7 +49,9 @@ _ListOffsetsPartitionResponse = ListOffsetsPartitionResponse
 @dataclass(slots=True, kw_only=True)
 class ListOffsetsTopicResponse(Struct):
     ListOffsetsPartitionResponse = ListOffsetsPartitionResponse
+    #: The topic name
     name: str = ""
+    #: Each partition in the response.
     partitions: list[_ListOffsetsPartitionResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -77,7 +84,10 @@ class ListOffsetsResponse(ApiMessage):
     MAX_VERSION = 10
     FLEXIBLE_VERSION = 6
     ListOffsetsTopicResponse = ListOffsetsTopicResponse
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: Each topic in the response.
     topics: list[_ListOffsetsTopicResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

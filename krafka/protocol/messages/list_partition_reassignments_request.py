@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class ListPartitionReassignmentsTopics(Struct):
+    #: The topic name
     name: str = ""
+    #: The partitions to list partition reassignments for.
     partition_indexes: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -40,7 +42,9 @@ class ListPartitionReassignmentsRequest(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     ListPartitionReassignmentsTopics = ListPartitionReassignmentsTopics
+    #: The time in ms to wait for the request to complete.
     timeout_ms: int = 60000
+    #: The topics to list partition reassignments for, or null to list everything.
     topics: list[_ListPartitionReassignmentsTopics] | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class OngoingPartitionReassignment(Struct):
+    #: The index of the partition.
     partition_index: int = 0
+    #: The current replica set.
     replicas: list[int] = field(default_factory=list)
+    #: The set of replicas we are currently adding.
     adding_replicas: list[int] = field(default_factory=list)
+    #: The set of replicas we are currently removing.
     removing_replicas: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -38,7 +42,9 @@ _OngoingPartitionReassignment = OngoingPartitionReassignment
 @dataclass(slots=True, kw_only=True)
 class OngoingTopicReassignment(Struct):
     OngoingPartitionReassignment = OngoingPartitionReassignment
+    #: The topic name.
     name: str = ""
+    #: The ongoing reassignments for each partition.
     partitions: list[_OngoingPartitionReassignment] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -71,9 +77,14 @@ class ListPartitionReassignmentsResponse(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     OngoingTopicReassignment = OngoingTopicReassignment
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The top-level error code, or 0 if there was no error
     error_code: int = 0
+    #: The top-level error message, or null if there was no error.
     error_message: str | None = ""
+    #: The ongoing reassignments for each topic.
     topics: list[_OngoingTopicReassignment] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -20,8 +20,14 @@ class ListTransactionsRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 1
     FLEXIBLE_VERSION = 0
+    #: The transaction states to filter by: if empty, all transactions are returned; if non-empty,
+    #: then only transactions matching one of the filtered states will be returned
     state_filters: list[str] = field(default_factory=list)
+    #: The producerIds to filter by: if empty, all transactions will be returned; if non-empty,
+    #: only transactions which match one of the filtered producerIds will be returned
     producer_id_filters: list[int] = field(default_factory=list)
+    #: Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise,
+    #: only transactions running longer than this duration will be returned
     duration_filter: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

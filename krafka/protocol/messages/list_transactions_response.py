@@ -16,6 +16,7 @@ _VALID_VERSIONS = (0, 1)
 class TransactionState(Struct):
     transactional_id: str = ""
     producer_id: int = 0
+    #: The current transaction state of the producer
     transaction_state: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -42,8 +43,12 @@ class ListTransactionsResponse(ApiMessage):
     MAX_VERSION = 1
     FLEXIBLE_VERSION = 0
     TransactionState = TransactionState
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
     error_code: int = 0
+    #: Set of state filters provided in the request which were unknown to the transaction
+    #: coordinator
     unknown_state_filters: list[str] = field(default_factory=list)
     transaction_states: list[_TransactionState] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()

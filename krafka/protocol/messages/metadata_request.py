@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 12)
 
 @dataclass(slots=True, kw_only=True)
 class MetadataRequestTopic(Struct):
+    #: The topic id.
     topic_id: uuid.UUID = ZERO_UUID
+    #: The topic name.
     name: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -43,9 +45,14 @@ class MetadataRequest(ApiMessage):
     FLEXIBLE_VERSION = 9
     DEPRECATED_VERSIONS = (0, 3)
     MetadataRequestTopic = MetadataRequestTopic
+    #: The topics to fetch metadata for.
     topics: list[_MetadataRequestTopic] | None = field(default_factory=list)
+    #: If this is true, the broker may auto-create topics that we requested which do not already
+    #: exist, if it is configured to do so.
     allow_auto_topic_creation: bool = True
+    #: Whether to include cluster authorized operations.
     include_cluster_authorized_operations: bool = False
+    #: Whether to include topic authorized operations.
     include_topic_authorized_operations: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 12)
 
 @dataclass(slots=True, kw_only=True)
 class MetadataResponseBroker(Struct):
+    #: The broker ID.
     node_id: int = 0
+    #: The broker hostname.
     host: str = ""
+    #: The broker port.
     port: int = 0
+    #: The rack of the broker, or null if it has not been assigned to a rack.
     rack: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -39,12 +43,19 @@ _MetadataResponseBroker = MetadataResponseBroker
 
 @dataclass(slots=True, kw_only=True)
 class MetadataResponsePartition(Struct):
+    #: The partition error, or 0 if there was no error.
     error_code: int = 0
+    #: The partition index.
     partition_index: int = 0
+    #: The ID of the leader broker.
     leader_id: int = 0
+    #: The leader epoch of this partition.
     leader_epoch: int = -1
+    #: The set of all nodes that host this partition.
     replica_nodes: list[int] = field(default_factory=list)
+    #: The set of nodes that are in sync with the leader for this partition.
     isr_nodes: list[int] = field(default_factory=list)
+    #: The set of offline replicas of this partition.
     offline_replicas: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -79,11 +90,19 @@ _MetadataResponsePartition = MetadataResponsePartition
 @dataclass(slots=True, kw_only=True)
 class MetadataResponseTopic(Struct):
     MetadataResponsePartition = MetadataResponsePartition
+    #: The topic error, or 0 if there was no error.
     error_code: int = 0
+    #: The topic name. Null for non-existing topics queried by ID. This is never null when
+    #: ErrorCode is zero. One of Name and TopicId is always populated.
     name: str | None = ""
+    #: The topic id. Zero for non-existing topics queried by name. This is never zero when
+    #: ErrorCode is zero. One of Name and TopicId is always populated.
     topic_id: uuid.UUID = ZERO_UUID
+    #: True if the topic is internal.
     is_internal: bool = False
+    #: Each partition in the topic.
     partitions: list[_MetadataResponsePartition] = field(default_factory=list)
+    #: 32-bit bitfield to represent authorized operations for this topic.
     topic_authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -131,11 +150,18 @@ class MetadataResponse(ApiMessage):
     FLEXIBLE_VERSION = 9
     MetadataResponseBroker = MetadataResponseBroker
     MetadataResponseTopic = MetadataResponseTopic
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: A list of brokers present in the cluster.
     brokers: list[_MetadataResponseBroker] = field(default_factory=list)
+    #: The cluster ID that responding broker belongs to.
     cluster_id: str | None = None
+    #: The ID of the controller broker.
     controller_id: int = -1
+    #: Each topic in the response.
     topics: list[_MetadataResponseTopic] = field(default_factory=list)
+    #: 32-bit bitfield to represent authorized operations for this cluster.
     cluster_authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,10 +14,15 @@ _VALID_VERSIONS = (0, 9)
 
 @dataclass(slots=True, kw_only=True)
 class OffsetCommitRequestPartition(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The message offset to be committed.
     committed_offset: int = 0
+    #: The leader epoch of this partition.
     committed_leader_epoch: int = -1
+    #: The timestamp of the commit.
     commit_timestamp: int = -1
+    #: Any associated metadata the client wants to keep.
     committed_metadata: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -49,7 +54,9 @@ _OffsetCommitRequestPartition = OffsetCommitRequestPartition
 @dataclass(slots=True, kw_only=True)
 class OffsetCommitRequestTopic(Struct):
     OffsetCommitRequestPartition = OffsetCommitRequestPartition
+    #: The topic name.
     name: str = ""
+    #: Each partition to commit offsets for.
     partitions: list[_OffsetCommitRequestPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -83,11 +90,18 @@ class OffsetCommitRequest(ApiMessage):
     FLEXIBLE_VERSION = 8
     DEPRECATED_VERSIONS = (0, 1)
     OffsetCommitRequestTopic = OffsetCommitRequestTopic
+    #: The unique group identifier.
     group_id: str = ""
+    #: The generation of the group if using the classic group protocol or the member epoch if using
+    #: the consumer protocol.
     generation_id_or_member_epoch: int = -1
+    #: The member ID assigned by the group coordinator.
     member_id: str = ""
+    #: The unique identifier of the consumer instance provided by end user.
     group_instance_id: str | None = None
+    #: The time period in ms to retain the offset.
     retention_time_ms: int = -1
+    #: The topics to commit offsets for.
     topics: list[_OffsetCommitRequestTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 9)
 
 @dataclass(slots=True, kw_only=True)
 class OffsetCommitResponsePartition(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,7 +36,9 @@ _OffsetCommitResponsePartition = OffsetCommitResponsePartition
 @dataclass(slots=True, kw_only=True)
 class OffsetCommitResponseTopic(Struct):
     OffsetCommitResponsePartition = OffsetCommitResponsePartition
+    #: The topic name.
     name: str = ""
+    #: The responses for each partition in the topic.
     partitions: list[_OffsetCommitResponsePartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -67,7 +71,10 @@ class OffsetCommitResponse(ApiMessage):
     MAX_VERSION = 9
     FLEXIBLE_VERSION = 8
     OffsetCommitResponseTopic = OffsetCommitResponseTopic
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The responses for each topic.
     topics: list[_OffsetCommitResponseTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,6 +14,7 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class OffsetDeleteRequestPartition(Struct):
+    #: The partition index.
     partition_index: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -30,7 +31,9 @@ _OffsetDeleteRequestPartition = OffsetDeleteRequestPartition
 @dataclass(slots=True, kw_only=True)
 class OffsetDeleteRequestTopic(Struct):
     OffsetDeleteRequestPartition = OffsetDeleteRequestPartition
+    #: The topic name.
     name: str = ""
+    #: Each partition to delete offsets for.
     partitions: list[_OffsetDeleteRequestPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -63,7 +66,9 @@ class OffsetDeleteRequest(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = None
     OffsetDeleteRequestTopic = OffsetDeleteRequestTopic
+    #: The unique group identifier.
     group_id: str = ""
+    #: The topics to delete offsets for
     topics: list[_OffsetDeleteRequestTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

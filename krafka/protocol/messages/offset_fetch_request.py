@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 9)
 
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchRequestTopic(Struct):
+    #: The topic name.
     name: str = ""
+    #: The partition indexes we would like to fetch offsets for.
     partition_indexes: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -40,7 +42,9 @@ _OffsetFetchRequestTopic = OffsetFetchRequestTopic
 
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchRequestTopics(Struct):
+    #: The topic name.
     name: str = ""
+    #: The partition indexes we would like to fetch offsets for.
     partition_indexes: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -67,9 +71,14 @@ _OffsetFetchRequestTopics = OffsetFetchRequestTopics
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchRequestGroup(Struct):
     OffsetFetchRequestTopics = OffsetFetchRequestTopics
+    #: The group ID.
     group_id: str = ""
+    #: The member ID assigned by the group coordinator if using the new consumer protocol
+    #: (KIP-848).
     member_id: str | None = None
+    #: The member epoch if using the new consumer protocol (KIP-848).
     member_epoch: int = -1
+    #: Each topic we would like to fetch offsets for, or null to fetch offsets for all topics.
     topics: list[_OffsetFetchRequestTopics] | None = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -117,9 +126,14 @@ class OffsetFetchRequest(ApiMessage):
     DEPRECATED_VERSIONS = (0, 0)
     OffsetFetchRequestGroup = OffsetFetchRequestGroup
     OffsetFetchRequestTopic = OffsetFetchRequestTopic
+    #: The group to fetch offsets for.
     group_id: str = ""
+    #: Each topic we would like to fetch offsets for, or null to fetch offsets for all topics.
     topics: list[_OffsetFetchRequestTopic] | None = field(default_factory=list)
+    #: Each group we would like to fetch offsets for
     groups: list[_OffsetFetchRequestGroup] = field(default_factory=list)
+    #: Whether broker should hold on returning unstable offsets but set a retriable error code for
+    #: the partitions.
     require_stable: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

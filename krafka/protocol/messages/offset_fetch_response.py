@@ -14,10 +14,15 @@ _VALID_VERSIONS = (0, 9)
 
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchResponsePartition(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The committed message offset.
     committed_offset: int = 0
+    #: The leader epoch.
     committed_leader_epoch: int = -1
+    #: The partition metadata.
     metadata: str | None = ""
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -47,7 +52,9 @@ _OffsetFetchResponsePartition = OffsetFetchResponsePartition
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchResponseTopic(Struct):
     OffsetFetchResponsePartition = OffsetFetchResponsePartition
+    #: The topic name.
     name: str = ""
+    #: The responses per partition
     partitions: list[_OffsetFetchResponsePartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -74,10 +81,15 @@ _OffsetFetchResponseTopic = OffsetFetchResponseTopic
 
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchResponsePartitions(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The committed message offset.
     committed_offset: int = 0
+    #: The leader epoch.
     committed_leader_epoch: int = -1
+    #: The partition metadata.
     metadata: str | None = ""
+    #: The partition-level error code, or 0 if there was no error.
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -109,7 +121,9 @@ _OffsetFetchResponsePartitions = OffsetFetchResponsePartitions
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchResponseTopics(Struct):
     OffsetFetchResponsePartitions = OffsetFetchResponsePartitions
+    #: The topic name.
     name: str = ""
+    #: The responses per partition
     partitions: list[_OffsetFetchResponsePartitions] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -137,8 +151,11 @@ _OffsetFetchResponseTopics = OffsetFetchResponseTopics
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchResponseGroup(Struct):
     OffsetFetchResponseTopics = OffsetFetchResponseTopics
+    #: The group ID.
     group_id: str = ""
+    #: The responses per topic.
     topics: list[_OffsetFetchResponseTopics] = field(default_factory=list)
+    #: The group-level error code, or 0 if there was no error.
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -174,9 +191,14 @@ class OffsetFetchResponse(ApiMessage):
     FLEXIBLE_VERSION = 6
     OffsetFetchResponseGroup = OffsetFetchResponseGroup
     OffsetFetchResponseTopic = OffsetFetchResponseTopic
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The responses per topic.
     topics: list[_OffsetFetchResponseTopic] = field(default_factory=list)
+    #: The top-level error code, or 0 if there was no error.
     error_code: int = 0
+    #: The responses per group id.
     groups: list[_OffsetFetchResponseGroup] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,8 +14,14 @@ _VALID_VERSIONS = (0, 4)
 
 @dataclass(slots=True, kw_only=True)
 class OffsetForLeaderPartition(Struct):
+    #: The partition index.
     partition: int = 0
+    #: An epoch used to fence consumers/replicas with old metadata. If the epoch provided by the
+    #: client is larger than the current epoch known to the broker, then the UNKNOWN_LEADER_EPOCH
+    #: error code will be returned. If the provided epoch is smaller, then the FENCED_LEADER_EPOCH
+    #: error code will be returned.
     current_leader_epoch: int = -1
+    #: The epoch to look up an offset for.
     leader_epoch: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -43,7 +49,9 @@ _OffsetForLeaderPartition = OffsetForLeaderPartition
 @dataclass(slots=True, kw_only=True)
 class OffsetForLeaderTopic(Struct):
     OffsetForLeaderPartition = OffsetForLeaderPartition
+    #: The topic name.
     topic: str = ""
+    #: Each partition to get offsets for.
     partitions: list[_OffsetForLeaderPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -77,7 +85,9 @@ class OffsetForLeaderEpochRequest(ApiMessage):
     FLEXIBLE_VERSION = 4
     DEPRECATED_VERSIONS = (0, 1)
     OffsetForLeaderTopic = OffsetForLeaderTopic
+    #: The broker ID of the follower, of -1 if this request is from a consumer.
     replica_id: int = -2
+    #: Each topic to get offsets for.
     topics: list[_OffsetForLeaderTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 4)
 
 @dataclass(slots=True, kw_only=True)
 class EpochEndOffset(Struct):
+    #: The error code 0, or if there was no error.
     error_code: int = 0
+    #: The partition index.
     partition: int = 0
+    #: The leader epoch of the partition.
     leader_epoch: int = -1
+    #: The end offset of the epoch.
     end_offset: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -40,7 +44,9 @@ _EpochEndOffset = EpochEndOffset
 @dataclass(slots=True, kw_only=True)
 class OffsetForLeaderTopicResult(Struct):
     EpochEndOffset = EpochEndOffset
+    #: The topic name.
     topic: str = ""
+    #: Each partition in the topic we fetched offsets for.
     partitions: list[_EpochEndOffset] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -68,7 +74,10 @@ class OffsetForLeaderEpochResponse(ApiMessage):
     MAX_VERSION = 4
     FLEXIBLE_VERSION = 4
     OffsetForLeaderTopicResult = OffsetForLeaderTopicResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: Each topic we fetched offsets for.
     topics: list[_OffsetForLeaderTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

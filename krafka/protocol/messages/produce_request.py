@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 11)
 
 @dataclass(slots=True, kw_only=True)
 class PartitionProduceData(Struct):
+    #: The partition index.
     index: int = 0
+    #: The record data to be produced.
     records: memoryview | bytes | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,7 +36,9 @@ _PartitionProduceData = PartitionProduceData
 @dataclass(slots=True, kw_only=True)
 class TopicProduceData(Struct):
     PartitionProduceData = PartitionProduceData
+    #: The topic name.
     name: str = ""
+    #: Each partition to produce to.
     partition_data: list[_PartitionProduceData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -68,9 +72,15 @@ class ProduceRequest(ApiMessage):
     FLEXIBLE_VERSION = 9
     DEPRECATED_VERSIONS = (0, 6)
     TopicProduceData = TopicProduceData
+    #: The transactional ID, or null if the producer is not transactional.
     transactional_id: str | None = None
+    #: The number of acknowledgments the producer requires the leader to have received before
+    #: considering a request complete. Allowed values: 0 for no acknowledgments, 1 for only the
+    #: leader and -1 for the full ISR.
     acks: int = 0
+    #: The timeout to await a response in milliseconds.
     timeout_ms: int = 0
+    #: Each topic to produce to.
     topic_data: list[_TopicProduceData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

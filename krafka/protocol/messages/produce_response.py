@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 11)
 
 @dataclass(slots=True, kw_only=True)
 class BatchIndexAndErrorMessage(Struct):
+    #: The batch index of the record that cause the batch to be dropped
     batch_index: int = 0
+    #: The error message of the record that caused the batch to be dropped
     batch_index_error_message: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -39,7 +41,9 @@ _BatchIndexAndErrorMessage = BatchIndexAndErrorMessage
 
 @dataclass(slots=True, kw_only=True)
 class LeaderIdAndEpoch(Struct):
+    #: The ID of the current leader or -1 if the leader is unknown.
     leader_id: int = -1
+    #: The latest known leader epoch
     leader_epoch: int = -1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -60,12 +64,22 @@ _LeaderIdAndEpoch = LeaderIdAndEpoch
 class PartitionProduceResponse(Struct):
     BatchIndexAndErrorMessage = BatchIndexAndErrorMessage
     LeaderIdAndEpoch = LeaderIdAndEpoch
+    #: The partition index.
     index: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The base offset.
     base_offset: int = 0
+    #: The timestamp returned by broker after appending the messages. If CreateTime is used for the
+    #: topic, the timestamp will be -1. If LogAppendTime is used for the topic, the timestamp will
+    #: be the broker local time when the messages are appended.
     log_append_time_ms: int = -1
+    #: The log start offset.
     log_start_offset: int = -1
+    #: The batch indices of records that caused the batch to be dropped
     record_errors: list[_BatchIndexAndErrorMessage] = field(default_factory=list)
+    #: The global error message summarizing the common root cause of the records that caused the
+    #: batch to be dropped
     error_message: str | None = None
     current_leader: _LeaderIdAndEpoch = field(default_factory=LeaderIdAndEpoch)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -131,7 +145,9 @@ _PartitionProduceResponse = PartitionProduceResponse
 @dataclass(slots=True, kw_only=True)
 class TopicProduceResponse(Struct):
     PartitionProduceResponse = PartitionProduceResponse
+    #: The topic name
     name: str = ""
+    #: Each partition that we produced to within the topic.
     partition_responses: list[_PartitionProduceResponse] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -157,9 +173,13 @@ _TopicProduceResponse = TopicProduceResponse
 
 @dataclass(slots=True, kw_only=True)
 class NodeEndpoint(Struct):
+    #: The ID of the associated node.
     node_id: int = 0
+    #: The node's hostname.
     host: str = ""
+    #: The node's port.
     port: int = 0
+    #: The rack of the node, or null if it has not been assigned to a rack.
     rack: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -188,8 +208,13 @@ class ProduceResponse(ApiMessage):
     FLEXIBLE_VERSION = 9
     NodeEndpoint = NodeEndpoint
     TopicProduceResponse = TopicProduceResponse
+    #: Each produce response
     responses: list[_TopicProduceResponse] = field(default_factory=list)
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: Endpoints for all current-leaders enumerated in PartitionProduceResponses, with errors
+    #: NOT_LEADER_OR_FOLLOWER.
     node_endpoints: list[_NodeEndpoint] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

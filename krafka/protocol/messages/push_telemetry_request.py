@@ -20,10 +20,15 @@ class PushTelemetryRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
+    #: Unique id for this client instance.
     client_instance_id: uuid.UUID = ZERO_UUID
+    #: Unique identifier for the current subscription.
     subscription_id: int = 0
+    #: Client is terminating the connection.
     terminating: bool = False
+    #: Compression codec used to compress the metrics.
     compression_type: int = 0
+    #: Metrics encoded in OpenTelemetry MetricsData v1 protobuf format.
     metrics: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
+    #: The partition index.
     partition: int = 0
+    #: The leader epoch of the share-partition.
     leader_epoch: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,7 +36,9 @@ _PartitionData = PartitionData
 @dataclass(slots=True, kw_only=True)
 class ReadStateData(Struct):
     PartitionData = PartitionData
+    #: The topic identifier.
     topic_id: uuid.UUID = ZERO_UUID
+    #: The data for the partitions.
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -63,7 +67,9 @@ class ReadShareGroupStateRequest(ApiMessage):
     FLEXIBLE_VERSION = 0
     LATEST_VERSION_UNSTABLE = True
     ReadStateData = ReadStateData
+    #: The group identifier.
     group_id: str = ""
+    #: The data for the topics.
     topics: list[_ReadStateData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class StateBatch(Struct):
+    #: The base offset of this state batch.
     first_offset: int = 0
+    #: The last offset of this state batch.
     last_offset: int = 0
+    #: The state - 0:Available,2:Acked,4:Archived.
     delivery_state: int = 0
+    #: The delivery count.
     delivery_count: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -38,10 +42,15 @@ _StateBatch = StateBatch
 @dataclass(slots=True, kw_only=True)
 class PartitionResult(Struct):
     StateBatch = StateBatch
+    #: The partition index.
     partition: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The error message, or null if there was no error.
     error_message: str | None = None
+    #: The state epoch for this share-partition.
     state_epoch: int = 0
+    #: The share-partition start offset, which can be -1 if it is not yet initialized.
     start_offset: int = 0
     state_batches: list[_StateBatch] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -68,7 +77,9 @@ _PartitionResult = PartitionResult
 @dataclass(slots=True, kw_only=True)
 class ReadStateResult(Struct):
     PartitionResult = PartitionResult
+    #: The topic identifier
     topic_id: uuid.UUID = ZERO_UUID
+    #: The results for the partitions.
     partitions: list[_PartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -96,6 +107,7 @@ class ReadShareGroupStateResponse(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     ReadStateResult = ReadStateResult
+    #: The read results
     results: list[_ReadStateResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

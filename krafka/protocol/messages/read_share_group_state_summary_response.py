@@ -14,10 +14,15 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class PartitionResult(Struct):
+    #: The partition index.
     partition: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The error message, or null if there was no error.
     error_message: str | None = None
+    #: The state epoch of the share-partition.
     state_epoch: int = 0
+    #: The share-partition start offset.
     start_offset: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -40,7 +45,9 @@ _PartitionResult = PartitionResult
 @dataclass(slots=True, kw_only=True)
 class ReadStateSummaryResult(Struct):
     PartitionResult = PartitionResult
+    #: The topic identifier
     topic_id: uuid.UUID = ZERO_UUID
+    #: The results for the partitions.
     partitions: list[_PartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -68,6 +75,7 @@ class ReadShareGroupStateSummaryResponse(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     ReadStateSummaryResult = ReadStateSummaryResult
+    #: The read results
     results: list[_ReadStateSummaryResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

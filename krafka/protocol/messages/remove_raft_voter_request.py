@@ -21,7 +21,9 @@ class RemoveRaftVoterRequest(ApiMessage):
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
     cluster_id: str | None = ""
+    #: The replica id of the voter getting removed from the topic partition
     voter_id: int = 0
+    #: The directory id of the voter getting removed from the topic partition
     voter_directory_id: uuid.UUID = ZERO_UUID
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

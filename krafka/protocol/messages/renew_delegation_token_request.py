@@ -21,7 +21,9 @@ class RenewDelegationTokenRequest(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
+    #: The HMAC of the delegation token to be renewed.
     hmac: bytes = b""
+    #: The renewal time period in milliseconds.
     renew_period_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

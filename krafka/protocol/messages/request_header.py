@@ -20,9 +20,13 @@ class RequestHeader(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
+    #: The API key of this request.
     request_api_key: int = 0
+    #: The API version of this request.
     request_api_version: int = 0
+    #: The correlation ID of this request.
     correlation_id: int = 0
+    #: The client ID string.
     client_id: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

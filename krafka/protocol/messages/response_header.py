@@ -20,6 +20,7 @@ class ResponseHeader(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 1
     FLEXIBLE_VERSION = 1
+    #: The correlation ID of this response.
     correlation_id: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

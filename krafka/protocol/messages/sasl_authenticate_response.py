@@ -20,9 +20,14 @@ class SaslAuthenticateResponse(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The error message, or null if there was no error.
     error_message: str | None = ""
+    #: The SASL authentication bytes from the server, as defined by the SASL mechanism.
     auth_bytes: bytes = b""
+    #: Number of milliseconds after which only re-authentication over the existing connection to
+    #: create a new session can occur.
     session_lifetime_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -21,6 +21,7 @@ class SaslHandshakeRequest(ApiMessage):
     MAX_VERSION = 1
     FLEXIBLE_VERSION = None
     DEPRECATED_VERSIONS = (0, 0)
+    #: The SASL mechanism chosen by the client.
     mechanism: str = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

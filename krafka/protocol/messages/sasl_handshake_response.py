@@ -20,7 +20,9 @@ class SaslHandshakeResponse(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 1
     FLEXIBLE_VERSION = None
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The mechanisms enabled in the server.
     mechanisms: list[str] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,8 +14,11 @@ _VALID_VERSIONS = (1, 2)
 
 @dataclass(slots=True, kw_only=True)
 class AcknowledgementBatch(Struct):
+    #: First offset of batch of records to acknowledge.
     first_offset: int = 0
+    #: Last offset (inclusive) of batch of records to acknowledge.
     last_offset: int = 0
+    #: Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject.
     acknowledge_types: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -36,7 +39,9 @@ _AcknowledgementBatch = AcknowledgementBatch
 @dataclass(slots=True, kw_only=True)
 class AcknowledgePartition(Struct):
     AcknowledgementBatch = AcknowledgementBatch
+    #: The partition index.
     partition_index: int = 0
+    #: Record batches to acknowledge.
     acknowledgement_batches: list[_AcknowledgementBatch] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -63,7 +68,9 @@ _AcknowledgePartition = AcknowledgePartition
 @dataclass(slots=True, kw_only=True)
 class AcknowledgeTopic(Struct):
     AcknowledgePartition = AcknowledgePartition
+    #: The unique topic ID.
     topic_id: uuid.UUID = ZERO_UUID
+    #: The partitions containing records to acknowledge.
     partitions: list[_AcknowledgePartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -96,10 +103,16 @@ class ShareAcknowledgeRequest(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 0
     AcknowledgeTopic = AcknowledgeTopic
+    #: The group identifier.
     group_id: str | None = None
+    #: The member ID.
     member_id: str | None = ""
+    #: The current share session epoch: 0 to open a share session; -1 to close it; otherwise
+    #: increments for consecutive requests.
     share_session_epoch: int = 0
+    #: Whether Renew type acknowledgements are present in AcknowledgementBatches (KIP-1222).
     is_renew_ack: bool = False
+    #: The topics containing records to acknowledge.
     topics: list[_AcknowledgeTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

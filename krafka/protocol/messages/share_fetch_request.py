@@ -14,8 +14,11 @@ _VALID_VERSIONS = (1, 2)
 
 @dataclass(slots=True, kw_only=True)
 class AcknowledgementBatch(Struct):
+    #: First offset of batch of records to acknowledge.
     first_offset: int = 0
+    #: Last offset (inclusive) of batch of records to acknowledge.
     last_offset: int = 0
+    #: Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject.
     acknowledge_types: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -36,8 +39,12 @@ _AcknowledgementBatch = AcknowledgementBatch
 @dataclass(slots=True, kw_only=True)
 class FetchPartition(Struct):
     AcknowledgementBatch = AcknowledgementBatch
+    #: The partition index.
     partition_index: int = 0
+    #: The maximum bytes to fetch from this partition. 0 when only acknowledgement with no fetching
+    #: is required. See KIP-74 for cases where this limit may not be honored.
     partition_max_bytes: int = 0
+    #: Record batches to acknowledge.
     acknowledgement_batches: list[_AcknowledgementBatch] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -65,7 +72,9 @@ _FetchPartition = FetchPartition
 @dataclass(slots=True, kw_only=True)
 class FetchTopic(Struct):
     FetchPartition = FetchPartition
+    #: The unique topic ID.
     topic_id: uuid.UUID = ZERO_UUID
+    #: The partitions to fetch.
     partitions: list[_FetchPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -86,7 +95,9 @@ _FetchTopic = FetchTopic
 
 @dataclass(slots=True, kw_only=True)
 class ForgottenTopic(Struct):
+    #: The unique topic ID.
     topic_id: uuid.UUID = ZERO_UUID
+    #: The partitions indexes to forget.
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -113,17 +124,31 @@ class ShareFetchRequest(ApiMessage):
     FLEXIBLE_VERSION = 0
     FetchTopic = FetchTopic
     ForgottenTopic = ForgottenTopic
+    #: The group identifier.
     group_id: str | None = None
+    #: The member ID.
     member_id: str | None = ""
+    #: The current share session epoch: 0 to open a share session; -1 to close it; otherwise
+    #: increments for consecutive requests.
     share_session_epoch: int = 0
+    #: The maximum time in milliseconds to wait for the response.
     max_wait_ms: int = 0
+    #: The minimum bytes to accumulate in the response.
     min_bytes: int = 0
+    #: The maximum bytes to fetch. See KIP-74 for cases where this limit may not be honored.
     max_bytes: int = 2147483647
+    #: The maximum number of records to fetch. This limit can be exceeded for alignment of batch
+    #: boundaries.
     max_records: int = 0
+    #: The optimal number of records for batches of acquired records and acknowledgements.
     batch_size: int = 0
+    #: The acquire mode: 0 = batch-optimized, 1 = record-limit (KIP-1206).
     share_acquire_mode: int = 0
+    #: Whether Renew type acknowledgements are present in AcknowledgementBatches (KIP-1222).
     is_renew_ack: bool = False
+    #: The topics to fetch.
     topics: list[_FetchTopic] = field(default_factory=list)
+    #: The partitions to remove from this share session.
     forgotten_topics_data: list[_ForgottenTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

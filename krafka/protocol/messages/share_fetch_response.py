@@ -14,7 +14,9 @@ _VALID_VERSIONS = (1, 2)
 
 @dataclass(slots=True, kw_only=True)
 class LeaderIdAndEpoch(Struct):
+    #: The ID of the current leader or -1 if the leader is unknown.
     leader_id: int = 0
+    #: The latest known leader epoch.
     leader_epoch: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -33,8 +35,11 @@ _LeaderIdAndEpoch = LeaderIdAndEpoch
 
 @dataclass(slots=True, kw_only=True)
 class AcquiredRecords(Struct):
+    #: The earliest offset in this batch of acquired records.
     first_offset: int = 0
+    #: The last offset of this batch of acquired records.
     last_offset: int = 0
+    #: The delivery count of this batch of acquired records.
     delivery_count: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -56,13 +61,20 @@ _AcquiredRecords = AcquiredRecords
 class PartitionData(Struct):
     LeaderIdAndEpoch = LeaderIdAndEpoch
     AcquiredRecords = AcquiredRecords
+    #: The partition index.
     partition_index: int = 0
+    #: The fetch error code, or 0 if there was no fetch error.
     error_code: int = 0
+    #: The fetch error message, or null if there was no fetch error.
     error_message: str | None = None
+    #: The acknowledge error code, or 0 if there was no acknowledge error.
     acknowledge_error_code: int = 0
+    #: The acknowledge error message, or null if there was no acknowledge error.
     acknowledge_error_message: str | None = None
     current_leader: _LeaderIdAndEpoch = field(default_factory=LeaderIdAndEpoch)
+    #: The record data.
     records: memoryview | bytes | None = None
+    #: The acquired records.
     acquired_records: list[_AcquiredRecords] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -99,7 +111,9 @@ _PartitionData = PartitionData
 @dataclass(slots=True, kw_only=True)
 class ShareFetchableTopicResponse(Struct):
     PartitionData = PartitionData
+    #: The unique topic ID.
     topic_id: uuid.UUID = ZERO_UUID
+    #: The topic partitions.
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -120,9 +134,13 @@ _ShareFetchableTopicResponse = ShareFetchableTopicResponse
 
 @dataclass(slots=True, kw_only=True)
 class NodeEndpoint(Struct):
+    #: The ID of the associated node.
     node_id: int = 0
+    #: The node's hostname.
     host: str = ""
+    #: The node's port.
     port: int = 0
+    #: The rack of the node, or null if it has not been assigned to a rack.
     rack: str | None = None
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -151,11 +169,19 @@ class ShareFetchResponse(ApiMessage):
     FLEXIBLE_VERSION = 0
     NodeEndpoint = NodeEndpoint
     ShareFetchableTopicResponse = ShareFetchableTopicResponse
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The top-level response error code.
     error_code: int = 0
+    #: The top-level error message, or null if there was no error.
     error_message: str | None = None
+    #: The time in milliseconds for which the acquired records are locked.
     acquisition_lock_timeout_ms: int = 0
+    #: The response topics.
     responses: list[_ShareFetchableTopicResponse] = field(default_factory=list)
+    #: Endpoints for all current leaders enumerated in PartitionData with error
+    #: NOT_LEADER_OR_FOLLOWER.
     node_endpoints: list[_NodeEndpoint] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,8 +14,11 @@ _VALID_VERSIONS = (1, 1)
 
 @dataclass(slots=True, kw_only=True)
 class TopicPartitions(Struct):
+    #: The topic ID.
     topic_id: uuid.UUID = ZERO_UUID
+    #: The topic name.
     topic_name: str = ""
+    #: The partitions.
     partitions: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -36,6 +39,7 @@ _TopicPartitions = TopicPartitions
 @dataclass(slots=True, kw_only=True)
 class Assignment(Struct):
     TopicPartitions = TopicPartitions
+    #: The assigned topic-partitions to the member.
     topic_partitions: list[_TopicPartitions] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -61,12 +65,19 @@ _Assignment = Assignment
 @dataclass(slots=True, kw_only=True)
 class Member(Struct):
     Assignment = Assignment
+    #: The member ID.
     member_id: str = ""
+    #: The member rack ID.
     rack_id: str | None = None
+    #: The current member epoch.
     member_epoch: int = 0
+    #: The client ID.
     client_id: str = ""
+    #: The client host.
     client_host: str = ""
+    #: The subscribed topic names.
     subscribed_topic_names: list[str] = field(default_factory=list)
+    #: The current assignment.
     assignment: _Assignment = field(default_factory=Assignment)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -93,14 +104,23 @@ _Member = Member
 @dataclass(slots=True, kw_only=True)
 class DescribedGroup(Struct):
     Member = Member
+    #: The describe error, or 0 if there was no error.
     error_code: int = 0
+    #: The top-level error message, or null if there was no error.
     error_message: str | None = None
+    #: The group ID string.
     group_id: str = ""
+    #: The group state string, or the empty string.
     group_state: str = ""
+    #: The group epoch.
     group_epoch: int = 0
+    #: The assignment epoch.
     assignment_epoch: int = 0
+    #: The selected assignor.
     assignor_name: str = ""
+    #: The members.
     members: list[_Member] = field(default_factory=list)
+    #: 32-bit bitfield to represent authorized operations for this group.
     authorized_operations: int = -2147483648
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -135,7 +155,10 @@ class ShareGroupDescribeResponse(ApiMessage):
     Assignment = Assignment
     DescribedGroup = DescribedGroup
     TopicPartitions = TopicPartitions
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: Each described group.
     groups: list[_DescribedGroup] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

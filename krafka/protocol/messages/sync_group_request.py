@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 5)
 
 @dataclass(slots=True, kw_only=True)
 class SyncGroupRequestAssignment(Struct):
+    #: The ID of the member to assign.
     member_id: str = ""
+    #: The member assignment.
     assignment: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -40,12 +42,19 @@ class SyncGroupRequest(ApiMessage):
     MAX_VERSION = 5
     FLEXIBLE_VERSION = 4
     SyncGroupRequestAssignment = SyncGroupRequestAssignment
+    #: The unique group identifier.
     group_id: str = ""
+    #: The generation of the group.
     generation_id: int = 0
+    #: The member ID assigned by the group.
     member_id: str = ""
+    #: The unique identifier of the consumer instance provided by end user.
     group_instance_id: str | None = None
+    #: The group protocol type.
     protocol_type: str | None = None
+    #: The group protocol name.
     protocol_name: str | None = None
+    #: Each assignment.
     assignments: list[_SyncGroupRequestAssignment] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

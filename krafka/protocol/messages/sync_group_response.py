@@ -20,10 +20,16 @@ class SyncGroupResponse(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 5
     FLEXIBLE_VERSION = 4
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
+    #: The group protocol type.
     protocol_type: str | None = None
+    #: The group protocol name.
     protocol_name: str | None = None
+    #: The member assignment.
     assignment: bytes = b""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 4)
 
 @dataclass(slots=True, kw_only=True)
 class TxnOffsetCommitRequestPartition(Struct):
+    #: The index of the partition within the topic.
     partition_index: int = 0
+    #: The message offset to be committed.
     committed_offset: int = 0
+    #: The leader epoch of the last consumed record.
     committed_leader_epoch: int = -1
+    #: Any associated metadata the client wants to keep.
     committed_metadata: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -47,7 +51,9 @@ _TxnOffsetCommitRequestPartition = TxnOffsetCommitRequestPartition
 @dataclass(slots=True, kw_only=True)
 class TxnOffsetCommitRequestTopic(Struct):
     TxnOffsetCommitRequestPartition = TxnOffsetCommitRequestPartition
+    #: The topic name.
     name: str = ""
+    #: The partitions inside the topic that we want to commit offsets for.
     partitions: list[_TxnOffsetCommitRequestPartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -80,13 +86,21 @@ class TxnOffsetCommitRequest(ApiMessage):
     MAX_VERSION = 4
     FLEXIBLE_VERSION = 3
     TxnOffsetCommitRequestTopic = TxnOffsetCommitRequestTopic
+    #: The ID of the transaction.
     transactional_id: str = ""
+    #: The ID of the group.
     group_id: str = ""
+    #: The current producer ID in use by the transactional ID.
     producer_id: int = 0
+    #: The current epoch associated with the producer ID.
     producer_epoch: int = 0
+    #: The generation of the consumer.
     generation_id: int = -1
+    #: The member ID assigned by the group coordinator.
     member_id: str = ""
+    #: The unique identifier of the consumer instance provided by end user.
     group_instance_id: str | None = None
+    #: Each topic that we want to commit offsets for.
     topics: list[_TxnOffsetCommitRequestTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

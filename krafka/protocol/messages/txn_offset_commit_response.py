@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 4)
 
 @dataclass(slots=True, kw_only=True)
 class TxnOffsetCommitResponsePartition(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,7 +36,9 @@ _TxnOffsetCommitResponsePartition = TxnOffsetCommitResponsePartition
 @dataclass(slots=True, kw_only=True)
 class TxnOffsetCommitResponseTopic(Struct):
     TxnOffsetCommitResponsePartition = TxnOffsetCommitResponsePartition
+    #: The topic name.
     name: str = ""
+    #: The responses for each partition in the topic.
     partitions: list[_TxnOffsetCommitResponsePartition] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -67,7 +71,10 @@ class TxnOffsetCommitResponse(ApiMessage):
     MAX_VERSION = 4
     FLEXIBLE_VERSION = 3
     TxnOffsetCommitResponseTopic = TxnOffsetCommitResponseTopic
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The responses for each topic.
     topics: list[_TxnOffsetCommitResponseTopic] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

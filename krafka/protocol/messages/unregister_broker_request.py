@@ -20,6 +20,7 @@ class UnregisterBrokerRequest(ApiMessage):
     MIN_VERSION = 0
     MAX_VERSION = 0
     FLEXIBLE_VERSION = 0
+    #: The broker ID to unregister.
     broker_id: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

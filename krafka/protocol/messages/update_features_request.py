@@ -14,9 +14,18 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class FeatureUpdateKey(Struct):
+    #: The name of the finalized feature to be updated.
     feature: str = ""
+    #: The new maximum version level for the finalized feature. A value >= 1 is valid. A value < 1,
+    #: is special, and can be used to request the deletion of the finalized feature.
     max_version_level: int = 0
+    #: DEPRECATED in version 1 (see DowngradeType). When set to true, the finalized feature version
+    #: level is allowed to be downgraded/deleted. The downgrade request will fail if the new
+    #: maximum version level is a value that's not lower than the existing maximum finalized
+    #: version level.
     allow_downgrade: bool = False
+    #: Determine which type of upgrade will be performed: 1 will perform an upgrade only (default),
+    #: 2 is safe downgrades only (lossless), 3 is unsafe downgrades (lossy).
     upgrade_type: int = 1
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -44,8 +53,11 @@ class UpdateFeaturesRequest(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 0
     FeatureUpdateKey = FeatureUpdateKey
+    #: How long to wait in milliseconds before timing out the request.
     timeout_ms: int = 60000
+    #: The list of updates to finalized features.
     feature_updates: list[_FeatureUpdateKey] = field(default_factory=list)
+    #: True if we should validate the request, but not perform the upgrade or downgrade.
     validate_only: bool = False
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

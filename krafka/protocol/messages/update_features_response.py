@@ -14,8 +14,11 @@ _VALID_VERSIONS = (0, 2)
 
 @dataclass(slots=True, kw_only=True)
 class UpdatableFeatureResult(Struct):
+    #: The name of the finalized feature.
     feature: str = ""
+    #: The feature update error code or `0` if the feature update succeeded.
     error_code: int = 0
+    #: The feature update error, or `null` if the feature update succeeded.
     error_message: str | None = ""
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -42,9 +45,14 @@ class UpdateFeaturesResponse(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 0
     UpdatableFeatureResult = UpdatableFeatureResult
+    #: The duration in milliseconds for which the request was throttled due to a quota violation,
+    #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0
+    #: The top-level error code, or `0` if there was no top-level error.
     error_code: int = 0
+    #: The top-level error message, or `null` if there was no top-level error.
     error_message: str | None = ""
+    #: Results for each feature update.
     results: list[_UpdatableFeatureResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

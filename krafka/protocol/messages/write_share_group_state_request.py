@@ -14,9 +14,13 @@ _VALID_VERSIONS = (0, 0)
 
 @dataclass(slots=True, kw_only=True)
 class StateBatch(Struct):
+    #: The base offset of this state batch.
     first_offset: int = 0
+    #: The last offset of this state batch.
     last_offset: int = 0
+    #: The state - 0:Available,2:Acked,4:Archived
     delivery_state: int = 0
+    #: The delivery count.
     delivery_count: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -38,9 +42,13 @@ _StateBatch = StateBatch
 @dataclass(slots=True, kw_only=True)
 class PartitionData(Struct):
     StateBatch = StateBatch
+    #: The partition index.
     partition: int = 0
+    #: The state epoch for this share-partition.
     state_epoch: int = 0
+    #: The leader epoch of the share-partition.
     leader_epoch: int = 0
+    #: The share-partition start offset, or -1 if the start offset is not being written.
     start_offset: int = 0
     state_batches: list[_StateBatch] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
@@ -66,7 +74,9 @@ _PartitionData = PartitionData
 @dataclass(slots=True, kw_only=True)
 class WriteStateData(Struct):
     PartitionData = PartitionData
+    #: The topic identifier.
     topic_id: uuid.UUID = ZERO_UUID
+    #: The data for the partitions.
     partitions: list[_PartitionData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -95,7 +105,9 @@ class WriteShareGroupStateRequest(ApiMessage):
     FLEXIBLE_VERSION = 0
     LATEST_VERSION_UNSTABLE = True
     WriteStateData = WriteStateData
+    #: The group identifier.
     group_id: str = ""
+    #: The data for the topics.
     topics: list[_WriteStateData] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

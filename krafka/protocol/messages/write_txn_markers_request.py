@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 1)
 
 @dataclass(slots=True, kw_only=True)
 class WritableTxnMarkerTopic(Struct):
+    #: The topic name.
     name: str = ""
+    #: The indexes of the partitions to write transaction markers for.
     partition_indexes: list[int] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,10 +36,15 @@ _WritableTxnMarkerTopic = WritableTxnMarkerTopic
 @dataclass(slots=True, kw_only=True)
 class WritableTxnMarker(Struct):
     WritableTxnMarkerTopic = WritableTxnMarkerTopic
+    #: The current producer ID.
     producer_id: int = 0
+    #: The current epoch associated with the producer ID.
     producer_epoch: int = 0
+    #: The result of the transaction to write to the partitions (false = ABORT, true = COMMIT).
     transaction_result: bool = False
+    #: Each topic that we want to write transaction marker(s) for.
     topics: list[_WritableTxnMarkerTopic] = field(default_factory=list)
+    #: Epoch associated with the transaction state partition hosted by this transaction coordinator
     coordinator_epoch: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -68,6 +75,7 @@ class WriteTxnMarkersRequest(ApiMessage):
     MAX_VERSION = 1
     FLEXIBLE_VERSION = 1
     WritableTxnMarker = WritableTxnMarker
+    #: The transaction markers to be written.
     markers: list[_WritableTxnMarker] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)

@@ -14,7 +14,9 @@ _VALID_VERSIONS = (0, 1)
 
 @dataclass(slots=True, kw_only=True)
 class WritableTxnMarkerPartitionResult(Struct):
+    #: The partition index.
     partition_index: int = 0
+    #: The error code, or 0 if there was no error.
     error_code: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -34,7 +36,9 @@ _WritableTxnMarkerPartitionResult = WritableTxnMarkerPartitionResult
 @dataclass(slots=True, kw_only=True)
 class WritableTxnMarkerTopicResult(Struct):
     WritableTxnMarkerPartitionResult = WritableTxnMarkerPartitionResult
+    #: The topic name.
     name: str = ""
+    #: The results by partition.
     partitions: list[_WritableTxnMarkerPartitionResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -61,7 +65,9 @@ _WritableTxnMarkerTopicResult = WritableTxnMarkerTopicResult
 @dataclass(slots=True, kw_only=True)
 class WritableTxnMarkerResult(Struct):
     WritableTxnMarkerTopicResult = WritableTxnMarkerTopicResult
+    #: The current producer ID in use by the transactional ID.
     producer_id: int = 0
+    #: The results by topic.
     topics: list[_WritableTxnMarkerTopicResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
@@ -94,6 +100,7 @@ class WriteTxnMarkersResponse(ApiMessage):
     MAX_VERSION = 1
     FLEXIBLE_VERSION = 1
     WritableTxnMarkerResult = WritableTxnMarkerResult
+    #: The results for writing makers.
     markers: list[_WritableTxnMarkerResult] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
