@@ -50,9 +50,14 @@ def _uvarint_slow(buf: memoryview, pos: int) -> tuple[int, int]:
 _SMALL_UVARINTS = [bytes([i]) for i in range(128)]
 
 
+_PACK_U16 = struct.Struct(">H").pack
+
+
 def _uvarint_bytes(n: int) -> bytes:
-    if 0 <= n < 128:
+    if 0 <= n < 0x80:
         return _SMALL_UVARINTS[n]
+    if 0x80 <= n < 0x4000:  # record sets of up to 16 KiB: the common case after the first
+        return _PACK_U16(((0x80 | (n & 0x7F)) << 8) | (n >> 7))
     if n < 0:
         raise _Bad
     out = bytearray()
