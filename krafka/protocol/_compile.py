@@ -232,35 +232,6 @@ def _emit_read_element(
         src.add(ind + 1, f"pos += {n}")
 
 
-def _default_expr(src: _Source, f: FieldSpec) -> str:
-    if f.default is None:
-        return "None"
-    if f.array:
-        return "[]"
-    if f.kind == "struct":
-        return f"{src.const(default_maker(f.struct), '_m')}()"
-    return src.const(f.default, "_D")
-
-
-_MAKERS: dict[type[Struct], Callable[[], Any]] = {}
-
-
-def default_maker(cls: type[Struct]) -> Callable[[], Any]:
-    """A function returning a new default instance of `cls`, faster than its `__init__`."""
-    fn = _MAKERS.get(cls)
-    if fn is None:
-        src = _Source(_base_namespace())
-        src.add(0, "def _make():")
-        src.add(1, f"o = _new({src.const(cls, '_C')})")
-        for f in cls._FIELDS:
-            src.add(1, f"o.{f.name} = {_default_expr(src, f)}")
-        src.add(1, "o.unknown_tagged_fields = ()")
-        src.add(1, "o.explicit_tags = _EMPTY")
-        src.add(1, "return o")
-        fn = _MAKERS[cls] = _exec(src, "_make", f"{cls.__name__}_default")
-    return fn
-
-
 def _field_flex(f: FieldSpec, flex: bool, version: int) -> bool:
     return flex if f.flexible is None else _in(f.flexible, version)
 
