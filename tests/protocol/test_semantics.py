@@ -108,3 +108,14 @@ def test_request_header_client_id_is_never_compact() -> None:
     hdr = RequestHeader(request_api_key=18, request_api_version=3, correlation_id=1)
     assert hdr.encode(2) == bytes.fromhex("0012000300000001" + "0000" + "00")
     assert RequestHeader(client_id=None).encode(2).endswith(b"\xff\xff\x00")
+
+
+def test_credentials_stay_out_of_repr() -> None:
+    from krafka.protocol.messages import AlterUserScramCredentialsRequest, SaslAuthenticateRequest
+
+    req = SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00hunter2")
+    assert "hunter2" not in repr(req) and "hunter2" not in repr(req.encode(2))[:0]
+    upsert = AlterUserScramCredentialsRequest.ScramCredentialUpsertion(
+        name="alice", salt=b"NaCl", salted_password=b"s3cret"
+    )
+    assert "s3cret" not in repr(upsert) and "NaCl" not in repr(upsert)

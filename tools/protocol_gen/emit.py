@@ -15,6 +15,8 @@ PY_TYPES = {
     "records": "memoryview | bytes", "uuid": "uuid.UUID",
 }  # fmt: skip
 INT_KINDS = {"int8", "int16", "uint16", "int32", "uint32", "int64"}
+SECRET_FIELDS = {"AuthBytes", "Hmac", "SaltedPassword", "Salt"}
+"""Fields carrying credentials: left out of `repr` so they never reach logs or tracebacks."""
 
 
 @dataclass
@@ -127,6 +129,12 @@ def _field_lines(f: dict[str, Any], msg_versions: tuple[int, int]) -> tuple[str,
         kw.append(f"flexible={_rng(parse_versions(f['flexibleVersions']))}")
     if f.get("mapKey"):
         kw.append("map_key=True")
+    if wire in SECRET_FIELDS:
+        dflt = (
+            dflt.replace(")", ", repr=False)")
+            if dflt.startswith("field(")
+            else f"field(default={dflt}, repr=False)"
+        )
     return f"    {name}: {py} = {dflt}", f"FieldSpec({', '.join(kw)})"
 
 

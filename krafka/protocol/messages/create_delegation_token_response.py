@@ -39,7 +39,7 @@ class CreateDelegationTokenResponse(ApiMessage):
     #: The token UUID.
     token_id: str = ""
     #: HMAC of the delegation token.
-    hmac: bytes = b""
+    hmac: bytes = field(default=b"", repr=False)
     #: The duration in milliseconds for which the request was throttled due to a quota violation,
     #: or zero if the request did not violate any quota.
     throttle_time_ms: int = 0

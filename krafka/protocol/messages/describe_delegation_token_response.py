@@ -53,7 +53,7 @@ class DescribedDelegationToken(Struct):
     #: The token ID.
     token_id: str = ""
     #: The token HMAC.
-    hmac: bytes = b""
+    hmac: bytes = field(default=b"", repr=False)
     #: Those who are able to renew this token before it expires.
     renewers: list[_DescribedDelegationTokenRenewer] = field(default_factory=list)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()

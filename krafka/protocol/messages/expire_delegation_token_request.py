@@ -22,7 +22,7 @@ class ExpireDelegationTokenRequest(ApiMessage):
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
     #: The HMAC of the delegation token to be expired.
-    hmac: bytes = b""
+    hmac: bytes = field(default=b"", repr=False)
     #: The expiry time period in milliseconds.
     expiry_time_period_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()

@@ -22,7 +22,7 @@ class RenewDelegationTokenRequest(ApiMessage):
     FLEXIBLE_VERSION = 2
     DEPRECATED_VERSIONS = (0, 0)
     #: The HMAC of the delegation token to be renewed.
-    hmac: bytes = b""
+    hmac: bytes = field(default=b"", repr=False)
     #: The renewal time period in milliseconds.
     renew_period_ms: int = 0
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()

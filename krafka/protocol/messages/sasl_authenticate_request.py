@@ -21,7 +21,7 @@ class SaslAuthenticateRequest(ApiMessage):
     MAX_VERSION = 2
     FLEXIBLE_VERSION = 2
     #: The SASL authentication bytes from the client, as defined by the SASL mechanism.
-    auth_bytes: bytes = b""
+    auth_bytes: bytes = field(default=b"", repr=False)
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = ()
     explicit_tags: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 

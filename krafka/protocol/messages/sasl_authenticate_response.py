@@ -25,7 +25,7 @@ class SaslAuthenticateResponse(ApiMessage):
     #: The error message, or null if there was no error.
     error_message: str | None = ""
     #: The SASL authentication bytes from the server, as defined by the SASL mechanism.
-    auth_bytes: bytes = b""
+    auth_bytes: bytes = field(default=b"", repr=False)
     #: Number of milliseconds after which only re-authentication over the existing connection to
     #: create a new session can occur.
     session_lifetime_ms: int = 0
