@@ -250,7 +250,8 @@ def _enc_struct(obj: Any, cls: Any, out: bytearray, version: int, flex: bool, pa
         elif f.present(version):
             _enc_value(f, value, out, version, _field_flex(f, flex, version), fpath)
         elif not f.ignorable and not f.is_default(value):
-            raise _Fail(fpath, f"field is not in v{version} and is not ignorable (value not default)")
+            detail = f"field is not in v{version} and is not ignorable (value not default)"
+            raise _Fail(fpath, detail)
     unknown = getattr(obj, "unknown_tagged_fields", ())
     if not flex:
         if unknown:

@@ -114,7 +114,7 @@ def test_credentials_stay_out_of_repr() -> None:
     from krafka.protocol.messages import AlterUserScramCredentialsRequest, SaslAuthenticateRequest
 
     req = SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00hunter2")
-    assert "hunter2" not in repr(req) and "hunter2" not in repr(req.encode(2))[:0]
+    assert "hunter2" not in repr(req)
     upsert = AlterUserScramCredentialsRequest.ScramCredentialUpsertion(
         name="alice", salt=b"NaCl", salted_password=b"s3cret"
     )
