@@ -1,0 +1,28 @@
+"""krafka: a Kafka client for Python.
+
+Top-level names are imported lazily, so `import krafka.codec` stays light (no anyio).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from krafka.io.producer import Producer, RecordMetadata
+
+__version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "Producer": "krafka.io.producer",
+    "RecordMetadata": "krafka.io.producer",
+}
+
+__all__ = ["Producer", "RecordMetadata", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'krafka' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,622 @@
+"""The asynchronous producer, on anyio (asyncio and trio alike).
+
+    async with Producer(bootstrap_servers="127.0.0.1:9092", linger=0.005) as producer:
+        meta = await producer.send_and_wait("orders", b"value", key=b"k")
+        pending = await producer.send("orders", b"value2")   # enqueued; returns at once
+        meta2 = await pending                                 # RecordMetadata, or raises
+
+`send` only appends to the accumulator (no I/O, no per-record future); one background task
+drains sealed or lingered batches into Produce requests (`krafka.sansio.producer.Sender`
+decides what goes where) and one task per request waits for its answer. Idempotence is on by
+default (off automatically when `acks` is not "all", unless asked for explicitly);
+`transactional_id` enables transactions.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+
+from krafka.codec import Compression
+from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError, ProducerFencedError
+from krafka.io.client import KafkaClient
+from krafka.io.producer_config import keywords_from_config
+from krafka.io.producer_handle import (
+    DeliveryHandle,
+    ProducerInterceptor,
+    ProducerRecord,
+    wake_waiters,
+)
+from krafka.io.producer_txn import GroupMetadata, TxnCoordinator, normalize_offsets
+from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
+from krafka.sansio.producer import wire
+from krafka.sansio.producer.accumulator import SEALED, RecordAccumulator
+from krafka.sansio.producer.batch import ProducerBatch
+from krafka.sansio.producer.config import Acks, ProducerConfig
+from krafka.sansio.producer.idempotence import IdempotenceState
+from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
+from krafka.sansio.producer.record import Header, RecordMetadata
+from krafka.sansio.producer.sender import ProduceRequestPlan, Sender
+from krafka.sansio.producer.transaction import (
+    TRANSITIONS,
+    TransactionManager,
+    TxnEvent,
+    TxnState,
+)
+
+__all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
+
+log = logging.getLogger(__name__)
+_monotonic = time.monotonic
+_wall = time.time
+
+
+class _Done:
+    """An already-finished awaitable: lets `begin_transaction()` be awaited or not."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Any:
+        return iter(())
+
+
+class Producer:
+    """Sends records to Kafka. Use `async with`, or `await start()` and `await close()`."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str | Sequence[str] = "127.0.0.1:9092",
+        *,
+        client_id: str = "krafka-producer",
+        acks: int | str = "all",
+        compression: str | Compression | None = "none",
+        compression_level: int | None = None,
+        linger: float = 0.005,
+        batch_size: int = 1_000_000,
+        buffer_memory: int = 32 * 1024 * 1024,
+        max_request_size: int = 1_048_576,
+        max_in_flight_requests_per_connection: int = 5,
+        retries: int = 2_147_483_647,
+        retry_backoff: float = 0.1,
+        retry_backoff_max: float = 1.0,
+        delivery_timeout: float = 120.0,
+        request_timeout: float = 30.0,
+        max_block: float = 60.0,
+        enable_idempotence: bool | None = None,
+        transactional_id: str | None = None,
+        transaction_timeout: float = 60.0,
+        partitioner: str | Partitioner | PartitionFunction | None = None,
+        interceptors: Sequence[ProducerInterceptor] = (),
+        metadata_max_age: float = 300.0,
+        connections_per_broker: int = 1,
+        client: KafkaClient | None = None,
+        **client_options: Any,
+    ) -> None:
+        parsed_acks = Acks.parse(acks)
+        if isinstance(enable_idempotence, str):
+            enable_idempotence = enable_idempotence.lower() == "true"
+        if enable_idempotence is None:
+            enable_idempotence = transactional_id is not None or (
+                parsed_acks is Acks.ALL and max_in_flight_requests_per_connection <= 5
+            )
+        self.config = ProducerConfig(
+            acks=parsed_acks,
+            compression=Compression.parse(compression),
+            compression_level=compression_level,
+            batch_size=int(batch_size),
+            linger=float(linger),
+            buffer_memory=int(buffer_memory),
+            max_request_size=int(max_request_size),
+            max_in_flight_requests_per_connection=int(max_in_flight_requests_per_connection),
+            retries=int(retries),
+            retry_backoff=float(retry_backoff),
+            retry_backoff_max=float(retry_backoff_max),
+            delivery_timeout=float(delivery_timeout),
+            request_timeout=float(request_timeout),
+            enable_idempotence=bool(enable_idempotence),
+            transactional_id=transactional_id,
+            transaction_timeout=float(transaction_timeout),
+        )
+        self.max_block = max_block
+        self._client = client or KafkaClient(
+            bootstrap_servers,
+            client_id=client_id,
+            max_in_flight=self.config.max_in_flight_requests_per_connection,
+            request_timeout=self.config.request_timeout,
+            metadata_max_age=metadata_max_age,
+            connections_per_broker=connections_per_broker,
+            **client_options,
+        )
+        self._own_client = client is None
+        self._partitioner = make_partitioner(partitioner)
+        self._interceptors = tuple(interceptors)
+        self._metrics = ProducerMetrics()
+        self._accumulator = RecordAccumulator(self.config, on_seal=self._on_seal)
+        self._accumulator.on_done = self._on_batch_done
+        self._idempotence = IdempotenceState() if self.config.idempotent else None
+        self._txn = (
+            TransactionManager(transactional_id, self.config.transaction_timeout)
+            if transactional_id is not None
+            else None
+        )
+        self._sender = Sender(
+            self.config, self._accumulator, self._metrics, self._idempotence, self._txn
+        )
+        self._coordinator = TxnCoordinator(self._client, self.config)
+        self._partitions: dict[str, int] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._wakeup: anyio.Event = _NoEvent()
+        self._progress: anyio.Event = _NoEvent()
+        self._request_chain: dict[int, anyio.Event] = {}
+        self._refreshing = False
+        self._started = False
+        self._closed = False
+        self._loop_error: KrafkaError | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Producer:
+        """A producer from Java/librdkafka properties (`{"bootstrap.servers": ..., ...}`)."""
+        params = inspect.signature(cls.__init__).parameters
+        defaults = {
+            name: (p.default if p.default is not inspect.Parameter.empty else None)
+            for name, p in params.items()
+            if name not in ("self", "client_options")
+        }
+        return cls(**{**keywords_from_config(config, defaults), **overrides})
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Producer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Connect, fetch metadata, get a producer id (and initialise transactions)."""
+        if self._started:
+            return
+        self._started = True
+        self._wakeup, self._progress = anyio.Event(), anyio.Event()
+        if self._own_client:
+            await self._client.__aenter__()
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        try:
+            if self._txn is not None:
+                await self.init_transactions()
+            elif self._idempotence is not None:
+                await self._init_producer_id()
+        except BaseException:
+            await self.close(0)
+            raise
+        self._tg.start_soon(self._sender_loop, name="krafka producer sender")
+
+    async def close(self, timeout: float | None = None) -> None:
+        """Deliver what is queued (waiting at most `timeout` seconds), then disconnect.
+
+        Records still undelivered when the timeout expires fail with `KafkaTimeoutError`.
+        """
+        if self._closed:
+            return
+        if self._tg is not None and self._loop_error is None:
+            with anyio.move_on_after(timeout):
+                await self.flush()
+        self._closed = True
+        self._sender.fail_all(KafkaTimeoutError("producer closed before delivery"))
+        tg, self._tg = self._tg, None
+        if tg is not None:
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+        if self._own_client:
+            await self._client.close()
+
+    # -- sending --------------------------------------------------------------------------------
+
+    async def send(
+        self,
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        headers: Sequence[Header] | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+    ) -> DeliveryHandle:
+        """Enqueue one record; returns its handle (`await` it for the `RecordMetadata`).
+
+        Waits only when the buffer is full (`buffer_memory`) or the topic's metadata is not
+        known yet, at most `max_block` seconds.
+        """
+        if self._closed or not self._started:
+            raise InvalidStateError("producer is closed" if self._closed else "not started")
+        if self._interceptors:
+            record = self._intercept(
+                ProducerRecord(topic, value, key, headers or (), partition, timestamp)
+            )
+            topic, value, key, headers = record.topic, record.value, record.key, record.headers
+            partition, timestamp = record.partition, record.timestamp
+        if self._txn is not None:
+            self._txn.check_can_send()
+        if self._loop_error is not None:
+            raise self._loop_error
+        count = self._partitions.get(topic)
+        if count is None:
+            count = await self._partition_count(topic)
+        if partition is None:
+            partition = self._partitioner.partition(topic, key, count)
+        elif not 0 <= partition < count:
+            raise ValueError(f"{topic!r} has {count} partitions, not {partition + 1}")
+        hdrs: Sequence[Header] = headers or ()
+        size = 21 + (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
+        if hdrs:
+            size += sum(len(k) * 4 + 10 + (len(v) if v is not None else 0) for k, v in hdrs)
+        accumulator = self._accumulator
+        if accumulator.buffered + size > self.config.buffer_memory and accumulator.buffered:
+            await self._wait_for_room(size)
+        handle = DeliveryHandle(
+            key, value, hdrs, int(_wall() * 1000) if timestamp is None else timestamp, size
+        )
+        appended = accumulator.append(topic, partition, handle, _monotonic())
+        if appended:
+            self._wakeup.set()
+            if appended == SEALED:
+                await anyio.lowlevel.checkpoint()
+        return handle
+
+    async def send_and_wait(
+        self,
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        headers: Sequence[Header] | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+    ) -> RecordMetadata:
+        """Send one record and wait for its delivery."""
+        handle = await self.send(topic, value, key, headers, partition, timestamp)
+        return await handle
+
+    async def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued now (ignoring linger) and wait until it is acknowledged."""
+        self._accumulator.flush()
+        try:
+            with anyio.fail_after(timeout):
+                while not (self._accumulator.empty and self._sender.in_flight == 0):
+                    if self._loop_error is not None:
+                        raise self._loop_error
+                    self._wakeup.set()
+                    progress = self._progress = anyio.Event()
+                    with anyio.move_on_after(0.5):
+                        await progress.wait()
+        except TimeoutError:
+            raise KafkaTimeoutError(f"flush did not finish within {timeout}s") from None
+        finally:
+            self._accumulator.flush_done()
+
+    async def partitions_for(self, topic: str) -> list[int]:
+        """The partition ids of `topic` (fetching metadata if needed)."""
+        return list(range(await self._partition_count(topic)))
+
+    def metrics(self) -> ProducerMetricsSnapshot:
+        """Records and bytes sent, batch sizes, retries, errors, request latency."""
+        return self._metrics.snapshot()
+
+    # -- transactions ---------------------------------------------------------------------------
+
+    async def init_transactions(self) -> None:
+        """Register the transactional id, fencing older producers (done by `start`)."""
+        txn = self._require_txn()
+        if txn.state is not TxnState.UNINITIALIZED:
+            return
+        txn.handle(TxnEvent.INIT)
+        try:
+            await self._init_producer_id()
+        except KrafkaError as exc:
+            txn.handle(TxnEvent.INIT_FAILED, exc)
+            raise
+        txn.handle(TxnEvent.INIT_DONE)
+
+    def begin_transaction(self) -> _Done:
+        """Start a transaction (local; the coordinator hears of it with the first record)."""
+        self._require_txn().handle(TxnEvent.BEGIN)
+        return _Done()
+
+    async def send_offsets_to_transaction(
+        self, offsets: Mapping[Any, Any], group_metadata: Any
+    ) -> None:
+        """Commit consumer offsets as part of the transaction (AddOffsetsToTxn, TxnOffsetCommit).
+
+        `offsets`: `{TopicPartition or (topic, partition): OffsetAndMetadata or offset}`, the
+        offsets of the *next* records to consume; `group_metadata`: a group id or a consumer's
+        group metadata (with `group_id`, `generation_id`, `member_id`, `group_instance_id`).
+        """
+        txn = self._require_txn()
+        txn.check_can_send()
+        await self._guard_fenced(
+            self._coordinator.send_offsets(
+                self._identity(), normalize_offsets(offsets), GroupMetadata.of(group_metadata)
+            )
+        )
+        txn.offsets_added = True
+
+    async def commit_transaction(self) -> None:
+        """Deliver the transaction's records, then commit it (EndTxn)."""
+        txn = self._require_txn()
+        await self.flush()
+        if txn.state is TxnState.ABORTABLE_ERROR:
+            raise InvalidStateError(f"transaction must be aborted: {txn.error}") from txn.error
+        txn.handle(TxnEvent.COMMIT)
+        await self._end_transaction(txn, committed=True)
+
+    async def abort_transaction(self) -> None:
+        """Drop unsent records of the transaction, wait for those in flight, abort it (EndTxn)."""
+        txn = self._require_txn()
+        had_error = txn.state is TxnState.ABORTABLE_ERROR
+        txn.handle(TxnEvent.ABORT)
+        self._sender.fail_all(KrafkaError("transaction aborted"))
+        await self.flush()
+        await self._end_transaction(txn, committed=False)
+        if had_error:
+            await self._init_producer_id()
+
+    async def _end_transaction(self, txn: TransactionManager, *, committed: bool) -> None:
+        if txn.added or txn.offsets_added:
+            try:
+                await self._guard_fenced(self._coordinator.end_txn(self._identity(), committed))
+            except KrafkaError as exc:
+                if not txn.fatal:
+                    txn.handle(TxnEvent.ABORTABLE_ERROR, exc)
+                raise
+        txn.handle(TxnEvent.END_DONE)
+
+    def _require_txn(self) -> TransactionManager:
+        if self._txn is None:
+            raise InvalidStateError("not a transactional producer: set transactional_id")
+        if self._txn.fatal and self._txn.error is not None:
+            raise self._txn.error
+        return self._txn
+
+    async def _guard_fenced(self, call: Any) -> None:
+        try:
+            await call
+        except KrafkaError as exc:
+            if isinstance(exc, ProducerFencedError) and self._txn is not None:
+                self._sender.fatal_error = exc
+                if not self._txn.fatal:
+                    self._txn.handle(TxnEvent.FATAL_ERROR, exc)
+            raise
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _identity(self) -> Any:
+        idem = self._idempotence
+        if idem is None or idem.identity is None:
+            raise InvalidStateError("no producer id")
+        return idem.identity
+
+    async def _init_producer_id(self) -> None:
+        idem = self._idempotence
+        assert idem is not None
+        current = idem.identity if idem.bump_needed or self._txn is not None else None
+        try:
+            identity = await self._guard_fenced_value(current)
+        except KrafkaError as exc:
+            if self._txn is not None or current is None or isinstance(exc, ProducerFencedError):
+                raise
+            log.info("epoch bump refused (%s); asking for a new producer id", exc)
+            identity = await self._guard_fenced_value(None)
+        self._sender.producer_id_received(identity.producer_id, identity.producer_epoch)
+
+    async def _guard_fenced_value(self, current: Any) -> Any:
+        result: list[Any] = []
+
+        async def call() -> None:
+            result.append(await self._coordinator.init_producer_id(current))
+
+        await self._guard_fenced(call())
+        return result[0]
+
+    def _intercept(self, record: ProducerRecord) -> ProducerRecord:
+        for interceptor in self._interceptors:
+            hook = getattr(interceptor, "on_send", None)
+            if hook is None:
+                continue
+            try:
+                record = hook(record)
+            except Exception:
+                log.exception("producer interceptor %r failed in on_send", interceptor)
+        return record
+
+    def _on_batch_done(self, batch: ProducerBatch) -> None:
+        wake_waiters(batch)
+        self._progress.set()
+        if self._interceptors and batch.done:
+            self._acknowledge(batch)
+
+    def _acknowledge(self, batch: ProducerBatch) -> None:
+        for interceptor in self._interceptors:
+            hook = getattr(interceptor, "on_acknowledgement", None)
+            if hook is None:
+                continue
+            for rec in batch.records:
+                meta = rec.result() if batch.error is None else None
+                try:
+                    hook(meta, batch.error)
+                except Exception:
+                    log.exception("producer interceptor %r failed in on_acknowledgement", hook)
+
+    def _on_seal(self, topic: str, partition: int) -> None:
+        self._partitioner.on_batch_sealed(topic, partition, self._partitions.get(topic, 1))
+
+    async def _partition_count(self, topic: str) -> int:
+        with anyio.fail_after(self.max_block):
+            while True:
+                try:
+                    ids = await self._client.partitions_for(topic)
+                except KrafkaError as exc:
+                    if not exc.retriable:
+                        raise
+                    ids = []
+                if ids:
+                    self._partitions[topic] = len(ids)
+                    return len(ids)
+                await anyio.sleep(self.config.retry_backoff)
+
+    async def _wait_for_room(self, size: int) -> None:
+        self._wakeup.set()
+        try:
+            with anyio.fail_after(self.max_block):
+                while not self._accumulator.has_room(size):
+                    if self._loop_error is not None:
+                        raise self._loop_error
+                    progress = self._progress = anyio.Event()
+                    await progress.wait()
+        except TimeoutError:
+            raise KafkaTimeoutError(
+                f"buffer_memory={self.config.buffer_memory} stayed full for {self.max_block}s"
+            ) from None
+
+    # -- the sender task ------------------------------------------------------------------------
+
+    async def _sender_loop(self) -> None:
+        try:
+            while True:
+                await self._sender_step()
+        except KrafkaError as exc:
+            log.error("producer stopped: %s", exc)
+            self._loop_error = exc
+            self._sender.fail_all(exc)
+            self._progress.set()
+
+    async def _sender_step(self) -> None:
+        sender = self._sender
+        self._wakeup = wakeup = anyio.Event()
+        now = _monotonic()
+        sender.expire(now)
+        if sender.needs_producer_id:
+            await self._init_producer_id()
+        if self._txn is not None and self._txn.pending:
+            await self._add_partitions(self._txn)
+        if sender.stale_topics and not self._refreshing:
+            topics, sender.stale_topics = list(sender.stale_topics), set()
+            self._spawn(self._refresh(topics))
+        metadata = self._client.metadata
+        for plan in sender.drain(now, _leader_lookup(metadata)):
+            self._dispatch(plan)
+        ready_at = self._accumulator.next_ready_at()
+        if ready_at is None:
+            await wakeup.wait()
+            return
+        delay = max(ready_at - _monotonic(), 0.0)
+        if delay == 0.0:
+            delay = 0.005 if sender.in_flight == 0 else 1.0
+        with anyio.move_on_after(delay):
+            await wakeup.wait()
+
+    def _dispatch(self, plan: ProduceRequestPlan) -> None:
+        previous = self._request_chain.get(plan.node_id)
+        started = self._request_chain[plan.node_id] = anyio.Event()
+        self._spawn(self._produce(plan, previous, started))
+
+    def _spawn(self, coro: Any) -> None:
+        assert self._tg is not None
+        self._tg.start_soon(_run, coro)
+
+    async def _produce(
+        self, plan: ProduceRequestPlan, previous: anyio.Event | None, started: anyio.Event
+    ) -> None:
+        """Send one Produce request; requests to a broker are enqueued in drain order."""
+        if previous is not None:
+            await previous.wait()
+        request = wire.produce_request(plan, self.config)
+        started.set()
+        try:
+            response = await self._client.send(
+                request, node_id=plan.node_id, timeout=self.config.request_timeout
+            )
+        except KrafkaError as exc:
+            self._sender.on_failure(plan, exc, _monotonic())
+        else:
+            results = wire.produce_results(response)
+            for (topic, _), result in results.items():
+                if result.error_code:
+                    self._client.report_error(result.error_code, topic)
+            self._sender.on_response(plan, results, _monotonic())
+        self._wakeup.set()
+        self._progress.set()
+
+    async def _refresh(self, topics: list[str]) -> None:
+        self._refreshing = True
+        try:
+            metadata = await self._client.refresh_metadata(topics)
+            for topic in topics:
+                count = len(metadata.partitions_for(topic))
+                if count:
+                    self._partitions[topic] = count
+        except KrafkaError as exc:
+            log.debug("metadata refresh for %s failed: %s", topics, exc)
+            await anyio.sleep(self.config.retry_backoff)
+        finally:
+            self._refreshing = False
+            self._wakeup.set()
+
+    async def _add_partitions(self, txn: TransactionManager) -> None:
+        tps = txn.take_pending()
+        if not tps:
+            return
+        try:
+            await self._guard_fenced(self._coordinator.add_partitions(self._identity(), tps))
+        except KrafkaError as exc:
+            if txn.fatal:
+                raise
+            if (txn.state, TxnEvent.ABORTABLE_ERROR) in TRANSITIONS:
+                txn.handle(TxnEvent.ABORTABLE_ERROR, exc)
+            self._sender.fail_all(exc)
+            return
+        txn.partitions_added(tps)
+
+
+class _NoEvent(anyio.Event):
+    """Stands in for the producer's events until `start` creates real ones (an anyio.Event
+    can only be made inside an event loop)."""
+
+    def __new__(cls) -> _NoEvent:
+        return object.__new__(cls)
+
+    def set(self) -> None:
+        return None
+
+    def is_set(self) -> bool:
+        return False
+
+    async def wait(self) -> None:
+        raise InvalidStateError("producer is not started")
+
+    def statistics(self) -> Any:
+        raise InvalidStateError("producer is not started")
+
+
+def _leader_lookup(metadata: Any) -> Any:
+    def leader(topic: str, partition: int) -> int | None:
+        broker = metadata.leader_for(topic, partition)
+        return None if broker is None else int(broker.node_id)
+
+    return leader
+
+
+async def _run(coro: Any) -> None:
+    await coro

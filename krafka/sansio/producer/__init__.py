@@ -1,0 +1,49 @@
+"""The producer as I/O-free state machines: accumulate, partition, batch, send, retry.
+
+* `accumulator.RecordAccumulator` — per-partition batches, linger, buffer memory.
+* `sender.Sender` — which batches go where now; what each Produce response means.
+* `idempotence.IdempotenceState` — producer id, epoch, per-partition sequences.
+* `transaction.TransactionManager` — the transaction state table and partitions joined.
+* `wire` — building Produce/transaction requests and reading their responses.
+
+A driver (`krafka.io.producer`) feeds it `now`, responses and failures; the machines never
+touch a socket or a clock.
+"""
+
+from __future__ import annotations
+
+from krafka.sansio.producer.accumulator import RecordAccumulator
+from krafka.sansio.producer.batch import BatchState, ProducerBatch
+from krafka.sansio.producer.config import Acks, ProducerConfig
+from krafka.sansio.producer.idempotence import IdempotenceState, ProducerIdentity
+from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
+from krafka.sansio.producer.record import PendingRecord, RecordMetadata, estimate_size
+from krafka.sansio.producer.sender import PartitionResult, ProduceRequestPlan, Sender
+from krafka.sansio.producer.transaction import (
+    TRANSITIONS,
+    TransactionManager,
+    TxnEvent,
+    TxnState,
+)
+
+__all__ = [
+    "TRANSITIONS",
+    "Acks",
+    "BatchState",
+    "IdempotenceState",
+    "PartitionResult",
+    "PendingRecord",
+    "ProduceRequestPlan",
+    "ProducerBatch",
+    "ProducerConfig",
+    "ProducerIdentity",
+    "ProducerMetrics",
+    "ProducerMetricsSnapshot",
+    "RecordAccumulator",
+    "RecordMetadata",
+    "Sender",
+    "TransactionManager",
+    "TxnEvent",
+    "TxnState",
+    "estimate_size",
+]

@@ -1,0 +1,175 @@
+"""The record accumulator: per-partition queues of batches, linger, and buffer accounting.
+
+`append` puts a record in its partition's open batch (a new one once `batch_size` would be
+exceeded); a batch is sendable when full, when its `linger` ran out, when a flush was asked,
+or - for a retry - when its backoff ended. Bytes buffered are counted against
+`buffer_memory`; the driver applies back-pressure while `has_room` is False. Retried batches
+go back in front of their partition's queue in their original order, so order survives retries.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from collections.abc import Callable, Iterator
+
+from krafka.sansio.producer.batch import BATCH_OVERHEAD, BatchState, ProducerBatch
+from krafka.sansio.producer.config import ProducerConfig
+from krafka.sansio.producer.record import PendingRecord
+
+TopicPartition = tuple[str, int]
+SealHook = Callable[[str, int], None]
+
+APPENDED = 0
+"""`append` result: the record joined an open batch."""
+OPENED = 1
+"""`append` result: the record opened a new batch (a linger deadline started)."""
+SEALED = 2
+"""`append` result: a batch was sealed (full): the sender has work now."""
+
+
+class RecordAccumulator:
+    """Batches records per partition; knows which batches may be sent at `now`."""
+
+    def __init__(self, config: ProducerConfig, on_seal: SealHook | None = None) -> None:
+        self.config = config
+        self.buffered = 0
+        self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._open: dict[TopicPartition, ProducerBatch] = {}
+        self._orders = 0
+        self._flush = False
+        self._on_seal = on_seal
+        #: Given to every new batch as its `on_done` hook (drivers wake waiters with it).
+        self.on_done: Callable[[ProducerBatch], None] | None = None
+
+    # -- appending ------------------------------------------------------------------------------
+
+    def has_room(self, size: int) -> bool:
+        """False while `size` more bytes would exceed `buffer_memory` (an empty buffer takes
+        anything, so one oversized record still makes progress)."""
+        return self.buffered == 0 or self.buffered + size <= self.config.buffer_memory
+
+    def append(self, topic: str, partition: int, record: PendingRecord, now: float) -> int:
+        """Add `record`; returns `APPENDED`, `OPENED` or `SEALED` (what the sender must know)."""
+        tp = (topic, partition)
+        batch = self._open.get(tp)
+        result = APPENDED
+        if batch is None:
+            batch = self._new_batch(tp, now)
+            result = OPENED
+        elif batch.size + record.size > self.config.batch_size:
+            self._seal(batch)
+            batch = self._new_batch(tp, now)
+            result = SEALED
+        batch.add(record)
+        self.buffered += record.size
+        if batch.size >= self.config.batch_size:
+            self._seal(batch)
+            result = SEALED
+        return result
+
+    def _new_batch(self, tp: TopicPartition, now: float) -> ProducerBatch:
+        self._orders += 1
+        batch = ProducerBatch(tp[0], tp[1], now, self._orders)
+        batch.on_done = self.on_done
+        queue = self._queues.get(tp)
+        if queue is None:
+            queue = self._queues[tp] = deque()
+        queue.append(batch)
+        self._open[tp] = batch
+        return batch
+
+    def _seal(self, batch: ProducerBatch) -> None:
+        if batch.state is BatchState.OPEN:
+            batch.state = BatchState.SEALED
+            self._open.pop(batch.tp, None)
+            if self._on_seal is not None:
+                self._on_seal(batch.topic, batch.partition)
+
+    # -- draining -------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Make every batch sendable now, linger or not (until `flush_done`)."""
+        self._flush = True
+
+    def flush_done(self) -> None:
+        self._flush = False
+
+    def sendable(self, now: float) -> Iterator[TopicPartition]:
+        """Partitions whose head batch may be sent now."""
+        linger = self.config.linger
+        for tp, queue in self._queues.items():
+            if queue and self._head_ready(queue[0], now, linger):
+                yield tp
+
+    def _head_ready(self, head: ProducerBatch, now: float, linger: float) -> bool:
+        state = head.state
+        if state is BatchState.SEALED:
+            return True
+        if state is BatchState.OPEN:
+            return self._flush or now >= head.created + linger
+        return state is BatchState.RETRY and now >= head.retry_at
+
+    def pop(self, tp: TopicPartition) -> ProducerBatch:
+        """Take the head batch of `tp` (sealing it if it was still open)."""
+        batch = self._queues[tp].popleft()
+        self._seal(batch)
+        return batch
+
+    def reenqueue(self, batch: ProducerBatch, retry_at: float) -> None:
+        """Put a batch back for a retry, in front of later batches of its partition."""
+        batch.state = BatchState.RETRY
+        batch.retry_at = retry_at
+        queue = self._queues.setdefault(batch.tp, deque())
+        orders = [b.order for b in queue]
+        queue.insert(bisect.bisect(orders, batch.order), batch)
+
+    def release(self, batch: ProducerBatch) -> None:
+        """A batch finished (delivered or failed): its bytes leave the buffer."""
+        self.buffered -= batch.size - BATCH_OVERHEAD
+
+    # -- inspection -----------------------------------------------------------------------------
+
+    def next_ready_at(self) -> float | None:
+        """When the earliest not-yet-sendable head batch becomes sendable."""
+        times = []
+        linger = self.config.linger
+        for queue in self._queues.values():
+            if not queue:
+                continue
+            head = queue[0]
+            if head.state is BatchState.OPEN:
+                times.append(head.created + linger)
+            elif head.state is BatchState.RETRY:
+                times.append(head.retry_at)
+            else:
+                times.append(0.0)
+        return min(times, default=None)
+
+    def batches(self) -> Iterator[ProducerBatch]:
+        """Every batch not yet handed to the sender."""
+        for queue in self._queues.values():
+            yield from queue
+
+    def expire(self, now: float) -> list[ProducerBatch]:
+        """Remove and return queued batches older than `delivery_timeout`."""
+        limit = now - self.config.delivery_timeout
+        expired: list[ProducerBatch] = []
+        for tp, queue in self._queues.items():
+            while queue and queue[0].created <= limit:
+                batch = queue.popleft()
+                if self._open.get(tp) is batch:
+                    del self._open[tp]
+                expired.append(batch)
+        return expired
+
+    def drop_all(self) -> list[ProducerBatch]:
+        """Remove and return every queued batch (abort, close without flush)."""
+        out = [b for q in self._queues.values() for b in q]
+        self._queues.clear()
+        self._open.clear()
+        return out
+
+    @property
+    def empty(self) -> bool:
+        return not any(self._queues.values())

@@ -1,0 +1,81 @@
+"""Producer counters: records, bytes, batches, retries, errors, request latency.
+
+Plain integers and floats updated by the sender; `snapshot()` gives a frozen copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerMetricsSnapshot:
+    records_sent: int
+    bytes_sent: int
+    batches_sent: int
+    requests_sent: int
+    retries: int
+    errors: int
+    batch_size_avg: float
+    batch_size_max: int
+    batch_records_avg: float
+    request_latency_avg: float
+    request_latency_max: float
+
+
+class ProducerMetrics:
+    """Mutable counters (not thread-safe: one producer, one event loop)."""
+
+    __slots__ = (
+        "batch_size_max",
+        "batches_sent",
+        "bytes_sent",
+        "errors",
+        "latency_max",
+        "latency_sum",
+        "records_sent",
+        "requests_done",
+        "requests_sent",
+        "retries",
+    )
+
+    def __init__(self) -> None:
+        self.records_sent = 0
+        self.bytes_sent = 0
+        self.batches_sent = 0
+        self.requests_sent = 0
+        self.requests_done = 0
+        self.retries = 0
+        self.errors = 0
+        self.batch_size_max = 0
+        self.latency_sum = 0.0
+        self.latency_max = 0.0
+
+    def batch_delivered(self, records: int, size: int) -> None:
+        self.records_sent += records
+        self.bytes_sent += size
+        self.batches_sent += 1
+        if size > self.batch_size_max:
+            self.batch_size_max = size
+
+    def request_done(self, latency: float) -> None:
+        self.requests_done += 1
+        self.latency_sum += latency
+        if latency > self.latency_max:
+            self.latency_max = latency
+
+    def snapshot(self) -> ProducerMetricsSnapshot:
+        batches = self.batches_sent or 1
+        return ProducerMetricsSnapshot(
+            records_sent=self.records_sent,
+            bytes_sent=self.bytes_sent,
+            batches_sent=self.batches_sent,
+            requests_sent=self.requests_sent,
+            retries=self.retries,
+            errors=self.errors,
+            batch_size_avg=self.bytes_sent / batches,
+            batch_size_max=self.batch_size_max,
+            batch_records_avg=self.records_sent / batches,
+            request_latency_avg=self.latency_sum / (self.requests_done or 1),
+            request_latency_max=self.latency_max,
+        )

@@ -1,0 +1,326 @@
+"""The send loop's decisions: which batches go to which broker now, and what a response means.
+
+`drain(now, leader_for)` takes sendable batches from the accumulator and groups them into one
+Produce request per leader (one batch per partition, at most `max_request_size` bytes, at most
+`max_in_flight_requests_per_connection` requests per broker, at most 5 batches in flight per
+partition when idempotent). The driver sends each plan and reports `on_response` or
+`on_failure`; the sender then completes batches, re-enqueues retriable ones in order after an
+exponential backoff bounded by `delivery_timeout`, splits batches the broker found too large,
+asks for metadata on stale-leader errors (`stale_topics`) and for a new producer epoch when
+sequences broke (`needs_producer_id`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from krafka.errors import (
+    DuplicateSequenceNumberError,
+    InvalidProducerEpochError,
+    KafkaStorageError,
+    KafkaTimeoutError,
+    KrafkaError,
+    MessageTooLargeError,
+    OutOfOrderSequenceNumberError,
+    ProducerFencedError,
+    RecordListTooLargeError,
+    UnknownProducerIdError,
+    error_for_code,
+)
+from krafka.sansio.codes import STALE_METADATA_CODES
+from krafka.sansio.producer.accumulator import RecordAccumulator, TopicPartition
+from krafka.sansio.producer.batch import BatchState, ProducerBatch
+from krafka.sansio.producer.config import ProducerConfig
+from krafka.sansio.producer.idempotence import IdempotenceState
+from krafka.sansio.producer.metrics import ProducerMetrics
+from krafka.sansio.producer.transaction import TRANSITIONS, TransactionManager, TxnEvent
+
+LeaderLookup = Callable[[str, int], "int | None"]
+
+_MAX_IN_FLIGHT_PER_PARTITION: Final = 5
+_STALE_METADATA: Final = STALE_METADATA_CODES | {KafkaStorageError.code}
+_TOO_LARGE: Final = frozenset({MessageTooLargeError.code, RecordListTooLargeError.code})
+_FENCED: Final = frozenset({ProducerFencedError.code, InvalidProducerEpochError.code})
+_DUPLICATE: Final = DuplicateSequenceNumberError.code
+_OUT_OF_ORDER: Final = OutOfOrderSequenceNumberError.code
+_UNKNOWN_PRODUCER: Final = UnknownProducerIdError.code
+_JITTER: Final = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionResult:
+    """One partition's part of a Produce response."""
+
+    error_code: int = 0
+    base_offset: int = -1
+    log_append_time: int = -1
+    error_message: str | None = None
+
+
+@dataclass(slots=True, eq=False)
+class ProduceRequestPlan:
+    """One Produce request to send to broker `node_id`: one encoded batch per partition."""
+
+    request_id: int
+    node_id: int
+    batches: dict[TopicPartition, ProducerBatch] = field(default_factory=dict)
+    size: int = 0
+    sent_at: float = 0.0
+
+
+class Sender:
+    """Turns accumulated batches into Produce requests and responses into outcomes."""
+
+    def __init__(
+        self,
+        config: ProducerConfig,
+        accumulator: RecordAccumulator,
+        metrics: ProducerMetrics | None = None,
+        idempotence: IdempotenceState | None = None,
+        transaction: TransactionManager | None = None,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.config = config
+        self.accumulator = accumulator
+        self.metrics = metrics or ProducerMetrics()
+        self.idempotence = idempotence
+        self.transaction = transaction
+        self.stale_topics: set[str] = set()
+        self.fatal_error: KrafkaError | None = None
+        self._rand = rand
+        self._ids = itertools.count(1)
+        self._node_in_flight: dict[int, int] = {}
+        self._tp_in_flight: dict[TopicPartition, list[ProducerBatch]] = {}
+        self._in_flight = 0
+
+    # -- sending --------------------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        """Produce requests sent and not yet answered."""
+        return self._in_flight
+
+    @property
+    def needs_producer_id(self) -> bool:
+        """The driver should send InitProducerId now (first time, or an epoch bump)."""
+        idem = self.idempotence
+        if idem is None or self.fatal_error is not None:
+            return False
+        return idem.identity is None or (idem.bump_needed and self._in_flight == 0)
+
+    def producer_id_received(self, producer_id: int, producer_epoch: int) -> None:
+        """InitProducerId succeeded: queued batches are re-stamped with the new identity."""
+        if self.idempotence is None:
+            raise RuntimeError("not an idempotent producer")
+        self.idempotence.set_identity(producer_id, producer_epoch)
+        for batch in self.accumulator.batches():
+            if batch.base_sequence >= 0:
+                batch.reset_identity()
+
+    def drain(self, now: float, leader_for: LeaderLookup) -> list[ProduceRequestPlan]:
+        """Produce requests to send now, at most one per broker per call."""
+        idem = self.idempotence
+        if self.fatal_error is not None or (idem is not None and not idem.ready):
+            return []
+        plans: dict[int, ProduceRequestPlan] = {}
+        limit = self.config.max_in_flight_requests_per_connection
+        for tp in list(self.accumulator.sendable(now)):
+            node = leader_for(tp[0], tp[1])
+            if node is None or node < 0:
+                self.stale_topics.add(tp[0])
+                continue
+            plan = plans.get(node)
+            if plan is None:
+                if self._node_in_flight.get(node, 0) >= limit:
+                    continue
+                plan = plans[node] = ProduceRequestPlan(next(self._ids), node)
+            if self._may_take(tp, plan):
+                self._take(tp, plan)
+        return [self._dispatch(plan, now) for plan in plans.values() if plan.batches]
+
+    def _may_take(self, tp: TopicPartition, plan: ProduceRequestPlan) -> bool:
+        in_flight = len(self._tp_in_flight.get(tp, ()))
+        if self.idempotence is not None and in_flight >= _MAX_IN_FLIGHT_PER_PARTITION:
+            return False
+        txn = self.transaction
+        if txn is not None and not txn.may_send_to(tp):
+            return False
+        return not plan.batches or plan.size < self.config.max_request_size
+
+    def _take(self, tp: TopicPartition, plan: ProduceRequestPlan) -> None:
+        batch = self.accumulator.pop(tp)
+        if self.idempotence is not None and batch.base_sequence < 0:
+            self.idempotence.stamp(batch)
+            batch.transactional = self.transaction is not None
+        payload = batch.encode(self.config.compression, self.config.compression_level)
+        plan.batches[tp] = batch
+        plan.size += len(payload)
+
+    def _dispatch(self, plan: ProduceRequestPlan, now: float) -> ProduceRequestPlan:
+        plan.sent_at = now
+        self._in_flight += 1
+        self._node_in_flight[plan.node_id] = self._node_in_flight.get(plan.node_id, 0) + 1
+        for tp, batch in plan.batches.items():
+            batch.state = BatchState.IN_FLIGHT
+            batch.attempts += 1
+            if batch.attempts > 1:
+                self.metrics.retries += 1
+            self._tp_in_flight.setdefault(tp, []).append(batch)
+        self.metrics.requests_sent += 1
+        return plan
+
+    # -- outcomes -------------------------------------------------------------------------------
+
+    def on_response(
+        self,
+        plan: ProduceRequestPlan,
+        results: Mapping[TopicPartition, PartitionResult],
+        now: float,
+    ) -> None:
+        """The broker answered `plan` (for acks=0, pass an empty mapping: all succeeded)."""
+        self._landed(plan, now)
+        acks0 = not results
+        for tp, batch in plan.batches.items():
+            result = results.get(tp)
+            if result is None:
+                if acks0:
+                    self._complete(batch, PartitionResult())
+                else:
+                    self._retry(batch, now, KrafkaError(f"no result for {tp} in response"))
+            else:
+                self._outcome(batch, result, now)
+
+    def on_failure(self, plan: ProduceRequestPlan, error: KrafkaError, now: float) -> None:
+        """`plan` got no response (connection lost, timed out, version refused)."""
+        self._landed(plan, now)
+        for tp, batch in plan.batches.items():
+            if error.retriable:
+                self.stale_topics.add(tp[0])
+                self._retry(batch, now, error)
+            else:
+                self._fail(batch, error)
+
+    def _landed(self, plan: ProduceRequestPlan, now: float) -> None:
+        self._in_flight -= 1
+        self._node_in_flight[plan.node_id] -= 1
+        self.metrics.request_done(now - plan.sent_at)
+        for tp, batch in plan.batches.items():
+            pending = self._tp_in_flight.get(tp)
+            if pending is not None and batch in pending:
+                pending.remove(batch)
+
+    def _outcome(self, batch: ProducerBatch, result: PartitionResult, now: float) -> None:
+        code = result.error_code
+        if code == 0:
+            self._complete(batch, result)
+        elif code == _DUPLICATE:
+            self._complete(batch, PartitionResult())
+        elif code in _TOO_LARGE and batch.count > 1:
+            self._split(batch, now)
+        elif code == _OUT_OF_ORDER:
+            self._out_of_order(batch, result, now)
+        elif code == _UNKNOWN_PRODUCER and self.idempotence is not None:
+            self.idempotence.request_bump()
+            batch.reset_identity()
+            self._retry(batch, now, error_for_code(code, result.error_message))
+        elif code in _FENCED:
+            self._fenced(batch, error_for_code(code, result.error_message))
+        else:
+            error = error_for_code(code, result.error_message)
+            if code in _STALE_METADATA:
+                self.stale_topics.add(batch.topic)
+            if error.retriable:
+                self._retry(batch, now, error)
+            else:
+                self._fail(batch, error)
+
+    def _out_of_order(self, batch: ProducerBatch, result: PartitionResult, now: float) -> None:
+        error = error_for_code(_OUT_OF_ORDER, result.error_message)
+        if self._earlier_unacked(batch):
+            self._retry(batch, now, error)
+            return
+        if self.idempotence is not None and self.transaction is None:
+            self.idempotence.request_bump()
+        self._fail(batch, OutOfOrderSequenceNumberError(str(error)))
+
+    def _earlier_unacked(self, batch: ProducerBatch) -> bool:
+        """An earlier batch of the same partition failed or is pending: this one is innocent."""
+        for other in self._tp_in_flight.get(batch.tp, ()):
+            if other.order < batch.order:
+                return True
+        return any(
+            b.state is BatchState.RETRY and b.order < batch.order and b.tp == batch.tp
+            for b in self.accumulator.batches()
+        )
+
+    def _fenced(self, batch: ProducerBatch, error: KrafkaError) -> None:
+        fenced = ProducerFencedError(str(error))
+        if self.transaction is not None:
+            self.fatal_error = fenced
+            self.transaction.handle(TxnEvent.FATAL_ERROR, fenced)
+        elif self.idempotence is not None:
+            self.idempotence.request_bump()
+        self._fail(batch, fenced)
+
+    def _complete(self, batch: ProducerBatch, result: PartitionResult) -> None:
+        self.accumulator.release(batch)
+        size = len(batch.payload) if batch.payload is not None else batch.size
+        self.metrics.batch_delivered(batch.count, size)
+        batch.complete(result.base_offset, result.log_append_time)
+
+    def _fail(self, batch: ProducerBatch, error: KrafkaError) -> None:
+        self.accumulator.release(batch)
+        self.metrics.errors += 1
+        txn = self.transaction
+        if txn is not None and (txn.state, TxnEvent.ABORTABLE_ERROR) in TRANSITIONS:
+            txn.handle(TxnEvent.ABORTABLE_ERROR, error)
+        batch.fail(error)
+
+    def _retry(self, batch: ProducerBatch, now: float, error: KrafkaError) -> None:
+        delay = self._backoff(batch.attempts)
+        deadline = batch.created + self.config.delivery_timeout
+        if batch.attempts > self.config.retries:
+            self._fail(batch, error)
+        elif now + delay >= deadline:
+            timeout = KafkaTimeoutError(
+                f"{batch.topic}-{batch.partition}: not delivered within delivery_timeout="
+                f"{self.config.delivery_timeout}s ({batch.attempts} attempts, last error: {error})"
+            )
+            timeout.__cause__ = error
+            self._fail(batch, timeout)
+        else:
+            self.accumulator.reenqueue(batch, now + delay)
+
+    def _backoff(self, attempts: int) -> float:
+        base = min(
+            self.config.retry_backoff_max,
+            self.config.retry_backoff * 2.0 ** max(0, attempts - 1),
+        )
+        return base * (1 - _JITTER + 2 * _JITTER * self._rand())
+
+    def _split(self, batch: ProducerBatch, now: float) -> None:
+        first, second = batch.split()
+        self.accumulator.reenqueue(first, now)
+        self.accumulator.reenqueue(second, now)
+
+    # -- time -----------------------------------------------------------------------------------
+
+    def expire(self, now: float) -> None:
+        """Fail queued batches that outlived `delivery_timeout`."""
+        for batch in self.accumulator.expire(now):
+            self._fail(
+                batch,
+                KafkaTimeoutError(
+                    f"{batch.topic}-{batch.partition}: {batch.count} records expired after "
+                    f"delivery_timeout={self.config.delivery_timeout}s in the accumulator"
+                ),
+            )
+
+    def fail_all(self, error: KrafkaError) -> None:
+        """Fail everything still queued (abort, fatal error, close without flush)."""
+        for batch in self.accumulator.drop_all():
+            self._fail(batch, error)
