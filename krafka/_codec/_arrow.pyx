@@ -143,14 +143,15 @@ cdef inline bint _ascii(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return True
 
 
-cdef int _check_utf8(const uint8_t* p, Py_ssize_t n) except -1:
+cdef int _valid_utf8(const uint8_t* p, Py_ssize_t n) except -1:
+    """1 when the bytes are UTF-8 (ASCII is checked in C; the rest by Python's decoder)."""
     if _ascii(p, n):
-        return 0
+        return 1
     try:
         PyUnicode_DecodeUTF8(<const char*>p, n, NULL)
     except UnicodeDecodeError:
-        raise CorruptRecordError("header key is not valid UTF-8") from None
-    return 0
+        return 0
+    return 1
 
 
 cdef struct Mark:
@@ -430,10 +431,8 @@ cdef class ArrowSink:
             for j in range(hcount):
                 if read_varint(p, &pos, end, &hk) < 0 or hk < 0 or pos + hk > end:
                     _bad(i, base_offset, "invalid header key length", where)
-                try:
-                    _check_utf8(p + pos, hk)
-                except CorruptRecordError as exc:
-                    _bad(i, base_offset, str(exc), where)
+                if not _valid_utf8(p + pos, hk):
+                    _bad(i, base_offset, "header key is not valid UTF-8", where)
                 memcpy(self.hkdat.p + hkn, p + pos, hk)
                 hkn += hk
                 pos += hk

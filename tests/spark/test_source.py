@@ -144,3 +144,9 @@ def test_corrupt_bytes_fail_or_become_corrupt_rows(
     assert corrupt[0]["topic"] == "bad" and corrupt[0]["partition"] == 3
     assert corrupt[0]["offset"] is None
     assert 0 < len(rows) - 1 < clean
+
+
+def test_nothing_planned_reads_no_rows(spark: Any, testdata: Path) -> None:
+    folder = testdata / "corpus" / "segments" / "seg-v2-mixed-0"
+    df = spark.read.format("krafka-segments").option("endingOffset", 0).load(str(folder))
+    assert df.count() == 0
