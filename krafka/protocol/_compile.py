@@ -1,8 +1,9 @@
 """Specialised encoders and decoders, generated per (struct class, version) on first use.
 
 For one version a struct's layout is fixed, so its codec can be straight-line code: runs of
-fixed-size fields become a single precompiled `struct.Struct` call, absent fields become their
-defaults, and `records` stay zero-copy memoryview slices. The generated functions only signal
+fixed-size fields become a single precompiled `struct.Struct` call, fields the version lacks
+are left unset (`Struct.__getattr__` supplies their default on first access), and `records` stay
+zero-copy memoryview slices. The generated functions only signal
 failure (`_Bad`, or whatever Python raises on bad input); `_codec` then re-runs the reference
 interpreter to produce the precise error. Every length is still checked against the remaining
 bytes before it is used, so hostile input never drives an allocation.

@@ -1,10 +1,13 @@
 # ruff: noqa: E501
 """Kafka's broker error codes: (code, NAME, retriable, default message).
 
-Transcribed from apache/kafka `clients/src/main/java/org/apache/kafka/common/protocol/Errors.java`
-(codes -1..133, names and messages as there); `retriable` is whether the Java exception class for
-the code extends `RetriableException` (the "Retriable" column of Kafka's protocol guide).
-`krafka.errors` builds one exception class per row.
+Names and messages as in apache/kafka `clients/src/main/java/org/apache/kafka/common/protocol/
+Errors.java` (codes -1..133). The copy of that file in the search index predates code 57, so
+codes 57-133 were read from kroxylicious' verbatim copy of the same enum
+(`io/kroxylicious/kafka/common/protocol/Errors.java`, Apache-2.0). `retriable` is whether the
+Java exception class for the code extends `RetriableException` (the "Retriable" column of
+Kafka's protocol guide); Errors.java itself does not carry it. `krafka.errors` builds one
+exception class per row.
 """
 
 from __future__ import annotations

@@ -121,3 +121,23 @@ def test_encode_errors_are_local() -> None:
         MetadataRequest(allow_auto_topic_creation=False).encode(3)
     with pytest.raises(LocalProtocolError, match="not flexible"):
         MetadataRequest(unknown_tagged_fields=((5, b"x"),)).encode(8)
+
+
+@pytest.mark.slow
+@settings(max_examples=3000, deadline=None)
+@given(data=st.data())
+def test_fuzz_every_response_decoder(data: st.DataObject) -> None:
+    """Long run (`-m slow`): mutated valid responses of every API only raise protocol errors."""
+    from krafka.protocol import RESPONSES
+
+    cls = data.draw(st.sampled_from(sorted(RESPONSES.values(), key=lambda c: c.__name__)))
+    version = data.draw(st.integers(cls.MIN_VERSION, cls.MAX_VERSION))
+    raw = bytearray(data.draw(struct_strategy(cls, version)).encode(version))
+    for _ in range(data.draw(st.integers(1, 6))):
+        if raw:
+            raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(raw)))
+    try:
+        cls.decode(bytes(raw[:cut]), version)
+    except RemoteProtocolError as e:
+        assert str(e).startswith(f"{cls.__name__} v{version}: ")
