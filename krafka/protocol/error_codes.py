@@ -324,7 +324,7 @@ ERROR_CODES: tuple[ErrorCode, ...] = tuple(
             True,
             "Eligible topic partition leaders are not available.",
         ),
-        (84, "ELECTION_NOT_NEEDED", False, "Leader election not needed for topic partition."),
+        (84, "ELECTION_NOT_NEEDED", True, "Leader election not needed for topic partition."),
         (85, "NO_REASSIGNMENT_IN_PROGRESS", False, "No partition reassignment is in progress."),
         (
             86,

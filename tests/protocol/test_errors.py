@@ -57,3 +57,17 @@ def test_importing_errors_does_not_load_every_message() -> None:
     code = "import sys, krafka.errors; print('krafka.protocol.messages' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_retriable_flags_agree_with_kafka_python() -> None:
+    """An independent table: kafka-python's error classes (which stop at code 127)."""
+    kerrors = pytest.importorskip("kafka.errors")
+    theirs = {
+        c.errno: bool(c.retriable)
+        for c in vars(kerrors).values()
+        if isinstance(c, type) and isinstance(getattr(c, "errno", None), int)
+    }
+    known_differences = {2}  # Java's CorruptRecordException is a RetriableException
+    for row in ERROR_CODES:
+        if row.code in theirs and row.code not in known_differences:
+            assert theirs[row.code] == row.retriable, row.name
