@@ -18,6 +18,7 @@ from cpython.object cimport PyObject
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
+    const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
     object PyMemoryView_FromMemory(char* mem, Py_ssize_t size, int flags)
     int PyBUF_READ
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
@@ -435,95 +436,111 @@ def iter_batch_records(buf, header, bint check_crc=True,
 
 
 # ---------------------------------------------------------------- encoding
-cdef struct _Out:
-    uint8_t* p
-    Py_ssize_t n
-    Py_ssize_t cap
+# Two passes: sizes first (kept in a C array), then every byte is written straight into the
+# output `bytes` object — no growing buffer, no final copy (a compressed batch copies only the
+# compressed payload).
 
-
-cdef int _reserve(_Out* o, Py_ssize_t extra) except -1:
-    cdef Py_ssize_t need = o.n + extra
-    cdef Py_ssize_t cap = o.cap
-    cdef uint8_t* np
-    if need <= cap:
-        return 0
-    while cap < need:
-        cap = cap * 2 + 64
-    np = <uint8_t*>PyMem_Realloc(o.p, cap)
-    if np == NULL:
-        raise MemoryError()
-    o.p = np
-    o.cap = cap
-    return 0
-
-
-cdef inline int _put_bytes(_Out* o, object data) except -1:
-    cdef const char* s
+cdef inline Py_ssize_t _blob_size(object data):
     cdef Py_ssize_t n
     if data is None:
-        o.p[o.n] = 1
-        o.n += 1
-        return 0
-    if type(data) is not bytes:
-        data = bytes(data)
-    s = PyBytes_AS_STRING(data)
+        return 1
     n = PyBytes_GET_SIZE(data)
-    _reserve(o, n + 5)
-    o.n += write_varint(o.p + o.n, <int32_t>n)
-    memcpy(o.p + o.n, s, n)
-    o.n += n
-    return 0
+    return size_varint(<int32_t>n) + n
 
 
-cdef int _encode_record(_Out* o, object rec, int32_t delta, int64_t ts_delta) except -1:
-    cdef object key, value, headers
-    if type(rec) is Record:
-        key = (<Record>rec).key
-        value = (<Record>rec).value
-        headers = (<Record>rec).headers
-    else:
-        key = rec.key
-        value = rec.value
-        headers = rec.headers
-    if key is not None and type(key) is not bytes:
-        key = bytes(key)
-    if value is not None and type(value) is not bytes:
-        value = bytes(value)
-    cdef Py_ssize_t body = 1 + size_varlong(ts_delta) + size_varint(delta)
-    body += 1 if key is None else size_varint(<int32_t>len(key)) + len(key)
-    body += 1 if value is None else size_varint(<int32_t>len(value)) + len(value)
-    cdef list encoded_headers = None
-    cdef Py_ssize_t nh = 0 if not headers else len(headers)
-    body += size_varint(<int32_t>nh)
-    if nh:
-        encoded_headers = []
-        for hkey, hval in headers:
-            raw = (<str>hkey).encode("utf-8")
+cdef inline uint8_t* _put_blob(uint8_t* w, object data):
+    cdef Py_ssize_t n
+    if data is None:
+        w[0] = 1
+        return w + 1
+    n = PyBytes_GET_SIZE(data)
+    w += write_varint(w, <int32_t>n)
+    memcpy(w, PyBytes_AS_STRING(data), n)
+    return w + n
+
+
+cdef object _plain_headers(object headers):
+    """Headers as a list of (str, bytes | None) with exact types, converting only if needed."""
+    cdef bint plain = type(headers) is list
+    if plain:
+        for item in <list>headers:
+            if type(item) is not tuple or len(<tuple>item) != 2 or type((<tuple>item)[0]) is not str:
+                plain = False
+                break
+            hval = (<tuple>item)[1]
             if hval is not None and type(hval) is not bytes:
-                hval = bytes(hval)
-            encoded_headers.append((raw, hval))
-            body += size_varint(<int32_t>len(raw)) + len(raw)
-            body += 1 if hval is None else size_varint(<int32_t>len(hval)) + len(hval)
-    _reserve(o, body + 5)
-    o.n += write_varint(o.p + o.n, <int32_t>body)
-    o.p[o.n] = 0
-    o.n += 1
-    o.n += write_varlong(o.p + o.n, ts_delta)
-    o.n += write_varint(o.p + o.n, delta)
-    _put_bytes(o, key)
-    _put_bytes(o, value)
-    o.n += write_varint(o.p + o.n, <int32_t>nh)
-    if nh:
-        for raw, hval in encoded_headers:
-            _put_bytes(o, raw)
-            _reserve(o, 5)
-            _put_bytes(o, hval)
-    return 0
+                plain = False
+                break
+    if plain:
+        return headers
+    return [(str(k), None if v is None else bytes(v)) for k, v in headers]
 
 
-cdef inline int64_t _timestamp_of(object rec, int64_t default_ts) except? -1:
-    ts = (<Record>rec).timestamp if type(rec) is Record else rec.timestamp
-    return default_ts if ts is None else ts
+cdef inline bint _is_plain(Record r):
+    """Fields already of the exact types the writer reads without conversion."""
+    return ((r.key is None or type(r.key) is bytes)
+            and (r.value is None or type(r.value) is bytes)
+            and (not r.headers or _plain_headers(r.headers) is r.headers))
+
+
+cdef Record _normalized(object rec):
+    """`rec` as a compiled Record with exact field types (itself when it already is one)."""
+    if type(rec) is Record and _is_plain(<Record>rec):
+        return <Record>rec
+    key, value, headers = rec.key, rec.value, rec.headers
+    return new_record(
+        0, rec.timestamp, None if key is None else bytes(key),
+        None if value is None else bytes(value), _plain_headers(headers) if headers else [])
+
+
+cdef inline int64_t _ts(Record r, int64_t default_ts) except? -1:
+    return default_ts if r.timestamp is None else r.timestamp
+
+
+cdef Py_ssize_t _record_body_size(Record f, int32_t delta, int64_t ts_delta) except -1:
+    cdef Py_ssize_t klen
+    cdef object headers = f.headers or ()
+    cdef Py_ssize_t body = (1 + size_varlong(ts_delta) + size_varint(delta) + _blob_size(f.key)
+                           + _blob_size(f.value) + size_varint(<int32_t>len(headers)))
+    for item in headers:
+        PyUnicode_AsUTF8AndSize((<tuple>item)[0], &klen)
+        body += size_varint(<int32_t>klen) + klen + _blob_size((<tuple>item)[1])
+    return body
+
+
+cdef uint8_t* _write_record(uint8_t* w, Record f, Py_ssize_t body, int32_t delta,
+                            int64_t ts_delta) except NULL:
+    cdef const char* kraw
+    cdef Py_ssize_t klen
+    w += write_varint(w, <int32_t>body)
+    w[0] = 0
+    w += 1
+    w += write_varlong(w, ts_delta)
+    w += write_varint(w, delta)
+    w = _put_blob(w, f.key)
+    w = _put_blob(w, f.value)
+    cdef object headers = f.headers or ()
+    w += write_varint(w, <int32_t>len(headers))
+    for item in headers:
+        kraw = PyUnicode_AsUTF8AndSize((<tuple>item)[0], &klen)
+        w += write_varint(w, <int32_t>klen)
+        memcpy(w, kraw, klen)
+        w += klen
+        w = _put_blob(w, (<tuple>item)[1])
+    return w
+
+
+cdef object _encode_records(list fields, Py_ssize_t* sizes, Py_ssize_t offset,
+                            Py_ssize_t total, int64_t first_ts, int64_t default_ts):
+    """A new bytes object of `offset + total` bytes with the records written from `offset`."""
+    cdef object out = PyBytes_FromStringAndSize(NULL, offset + total)
+    cdef uint8_t* w = <uint8_t*>PyBytes_AS_STRING(out) + offset
+    cdef Py_ssize_t i
+    cdef Record f
+    for i in range(len(fields)):
+        f = <Record>fields[i]
+        w = _write_record(w, f, sizes[i], <int32_t>i, _ts(f, default_ts) - first_ts)
+    return out
 
 
 def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
@@ -533,62 +550,62 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
                  compression_level=None, now_ms=None):
     """Encode one v2 record batch with its CRC32C filled in (see `records.encode_batch`)."""
     cdef list recs = records if type(records) is list else list(records)
-    cdef Py_ssize_t count = len(recs)
+    cdef Py_ssize_t count = len(recs), i, total = 0
     if count == 0:
         raise ValueError("a record batch needs at least one record")
     code_obj = _CODE_OF.get(compression)
     if code_obj is None:
         code_obj = Compression.parse(compression).code
     cdef int code = code_obj
-    codec = _CODECS[code]
     cdef int64_t default_ts = now_ms if now_ms is not None else _now_ms()
-    cdef int64_t first_ts = _timestamp_of(recs[0], default_ts)
-    cdef int64_t max_ts = first_ts, ts
-    cdef _Out o
-    cdef Py_ssize_t i, o_n = 0
-    cdef int attributes
-    o.cap = 64 + count * 64
-    o.p = <uint8_t*>PyMem_Malloc(o.cap)
-    if o.p == NULL:
+    cdef list fields = recs
+    cdef Record f, norm
+    for i in range(count):
+        norm = _normalized(recs[i])
+        if norm is not recs[i]:
+            if fields is recs:
+                fields = list(recs)
+            fields[i] = norm
+    cdef int64_t first_ts = _ts(<Record>fields[0], default_ts), max_ts = first_ts, ts
+    cdef Py_ssize_t* sizes = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
+    if sizes == NULL:
         raise MemoryError()
-    o.n = HEADER_SIZE
     try:
         for i in range(count):
-            rec = recs[i]
-            ts = _timestamp_of(rec, default_ts)
+            f = <Record>fields[i]
+            ts = _ts(f, default_ts)
             if ts > max_ts:
                 max_ts = ts
-            _encode_record(&o, rec, <int32_t>i, ts - first_ts)
-        if code != 0:
-            payload = _compression_mod.compress(
-                codec, PyBytes_FromStringAndSize(<char*>o.p + HEADER_SIZE, o.n - HEADER_SIZE),
-                compression_level)
-            o.n = HEADER_SIZE
-            _reserve(&o, len(payload))
-            memcpy(o.p + HEADER_SIZE, PyBytes_AS_STRING(payload), len(payload))
-            o.n += len(payload)
-        attributes = code | ((<int>timestamp_type & 1) << 3)
-        if transactional:
-            attributes |= 0x10
-        if control:
-            attributes |= 0x20
-        put64(o.p, base_offset)
-        put32(o.p + 8, <int32_t>(o.n - 12))
-        put32(o.p + 12, partition_leader_epoch)
-        o.p[16] = 2
-        put16(o.p + 21, attributes)
-        put32(o.p + 23, <int32_t>(count - 1))
-        put64(o.p + 27, first_ts)
-        put64(o.p + 35, max_ts)
-        put64(o.p + 43, producer_id)
-        put16(o.p + 51, producer_epoch)
-        put32(o.p + 53, base_sequence)
-        put32(o.p + 57, <int32_t>count)
-        out = PyBytes_FromStringAndSize(<char*>o.p, o.n)
-        o_n = o.n
+            sizes[i] = _record_body_size(f, <int32_t>i, ts - first_ts)
+            total += size_varint(<int32_t>sizes[i]) + sizes[i]
+        if code == 0:
+            out = _encode_records(fields, sizes, HEADER_SIZE, total, first_ts, default_ts)
+        else:
+            raw = _encode_records(fields, sizes, 0, total, first_ts, default_ts)
+            payload = _compression_mod.compress(_CODECS[code], raw, compression_level)
+            out = PyBytes_FromStringAndSize(NULL, HEADER_SIZE + len(payload))
+            memcpy(PyBytes_AS_STRING(out) + HEADER_SIZE, PyBytes_AS_STRING(payload), len(payload))
     finally:
-        PyMem_Free(o.p)
-    cdef char* raw = PyBytes_AS_STRING(out)
-    crc = _crc32c(PyMemoryView_FromMemory(raw + CRC_START, o_n - CRC_START, PyBUF_READ))
-    put32(<uint8_t*>raw + 17, <int32_t><uint32_t>crc)
+        PyMem_Free(sizes)
+    cdef int attributes = code | ((<int>timestamp_type & 1) << 3)
+    if transactional:
+        attributes |= 0x10
+    if control:
+        attributes |= 0x20
+    cdef uint8_t* h = <uint8_t*>PyBytes_AS_STRING(out)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(out)
+    put64(h, base_offset)
+    put32(h + 8, <int32_t>(n - 12))
+    put32(h + 12, partition_leader_epoch)
+    h[16] = 2
+    put16(h + 21, attributes)
+    put32(h + 23, <int32_t>(count - 1))
+    put64(h + 27, first_ts)
+    put64(h + 35, max_ts)
+    put64(h + 43, producer_id)
+    put16(h + 51, producer_epoch)
+    put32(h + 53, base_sequence)
+    put32(h + 57, <int32_t>count)
+    crc = _crc32c(PyMemoryView_FromMemory(<char*>h + CRC_START, n - CRC_START, PyBUF_READ))
+    put32(h + 17, <int32_t><uint32_t>crc)
     return out
