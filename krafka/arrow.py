@@ -114,22 +114,21 @@ class Window:
 
 
 def sink_type(implementation: str | None = None) -> Any:
-    """The ArrowSink class of the named codec implementation (default: the one in use)."""
-    module = _sink_module(implementation or impl.name)
-    return module.ArrowSink
+    """The ArrowSink class of the named codec implementation (default: the best one here)."""
+    from krafka._codec import arrow
 
-
-def _sink_module(name: str) -> ModuleType:
+    name = implementation or impl.name
     if name == "pure":
-        from krafka._codec import arrow
-
-        return arrow
+        return arrow.ArrowSink
     if name not in implementations():
         raise ValueError(f"codec implementation {name!r} is not available")
-    from krafka._codec import _arrow  # type: ignore[attr-defined]
-
-    module: ModuleType = _arrow
-    return module
+    try:
+        from krafka._codec import _arrow  # type: ignore[attr-defined]
+    except ImportError:
+        if implementation is not None:
+            raise
+        return arrow.ArrowSink  # the extension did not build: the pure twin takes over
+    return _arrow.ArrowSink
 
 
 def _codec_of(implementation: str | None) -> ModuleType:
