@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import filecmp
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
