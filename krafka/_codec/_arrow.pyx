@@ -58,6 +58,49 @@ cdef struct Buf:
     Py_ssize_t cap
 
 
+# A few freed column buffers are kept for reuse: consecutive chunks then write into memory that
+# is already mapped (no page faults, no mmap/munmap per chunk). Everything runs under the GIL.
+cdef enum:
+    POOL_SLOTS = 48
+    POOL_MIN = 64 * 1024
+cdef Py_ssize_t POOL_LIMIT = 256 * 1024 * 1024
+cdef uint8_t* _pool_p[48]
+cdef Py_ssize_t _pool_cap[48]
+cdef int _pool_n = 0
+cdef Py_ssize_t _pool_bytes = 0
+
+
+cdef void _release(uint8_t* p, Py_ssize_t cap) noexcept:
+    global _pool_n, _pool_bytes
+    if p == NULL:
+        return
+    if cap >= POOL_MIN and _pool_n < POOL_SLOTS and _pool_bytes + cap <= POOL_LIMIT:
+        _pool_p[_pool_n] = p
+        _pool_cap[_pool_n] = cap
+        _pool_n += 1
+        _pool_bytes += cap
+    else:
+        PyMem_Free(p)
+
+
+cdef uint8_t* _acquire(Py_ssize_t need, Py_ssize_t* cap) noexcept:
+    """The smallest pooled block holding `need` bytes (NULL when none does)."""
+    global _pool_n, _pool_bytes
+    cdef int i, best = -1
+    for i in range(_pool_n):
+        if _pool_cap[i] >= need and (best < 0 or _pool_cap[i] < _pool_cap[best]):
+            best = i
+    if best < 0:
+        return NULL
+    cdef uint8_t* p = _pool_p[best]
+    cap[0] = _pool_cap[best]
+    _pool_bytes -= cap[0]
+    _pool_n -= 1
+    _pool_p[best] = _pool_p[_pool_n]
+    _pool_cap[best] = _pool_cap[_pool_n]
+    return p
+
+
 cdef int _reserve(Buf* b, Py_ssize_t extra) except -1:
     cdef Py_ssize_t need = b.n + extra
     cdef Py_ssize_t cap = b.cap
@@ -68,6 +111,15 @@ cdef int _reserve(Buf* b, Py_ssize_t extra) except -1:
         cap = 256
     while cap < need:
         cap *= 2
+    if need >= POOL_MIN:
+        np = _acquire(need, &cap)
+        if np != NULL:
+            if b.n:
+                memcpy(np, b.p, b.n)
+            _release(b.p, b.cap)
+            b.p = np
+            b.cap = cap
+            return 0
     np = <uint8_t*>PyMem_Realloc(b.p, cap)
     if np == NULL:
         raise MemoryError()
@@ -77,7 +129,7 @@ cdef int _reserve(Buf* b, Py_ssize_t extra) except -1:
 
 
 cdef void _free(Buf* b) noexcept:
-    PyMem_Free(b.p)
+    _release(b.p, b.cap)
     b.p = NULL
     b.n = 0
     b.cap = 0
@@ -85,9 +137,10 @@ cdef void _free(Buf* b) noexcept:
 
 @cython.final
 cdef class _Mem:
-    """Owns one malloc'd column buffer and lends it to pyarrow through the buffer protocol."""
+    """Owns one column buffer and lends it to pyarrow through the buffer protocol."""
     cdef uint8_t* p
     cdef Py_ssize_t n
+    cdef Py_ssize_t cap
 
     def __getbuffer__(self, Py_buffer* view, int flags):
         PyBuffer_FillInfo(view, self, self.p, self.n, 1, flags)
@@ -96,7 +149,7 @@ cdef class _Mem:
         pass
 
     def __dealloc__(self):
-        PyMem_Free(self.p)
+        _release(self.p, self.cap)
 
 
 cdef _Mem _take(Buf* b):
@@ -106,6 +159,7 @@ cdef _Mem _take(Buf* b):
         _reserve(b, 8)
     m.p = b.p
     m.n = b.n
+    m.cap = b.cap
     b.p = NULL
     b.n = 0
     b.cap = 0
@@ -113,14 +167,15 @@ cdef _Mem _take(Buf* b):
 
 
 cdef _Mem _new_mem(Py_ssize_t n, bint zero):
-    cdef _Mem m = _Mem.__new__(_Mem)
-    m.p = <uint8_t*>PyMem_Malloc(n if n > 0 else 8)
-    if m.p == NULL:
-        raise MemoryError()
-    m.n = n
+    cdef Buf b
+    b.p = NULL
+    b.n = 0
+    b.cap = 0
+    _reserve(&b, n if n > 0 else 8)
+    b.n = n
     if zero:
-        memset(m.p, 0, n if n > 0 else 8)
-    return m
+        memset(b.p, 0, n if n > 0 else 8)
+    return _take(&b)
 
 
 cdef int _zero_offsets(Buf* b) except -1:
@@ -180,6 +235,7 @@ cdef class ArrowSink:
 
     cdef Buf offs, ts, pid, flags, koff, kdat, voff, vdat, hoff, hkoff, hkdat, hvoff, hvdat, hvok
     cdef Py_ssize_t _rows, _nh
+    cdef Py_ssize_t _hint[14]
     cdef int64_t min_off, max_off, min_ts, max_ts, factor
     cdef bint ts_filter
     cdef readonly object topic, partition, timestamp_unit
@@ -220,6 +276,8 @@ cdef class ArrowSink:
 
     cdef int _start(self) except -1:
         """Empty columns; offset arrays start with their leading 0."""
+        cdef Buf* bufs[14]
+        cdef int i
         self._rows = 0
         self._nh = 0
         _free(&self.flags)
@@ -229,8 +287,35 @@ cdef class ArrowSink:
         _zero_offsets(&self.hoff)
         _zero_offsets(&self.hkoff)
         _zero_offsets(&self.hvoff)
+        self._buffers(bufs)
+        for i in range(14):  # sized like the last chunk: no regrowth chunk after chunk
+            if self._hint[i] > bufs[i].cap:
+                _reserve(bufs[i], self._hint[i] + self._hint[i] // 8 - bufs[i].n)
         self._sync_lengths()
         return 0
+
+    cdef void _buffers(self, Buf** out) noexcept:
+        out[0] = &self.offs
+        out[1] = &self.ts
+        out[2] = &self.pid
+        out[3] = &self.flags
+        out[4] = &self.koff
+        out[5] = &self.kdat
+        out[6] = &self.voff
+        out[7] = &self.vdat
+        out[8] = &self.hoff
+        out[9] = &self.hkoff
+        out[10] = &self.hkdat
+        out[11] = &self.hvoff
+        out[12] = &self.hvdat
+        out[13] = &self.hvok
+
+    cdef void _remember_sizes(self) noexcept:
+        cdef Buf* bufs[14]
+        cdef int i
+        self._buffers(bufs)
+        for i in range(14):
+            self._hint[i] = bufs[i].n
 
     @property
     def rows(self):
@@ -547,6 +632,7 @@ cdef class ArrowSink:
         pa = _pyarrow()
         schema = arrow_schema(self.timestamp_unit)
         cdef Py_ssize_t n = self._rows, nh = self._nh
+        self._remember_sizes()
         key_ok, key_nulls = self._validity(F_KEY)
         value_ok, value_nulls = self._validity(F_VALUE)
         ts_ok, ts_nulls = self._validity(F_TS)
