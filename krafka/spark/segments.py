@@ -194,3 +194,15 @@ def read_range(split: Split) -> bytes:
     with open(split.segment.path, "rb") as f:
         f.seek(split.start)
         return f.read(split.end - split.start)
+
+
+def map_range(split: Split) -> memoryview:
+    """The split's bytes without copying them: a view of the memory-mapped file.
+
+    The mapping is released when the last reference to the view goes away.
+    """
+    if split.end <= split.start:
+        return memoryview(b"")
+    with open(split.segment.path, "rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    return memoryview(mapped)[split.start : split.end]

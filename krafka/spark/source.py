@@ -24,9 +24,9 @@ from krafka.spark.segments import (
     abort_index,
     by_partition,
     find_segments,
+    map_range,
     plan_splits,
     prune,
-    read_range,
 )
 
 NAME = "krafka-segments"
@@ -103,7 +103,7 @@ def read_split(split: Split, aborted: AbortIndex | None, options: ReadOptions) -
         on_corrupt=on_corrupt if permissive else None,
     )
     sink = new_sink(None, segment.topic, segment.partition, "us", options.window)
-    buf = read_range(split)
+    buf = map_range(split)
     try:
         for chunk in decode_into(sink, buf, decode):
             yield rows.shape(chunk, options)
