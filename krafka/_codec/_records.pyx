@@ -262,10 +262,8 @@ cdef class _RecordReader:
             _bad(i, base_offset, "malformed header count", where)
         if hcount < 0 or hcount > (end - pos) // 2:
             _bad(i, base_offset, f"invalid header count {hcount}", where)
+        # filled slot by slot below; on an error list_dealloc skips the NULL slots
         headers = PyList_New(hcount)
-        for j in range(hcount):
-            Py_INCREF(None)
-            PyList_SET_ITEM(headers, j, None)
         for j in range(hcount):
             if read_varint(p, &pos, end, &hk) < 0 or hk < 0 or pos + hk > end:
                 _bad(i, base_offset, "invalid header key length", where)
@@ -286,7 +284,8 @@ cdef class _RecordReader:
             Py_INCREF(hval)
             PyTuple_SET_ITEM(pair, 1, hval)
             PyObject_GC_UnTrack(pair)  # atomic contents: CPython would untrack it anyway
-            headers[j] = pair
+            PyList_SET_ITEM(headers, j, pair)
+            Py_INCREF(pair)
         if pos != end:
             _bad(i, base_offset, f"record length {length} does not match its fields", where)
         # Holds only untracked (str, bytes) tuples, so it cannot be part of a cycle; keeping it
