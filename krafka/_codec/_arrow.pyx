@@ -239,6 +239,7 @@ cdef class ArrowSink:
     cdef int64_t min_off, max_off, min_ts, max_ts, factor
     cdef bint ts_filter
     cdef readonly object topic, partition, timestamp_unit
+    cdef dict _constants  # (column, row count) -> an Arrow array every chunk of that size shares
     cdef object _obj
     cdef const uint8_t[::1] _mv
     cdef const uint8_t* _p
@@ -256,6 +257,7 @@ cdef class ArrowSink:
         self.ts_filter = min_timestamp is not None or max_timestamp is not None
         self.min_ts = INT64_MIN if min_timestamp is None else min_timestamp
         self.max_ts = INT64_MAX if max_timestamp is None else max_timestamp
+        self._constants = {}
         self._start()
 
     def __dealloc__(self):
@@ -652,8 +654,8 @@ cdef class ArrowSink:
                                       null_count=hv_nulls),
             ])
         arrays = [
-            self._topic_column(n),
-            self._partition_column(n),
+            self._constant("topic", n),
+            self._constant("partition", n),
             pa.Array.from_buffers(pa.int64(), n, [None, _buf(_take(&self.offs))]),
             pa.Array.from_buffers(schema.field("timestamp").type, n,
                                   [ts_ok, _buf(_take(&self.ts))], null_count=ts_nulls),
@@ -696,6 +698,20 @@ cdef class ArrowSink:
         return _buf(self._bits(bit)), unset
 
     cdef object _timestamp_types(self):
+        cdef Py_ssize_t n = self._rows, i
+        cdef uint8_t want = F_TS_TYPE
+        for i in range(n):
+            if (self.flags.p[i] & (F_TS_TYPE | F_LOG_APPEND)) != want:
+                return self._mixed_timestamp_types()
+        key = ("timestamp_type", n)
+        column = self._constants.get(key)
+        if column is None:
+            if len(self._constants) > 16:
+                self._constants.clear()
+            column = self._constants[key] = self._mixed_timestamp_types()
+        return column
+
+    cdef object _mixed_timestamp_types(self):
         pa = _pyarrow()
         cdef Py_ssize_t n = self._rows, i, pos = 0
         cdef _Mem offsets = _new_mem(4 * (n + 1), False)
@@ -717,6 +733,20 @@ cdef class ArrowSink:
         valid, nulls = self._validity(F_TS_TYPE)
         return pa.Array.from_buffers(pa.string(), n, [valid, _buf(offsets), _buf(data)],
                                      null_count=nulls)
+
+    cdef object _constant(self, str name, Py_ssize_t n):
+        """The topic or partition column for `n` rows, built once per chunk size."""
+        key = (name, n)
+        column = self._constants.get(key)
+        if column is None:
+            if len(self._constants) > 16:
+                self._constants.clear()
+            if name == "topic":
+                column = self._topic_column(n)
+            else:
+                column = self._partition_column(n)
+            self._constants[key] = column
+        return column
 
     cdef object _topic_column(self, Py_ssize_t n):
         pa = _pyarrow()
