@@ -25,7 +25,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from krafka.codec import Compression
+from krafka.codec import Compression, Record
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError, ProducerFencedError
 from krafka.io.client import KafkaClient
 from krafka.io.producer_config import keywords_from_config
@@ -43,7 +43,7 @@ from krafka.sansio.producer.batch import ProducerBatch
 from krafka.sansio.producer.config import Acks, ProducerConfig
 from krafka.sansio.producer.idempotence import IdempotenceState
 from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
-from krafka.sansio.producer.record import Header, RecordMetadata
+from krafka.sansio.producer.record import Header, RecordHandle, RecordMetadata, estimate_size
 from krafka.sansio.producer.sender import ProduceRequestPlan, Sender
 from krafka.sansio.producer.transaction import (
     TRANSITIONS,
@@ -141,6 +141,7 @@ class Producer:
         self._metrics = ProducerMetrics()
         self._accumulator = RecordAccumulator(self.config, on_seal=self._on_seal)
         self._accumulator.on_done = self._on_batch_done
+        self._accumulator.handle_type = DeliveryHandle
         self._idempotence = IdempotenceState() if self.config.idempotent else None
         self._txn = (
             TransactionManager(transactional_id, self.config.transaction_timeout)
@@ -160,6 +161,11 @@ class Producer:
         self._started = False
         self._closed = False
         self._loop_error: KrafkaError | None = None
+        #: True while `send` must take the checked path (not started, closed, failed,
+        #: transactional, interceptors): the fast path then costs one attribute test.
+        self._checked = True
+        self._batch_size = self.config.batch_size
+        self._buffer_memory = self.config.buffer_memory
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Producer:
@@ -205,6 +211,7 @@ class Producer:
             await self.close(0)
             raise
         self._tg.start_soon(self._sender_loop, name="krafka producer sender")
+        self._checked = bool(self._interceptors) or self._txn is not None
 
     async def close(self, timeout: float | None = None) -> None:
         """Deliver what is queued (waiting at most `timeout` seconds), then disconnect.
@@ -216,7 +223,7 @@ class Producer:
         if self._tg is not None and self._loop_error is None:
             with anyio.move_on_after(timeout):
                 await self.flush()
-        self._closed = True
+        self._closed = self._checked = True
         self._sender.fail_all(KafkaTimeoutError("producer closed before delivery"))
         tg, self._tg = self._tg, None
         if tg is not None:
@@ -241,6 +248,41 @@ class Producer:
         Waits only when the buffer is full (`buffer_memory`) or the topic's metadata is not
         known yet, at most `max_block` seconds.
         """
+        count = self._partitions.get(topic)
+        if self._checked or count is None or headers:
+            return await self._send_checked(topic, value, key, headers, partition, timestamp)
+        if partition is None:
+            partition = self._partitioner.partition(topic, key, count)
+        elif not 0 <= partition < count:
+            raise ValueError(f"{topic!r} has {count} partitions, not {partition + 1}")
+        size = 21 + (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
+        accumulator = self._accumulator
+        batch = accumulator.open_batches.get((topic, partition))
+        if batch is None:
+            return await self._append(topic, partition, Record(0, timestamp, key, value, ()), size)
+        total = batch.size + size
+        if total > self._batch_size or accumulator.buffered + total > self._buffer_memory:
+            return await self._append(topic, partition, Record(0, timestamp, key, value, ()), size)
+        records = batch.records
+        handle = DeliveryHandle(batch, len(records))
+        records.append(Record(0, timestamp, key, value, ()))
+        batch.size = total
+        if total >= self._batch_size:
+            accumulator.seal(batch)
+            self._wakeup.set()
+            await anyio.lowlevel.checkpoint()
+        return handle
+
+    async def _send_checked(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        headers: Sequence[Header] | None,
+        partition: int | None,
+        timestamp: int | None,
+    ) -> DeliveryHandle:
+        """`send` with every check: state, transaction, interceptors, metadata, headers."""
         if self._closed or not self._started:
             raise InvalidStateError("producer is closed" if self._closed else "not started")
         if self._interceptors:
@@ -260,21 +302,22 @@ class Producer:
             partition = self._partitioner.partition(topic, key, count)
         elif not 0 <= partition < count:
             raise ValueError(f"{topic!r} has {count} partitions, not {partition + 1}")
-        hdrs: Sequence[Header] = headers or ()
-        size = 21 + (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
-        if hdrs:
-            size += sum(len(k) * 4 + 10 + (len(v) if v is not None else 0) for k, v in hdrs)
-        accumulator = self._accumulator
-        if accumulator.buffered + size > self.config.buffer_memory and accumulator.buffered:
+        hdrs = list(headers) if headers else ()
+        size = estimate_size(key, value, hdrs)
+        return await self._append(topic, partition, Record(0, timestamp, key, value, hdrs), size)
+
+    async def _append(self, topic: str, partition: int, record: Any, size: int) -> DeliveryHandle:
+        """The general append: back-pressure when the buffer is full, opening batches."""
+        if not self._accumulator.has_room(size):
             await self._wait_for_room(size)
-        handle = DeliveryHandle(
-            key, value, hdrs, int(_wall() * 1000) if timestamp is None else timestamp, size
+        appended, handle = self._accumulator.append(
+            topic, partition, record, size, _monotonic(), int(_wall() * 1000)
         )
-        appended = accumulator.append(topic, partition, handle, _monotonic())
         if appended:
             self._wakeup.set()
             if appended == SEALED:
                 await anyio.lowlevel.checkpoint()
+        assert isinstance(handle, DeliveryHandle)
         return handle
 
     async def send_and_wait(
@@ -452,8 +495,8 @@ class Producer:
             hook = getattr(interceptor, "on_acknowledgement", None)
             if hook is None:
                 continue
-            for rec in batch.records:
-                meta = rec.result() if batch.error is None else None
+            for index in range(len(batch.records)):
+                meta = RecordHandle(batch, index).result() if batch.error is None else None
                 try:
                     hook(meta, batch.error)
                 except Exception:
@@ -499,6 +542,7 @@ class Producer:
         except KrafkaError as exc:
             log.error("producer stopped: %s", exc)
             self._loop_error = exc
+            self._checked = True
             self._sender.fail_all(exc)
             self._progress.set()
 

@@ -1,8 +1,8 @@
 """The awaitable delivery handle `Producer.send` returns, and the producer record interceptors see.
 
-A handle is the record itself (`PendingRecord`, encoded directly by the codec) made awaitable:
-`await handle` returns its `RecordMetadata` or raises its delivery error. Waiting costs one
-`anyio.Event` per *batch*, created only when someone waits before the batch is done.
+A handle is `(batch, index)` (`RecordHandle`) made awaitable: `await handle` returns the
+record's `RecordMetadata` or raises its delivery error. Waiting costs one `anyio.Event` per
+*batch*, created only when someone waits before the batch is done.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import anyio
 
 from krafka.errors import KrafkaError
 from krafka.sansio.producer.batch import ProducerBatch
-from krafka.sansio.producer.record import Header, PendingRecord, RecordMetadata
+from krafka.sansio.producer.record import Header, RecordHandle, RecordMetadata
 
 
-class DeliveryHandle(PendingRecord):
+class DeliveryHandle(RecordHandle):
     """A record on its way; `await` it for its `RecordMetadata` (or its delivery error)."""
 
     __slots__ = ()
@@ -28,9 +28,7 @@ class DeliveryHandle(PendingRecord):
 
     async def wait(self) -> RecordMetadata:
         while True:
-            batch = self.batch
-            if batch is None:
-                raise RuntimeError("record was never enqueued")
+            batch, _ = self.locate()
             if batch.done:
                 return self.result()
             event = batch.waiter
@@ -39,10 +37,9 @@ class DeliveryHandle(PendingRecord):
             await event.wait()  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
-        batch = self.batch
-        where = f"{batch.topic}-{batch.partition}" if batch is not None else "?"
-        state = "done" if self.done else "pending"
-        return f"<DeliveryHandle {where} #{self.index} {state}>"
+        batch, index = self.locate()
+        state = "done" if batch.done else "pending"
+        return f"<DeliveryHandle {batch.topic}-{batch.partition} #{index} {state}>"
 
 
 def wake_waiters(batch: ProducerBatch) -> None:

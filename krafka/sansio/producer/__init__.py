@@ -17,7 +17,7 @@ from krafka.sansio.producer.batch import BatchState, ProducerBatch
 from krafka.sansio.producer.config import Acks, ProducerConfig
 from krafka.sansio.producer.idempotence import IdempotenceState, ProducerIdentity
 from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
-from krafka.sansio.producer.record import PendingRecord, RecordMetadata, estimate_size
+from krafka.sansio.producer.record import RecordHandle, RecordMetadata, estimate_size
 from krafka.sansio.producer.sender import PartitionResult, ProduceRequestPlan, Sender
 from krafka.sansio.producer.transaction import (
     TRANSITIONS,
@@ -32,7 +32,6 @@ __all__ = [
     "BatchState",
     "IdempotenceState",
     "PartitionResult",
-    "PendingRecord",
     "ProduceRequestPlan",
     "ProducerBatch",
     "ProducerConfig",
@@ -40,6 +39,7 @@ __all__ = [
     "ProducerMetrics",
     "ProducerMetricsSnapshot",
     "RecordAccumulator",
+    "RecordHandle",
     "RecordMetadata",
     "Sender",
     "TransactionManager",

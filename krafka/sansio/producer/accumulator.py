@@ -12,10 +12,11 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from krafka.sansio.producer.batch import BATCH_OVERHEAD, BatchState, ProducerBatch
 from krafka.sansio.producer.config import ProducerConfig
-from krafka.sansio.producer.record import PendingRecord
+from krafka.sansio.producer.record import RecordHandle
 
 TopicPartition = tuple[str, int]
 SealHook = Callable[[str, int], None]
@@ -29,60 +30,92 @@ SEALED = 2
 
 
 class RecordAccumulator:
-    """Batches records per partition; knows which batches may be sent at `now`."""
+    """Batches records per partition; knows which batches may be sent at `now`.
+
+    Buffer accounting is per batch: `buffered` counts the bytes of sealed batches not yet
+    released; open batches are added when they are checked (`has_room`). A driver's fast path
+    may append to `open_batches[tp]` itself (see `ProducerBatch.add`) as long as
+    `fits(batch, size)` holds, and must call `seal` when `batch.size >= batch_size`.
+    """
 
     def __init__(self, config: ProducerConfig, on_seal: SealHook | None = None) -> None:
         self.config = config
+        self.batch_size = config.batch_size
+        self.buffer_memory = config.buffer_memory
         self.buffered = 0
+        #: The batch still taking records, per partition (at most one).
+        self.open_batches: dict[TopicPartition, ProducerBatch] = {}
+        #: Given to every new batch as its `on_done` hook (drivers wake waiters with it).
+        self.on_done: Callable[[ProducerBatch], None] | None = None
+        #: The handle class `append` returns (drivers use an awaitable subclass).
+        self.handle_type: type[RecordHandle] = RecordHandle
         self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
-        self._open: dict[TopicPartition, ProducerBatch] = {}
         self._orders = 0
         self._flush = False
         self._on_seal = on_seal
-        #: Given to every new batch as its `on_done` hook (drivers wake waiters with it).
-        self.on_done: Callable[[ProducerBatch], None] | None = None
 
     # -- appending ------------------------------------------------------------------------------
 
     def has_room(self, size: int) -> bool:
         """False while `size` more bytes would exceed `buffer_memory` (an empty buffer takes
         anything, so one oversized record still makes progress)."""
-        return self.buffered == 0 or self.buffered + size <= self.config.buffer_memory
+        used = self.buffered + sum(b.size - BATCH_OVERHEAD for b in self.open_batches.values())
+        return used == 0 or used + size <= self.buffer_memory
 
-    def append(self, topic: str, partition: int, record: PendingRecord, now: float) -> int:
-        """Add `record`; returns `APPENDED`, `OPENED` or `SEALED` (what the sender must know)."""
+    def fits(self, batch: ProducerBatch, size: int) -> bool:
+        """`size` more bytes fit in open `batch` and (counting this batch) in the buffer."""
+        total = batch.size + size
+        return total <= self.batch_size and self.buffered + total <= self.buffer_memory
+
+    def append(
+        self,
+        topic: str,
+        partition: int,
+        record: Any,
+        size: int,
+        now: float,
+        now_ms: int = -1,
+    ) -> tuple[int, RecordHandle]:
+        """Add `record` (`size` estimated bytes): returns `APPENDED`, `OPENED` or `SEALED`
+        (what the sender must know) and the record's handle.
+
+        `now_ms` (wall clock) stamps a new batch: records without a timestamp get it.
+        """
         tp = (topic, partition)
-        batch = self._open.get(tp)
+        batch = self.open_batches.get(tp)
         result = APPENDED
         if batch is None:
-            batch = self._new_batch(tp, now)
+            batch = self._new_batch(tp, now, now_ms)
             result = OPENED
-        elif batch.size + record.size > self.config.batch_size:
-            self._seal(batch)
-            batch = self._new_batch(tp, now)
+        elif batch.size + size > self.batch_size:
+            self.seal(batch)
+            batch = self._new_batch(tp, now, now_ms)
             result = SEALED
-        batch.add(record)
-        self.buffered += record.size
-        if batch.size >= self.config.batch_size:
-            self._seal(batch)
+        handle = self.handle_type(batch, batch.add(record, size))
+        if batch.size >= self.batch_size:
+            self.seal(batch)
             result = SEALED
-        return result
+        return result, handle
 
-    def _new_batch(self, tp: TopicPartition, now: float) -> ProducerBatch:
+    def _new_batch(self, tp: TopicPartition, now: float, now_ms: int) -> ProducerBatch:
         self._orders += 1
         batch = ProducerBatch(tp[0], tp[1], now, self._orders)
+        batch.created_ms = now_ms
         batch.on_done = self.on_done
         queue = self._queues.get(tp)
         if queue is None:
             queue = self._queues[tp] = deque()
         queue.append(batch)
-        self._open[tp] = batch
+        self.open_batches[tp] = batch
         return batch
 
-    def _seal(self, batch: ProducerBatch) -> None:
+    def seal(self, batch: ProducerBatch) -> None:
+        """Close `batch` to new records; its bytes now count in `buffered`."""
         if batch.state is BatchState.OPEN:
             batch.state = BatchState.SEALED
-            self._open.pop(batch.tp, None)
+            self.buffered += batch.size - BATCH_OVERHEAD
+            if self.open_batches.get(batch.tp) is batch:
+                del self.open_batches[batch.tp]
             if self._on_seal is not None:
                 self._on_seal(batch.topic, batch.partition)
 
@@ -113,7 +146,7 @@ class RecordAccumulator:
     def pop(self, tp: TopicPartition) -> ProducerBatch:
         """Take the head batch of `tp` (sealing it if it was still open)."""
         batch = self._queues[tp].popleft()
-        self._seal(batch)
+        self.seal(batch)
         return batch
 
     def reenqueue(self, batch: ProducerBatch, retry_at: float) -> None:
@@ -155,19 +188,19 @@ class RecordAccumulator:
         """Remove and return queued batches older than `delivery_timeout`."""
         limit = now - self.config.delivery_timeout
         expired: list[ProducerBatch] = []
-        for tp, queue in self._queues.items():
+        for queue in self._queues.values():
             while queue and queue[0].created <= limit:
                 batch = queue.popleft()
-                if self._open.get(tp) is batch:
-                    del self._open[tp]
+                self.seal(batch)
                 expired.append(batch)
         return expired
 
     def drop_all(self) -> list[ProducerBatch]:
         """Remove and return every queued batch (abort, close without flush)."""
         out = [b for q in self._queues.values() for b in q]
+        for batch in out:
+            self.seal(batch)
         self._queues.clear()
-        self._open.clear()
         return out
 
     @property

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
+from typing import Any
 
 from krafka.codec import Compression, encode_batch
 from krafka.errors import KrafkaError
-from krafka.sansio.producer.record import PendingRecord
 
 BATCH_OVERHEAD = 61
 """Bytes of a v2 record batch header."""
@@ -34,8 +34,10 @@ class ProducerBatch:
         "base_offset",
         "base_sequence",
         "created",
+        "created_ms",
         "done",
         "error",
+        "halves",
         "log_append_time",
         "on_done",
         "order",
@@ -57,9 +59,11 @@ class ProducerBatch:
         self.topic = topic
         self.partition = partition
         self.created = created
+        self.created_ms = -1
         self.order = order
         self.span = 1.0
-        self.records: list[PendingRecord] = []
+        #: Codec `Record`s (or anything `RecordLike`), in send order.
+        self.records: list[Any] = []
         self.size = BATCH_OVERHEAD
         self.state = BatchState.OPEN
         self.attempts = 0
@@ -73,6 +77,7 @@ class ProducerBatch:
         self.log_append_time = -1
         self.done = False
         self.error: KrafkaError | None = None
+        self.halves: tuple[ProducerBatch, ProducerBatch] | None = None
         self.on_done: Callable[[ProducerBatch], None] | None = None
         self.waiter: object = None
 
@@ -90,11 +95,11 @@ class ProducerBatch:
     def count(self) -> int:
         return len(self.records)
 
-    def add(self, record: PendingRecord) -> None:
-        record.batch = self
-        record.index = len(self.records)
+    def add(self, record: Any, size: int) -> int:
+        """Append `record` of (estimated) `size` bytes; returns its index in the batch."""
         self.records.append(record)
-        self.size += record.size
+        self.size += size
+        return len(self.records) - 1
 
     def encode(
         self, compression: Compression, level: int | None = None, now_ms: int | None = None
@@ -110,7 +115,7 @@ class ProducerBatch:
                 self.base_sequence,
                 self.transactional,
                 compression_level=level,
-                now_ms=now_ms,
+                now_ms=now_ms if self.created_ms < 0 else self.created_ms,
             )
         return self.payload
 
@@ -144,17 +149,21 @@ class ProducerBatch:
         parts = (self.records[:half], self.records[half:])
         span = self.span / 2
         out: list[ProducerBatch] = []
+        each = (self.size - BATCH_OVERHEAD) // max(1, len(self.records))
         for order, recs in zip((self.order, self.order + span), parts, strict=True):
             batch = ProducerBatch(self.topic, self.partition, self.created, order)
+            batch.created_ms = self.created_ms
             batch.span = span
-            for rec in recs:
-                batch.add(rec)
+            batch.records = recs
+            batch.size += each * len(recs)
             batch.state = BatchState.RETRY
             batch.attempts = self.attempts
             batch.on_done = self.on_done
             batch.transactional = self.transactional
             out.append(batch)
         first, second = out
+        second.size = self.size - first.size + BATCH_OVERHEAD
+        self.halves = (first, second)
         self.state = BatchState.DONE
         if self.on_done is not None:
             self.on_done(self)  # wakes waiters: their records now belong to the halves

@@ -1,8 +1,9 @@
-"""A record waiting for delivery, and what its delivery reports.
+"""What `send` hands back: a light handle on a record inside its batch, and its delivery result.
 
-`PendingRecord` is the one object created per `send()`: the codec encodes it directly (it has
-the `key`, `value`, `headers`, `timestamp` a `RecordLike` needs) and it resolves from its batch's
-result, so no per-record future exists. Drivers subclass it to make it awaitable.
+Records themselves travel as codec `Record`s (not tracked by Python's garbage collector, and
+encoded without attribute lookups); the handle is two references, `(batch, index)`, so a
+producer holding a million undelivered records does not make every GC pass walk a million
+objects. A handle follows its batch through splits (MESSAGE_TOO_LARGE).
 """
 
 from __future__ import annotations
@@ -29,46 +30,48 @@ class RecordMetadata:
     timestamp: int
 
 
-class PendingRecord:
-    """One record on its way: its fields, and its batch and position once appended."""
+class RecordHandle:
+    """Record `index` of `batch`: its delivery state and result."""
 
-    __slots__ = ("batch", "headers", "index", "key", "size", "timestamp", "value")
+    __slots__ = ("batch", "index")
 
-    def __init__(
-        self,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Sequence[Header],
-        timestamp: int,
-        size: int,
-    ) -> None:
-        self.key = key
-        self.value = value
-        self.headers = headers
-        self.timestamp = timestamp
-        self.size = size
-        self.batch: ProducerBatch | None = None
-        self.index = 0
+    def __init__(self, batch: ProducerBatch, index: int) -> None:
+        self.batch = batch
+        self.index = index
+
+    def locate(self) -> tuple[ProducerBatch, int]:
+        """The batch (and position) holding the record now, following splits."""
+        batch, index = self.batch, self.index
+        while batch.halves is not None:
+            first, second = batch.halves
+            if index < len(first.records):
+                batch = first
+            else:
+                batch, index = second, index - len(first.records)
+        if batch is not self.batch:
+            self.batch, self.index = batch, index
+        return batch, index
 
     @property
     def done(self) -> bool:
-        batch = self.batch
-        return batch is not None and batch.done
+        return self.locate()[0].done
 
     def exception(self) -> KrafkaError | None:
         """The delivery error, or None (also while still pending)."""
-        batch = self.batch
-        return None if batch is None else batch.error
+        return self.locate()[0].error
 
     def result(self) -> RecordMetadata:
         """The delivery result; raises the delivery error. Only valid once `done`."""
-        batch = self.batch
-        if batch is None or not batch.done:
+        batch, index = self.locate()
+        if not batch.done:
             raise RuntimeError("record not delivered yet")
         if batch.error is not None:
             raise batch.error
-        offset = batch.base_offset + self.index if batch.base_offset >= 0 else -1
-        ts = batch.log_append_time if batch.log_append_time >= 0 else self.timestamp
+        offset = batch.base_offset + index if batch.base_offset >= 0 else -1
+        ts = batch.log_append_time
+        if ts < 0:
+            own = batch.records[index].timestamp
+            ts = own if own is not None else batch.created_ms
         return RecordMetadata(batch.topic, batch.partition, offset, ts)
 
 
