@@ -1,0 +1,110 @@
+"""The record accumulator: batch_size sealing, linger, flush, buffer accounting, retry order."""
+
+from __future__ import annotations
+
+from krafka.codec import Record
+from krafka.sansio.producer import BatchState, ProducerConfig, RecordAccumulator
+from krafka.sansio.producer.accumulator import APPENDED, OPENED, SEALED
+from krafka.sansio.producer.batch import BATCH_OVERHEAD
+
+TP = ("t", 0)
+
+
+def rec(value: bytes = b"x" * 79) -> Record:
+    return Record(0, None, None, value, ())
+
+
+def make(**kw: object) -> RecordAccumulator:
+    kw.setdefault("linger", 0.01)
+    return RecordAccumulator(ProducerConfig(**kw))  # type: ignore[arg-type]
+
+
+def test_append_opens_fills_and_seals_at_batch_size() -> None:
+    sealed: list[tuple[str, int]] = []
+    acc = RecordAccumulator(
+        ProducerConfig(batch_size=BATCH_OVERHEAD + 300, linger=1.0),
+        on_seal=lambda t, p: sealed.append((t, p)),
+    )
+    results = [acc.append("t", 0, rec(), 100, 0.0)[0] for _ in range(4)]
+    assert results == [OPENED, APPENDED, SEALED, OPENED]
+    assert sealed == [TP]
+    assert list(acc.sendable(0.0)) == [TP]  # the sealed batch goes without waiting for linger
+    batch = acc.pop(TP)
+    assert batch.count == 3 and batch.state is BatchState.SEALED
+
+
+def test_a_record_that_does_not_fit_seals_the_open_batch_first() -> None:
+    acc = make(batch_size=BATCH_OVERHEAD + 250)
+    acc.append("t", 0, rec(), 100, 0.0)
+    acc.append("t", 0, rec(), 100, 0.0)
+    result, handle = acc.append("t", 0, rec(), 100, 0.0)
+    assert result == SEALED and handle.index == 0
+    first = acc.pop(TP)
+    assert first.count == 2 and handle.batch is not first
+
+
+def test_linger_holds_an_open_batch_until_it_expires() -> None:
+    acc = make(linger=0.05)
+    acc.append("t", 0, rec(), 100, 10.0, now_ms=1234)
+    assert list(acc.sendable(10.04)) == []
+    assert acc.next_ready_at() == 10.05
+    assert list(acc.sendable(10.05)) == [TP]
+    batch = acc.pop(TP)
+    assert batch.created_ms == 1234 and batch.state is BatchState.SEALED
+    assert acc.next_ready_at() is None
+
+
+def test_flush_makes_open_batches_sendable_at_once() -> None:
+    acc = make(linger=10.0)
+    acc.append("t", 0, rec(), 100, 0.0)
+    acc.append("t", 1, rec(), 100, 0.0)
+    assert list(acc.sendable(0.0)) == []
+    acc.flush()
+    assert sorted(acc.sendable(0.0)) == [("t", 0), ("t", 1)]
+    acc.flush_done()
+    assert list(acc.sendable(0.0)) == []
+
+
+def test_buffer_memory_back_pressure_counts_open_and_sealed_batches() -> None:
+    acc = make(buffer_memory=1000, batch_size=10_000)
+    assert acc.has_room(5000)  # an empty buffer takes anything
+    acc.append("t", 0, rec(), 400, 0.0)
+    acc.append("t", 1, rec(), 400, 0.0)
+    assert acc.has_room(200) and not acc.has_room(201)
+    batch = acc.pop(TP)  # sealed: counted in `buffered` now
+    assert acc.buffered == 400
+    assert not acc.has_room(201)
+    acc.release(batch)
+    assert acc.buffered == 0 and acc.has_room(600)
+
+
+def test_fits_checks_batch_and_buffer() -> None:
+    acc = make(buffer_memory=1000, batch_size=600)
+    acc.append("t", 0, rec(), 300, 0.0)
+    batch = acc.open_batches[TP]
+    assert acc.fits(batch, 300 - BATCH_OVERHEAD)
+    assert not acc.fits(batch, 301 - BATCH_OVERHEAD + 1)
+
+
+def test_retried_batches_go_back_in_front_in_their_original_order() -> None:
+    acc = make(linger=0.0, batch_size=BATCH_OVERHEAD + 100)
+    for _ in range(4):
+        acc.append("t", 0, rec(), 100, 0.0)
+    b1, b2, b3 = acc.pop(TP), acc.pop(TP), acc.pop(TP)
+    acc.reenqueue(b3, retry_at=1.0)
+    acc.reenqueue(b1, retry_at=1.0)
+    assert list(acc.sendable(0.5)) == []  # head is b1, backing off: b4 may not overtake it
+    assert list(acc.sendable(1.0)) == [TP]
+    assert [acc.pop(TP) for _ in range(2)] == [b1, b3]
+    assert b2.order < b3.order
+    assert acc.pop(TP).order > b3.order
+
+
+def test_expire_and_drop_all() -> None:
+    acc = make(delivery_timeout=5.0)
+    acc.append("t", 0, rec(), 100, 0.0)
+    acc.append("t", 1, rec(), 100, 3.0)
+    expired = acc.expire(5.0)
+    assert [b.tp for b in expired] == [("t", 0)]
+    assert [b.tp for b in acc.drop_all()] == [("t", 1)]
+    assert acc.empty and acc.open_batches == {}

@@ -1,0 +1,334 @@
+"""The sender against scripted Produce responses: retries, ordering, splitting, sequences,
+epoch bumps, timeouts, fencing. Responses are protocol objects round-tripped through the wire."""
+
+from __future__ import annotations
+
+import pytest
+from _producer_scripted import TP, Harness, sequences, values
+
+from krafka.errors import (
+    KafkaTimeoutError,
+    NetworkError,
+    OutOfOrderSequenceNumberError,
+    ProducerFencedError,
+    TopicAuthorizationFailedError,
+)
+from krafka.sansio.producer import Acks, BatchState, ProducerConfig, TxnState
+from krafka.sansio.producer.batch import BATCH_OVERHEAD
+
+NOT_LEADER, TOO_LARGE, OUT_OF_ORDER, DUPLICATE, UNKNOWN_PID, FENCED = 6, 10, 45, 46, 59, 90
+
+
+def cfg(**kw: object) -> ProducerConfig:
+    kw.setdefault("linger", 0.0)
+    kw.setdefault("retry_backoff", 0.01)
+    return ProducerConfig(**kw)  # type: ignore[arg-type]
+
+
+def small_batches(n: int = 2, value: int = 10, **kw: object) -> ProducerConfig:
+    """Batches of exactly `n` records of `value` bytes."""
+    return cfg(batch_size=BATCH_OVERHEAD + n * (21 + value), **kw)
+
+
+def test_success_resolves_every_record_with_its_offset() -> None:
+    h = Harness()
+    handles = [h.send(b"v%d" % i) for i in range(3)]
+    (plan,) = h.drain()
+    assert values(plan) == [b"v0", b"v1", b"v2"]
+    assert not handles[0].done
+    h.answer(plan, base_offset=40)
+    metas = [handle.result() for handle in handles]
+    assert [m.offset for m in metas] == [40, 41, 42]
+    assert metas[0].topic == "t" and metas[0].partition == 0
+    assert metas[0].timestamp == 1_700_000_000_000
+    snap = h.sender.metrics.snapshot()
+    assert snap.records_sent == 3 and snap.batches_sent == 1 and snap.requests_sent == 1
+    assert h.accumulator.buffered == 0
+
+
+def test_sequences_are_per_partition_and_contiguous() -> None:
+    h = Harness(small_batches(2, value=2))
+    for i in range(5):
+        h.send(b"a%d" % i)
+        h.send(b"b%d" % i, tp=("t", 1))
+    plans = []
+    for _ in range(3):
+        plans += h.drain()
+    seen = [sequences(p) for p in plans]
+    assert [s[TP] for s in seen if TP in s] == [(0, 0, 2), (2, 0, 2), (4, 0, 1)]
+    assert [s[("t", 1)] for s in seen if ("t", 1) in s] == [(0, 0, 2), (2, 0, 2), (4, 0, 1)]
+
+
+def test_one_request_per_broker_holds_one_batch_per_partition() -> None:
+    h = Harness()
+    h.leaders.update({("t", 0): 1, ("t", 1): 2, ("u", 0): 1})
+    h.send(b"a")
+    h.send(b"b", tp=("t", 1))
+    h.send(b"c", tp=("u", 0))
+    plans = {p.node_id: p for p in h.drain()}
+    assert set(plans[1].batches) == {("t", 0), ("u", 0)}
+    assert set(plans[2].batches) == {("t", 1)}
+
+
+def test_unknown_leader_asks_for_metadata_and_waits() -> None:
+    h = Harness()
+    h.leaders[TP] = None
+    h.send(b"a")
+    assert h.drain() == []
+    assert h.sender.stale_topics == {"t"}
+    h.leaders[TP] = 3
+    (plan,) = h.drain()
+    assert plan.node_id == 3
+
+
+def test_not_leader_retries_the_same_bytes_after_backoff_and_refreshes_metadata() -> None:
+    h = Harness()
+    handle = h.send(b"a")
+    (plan,) = h.drain()
+    payload = plan.batches[TP].payload
+    h.answer(plan, NOT_LEADER)
+    assert "t" in h.sender.stale_topics and not handle.done
+    assert h.drain() == []  # backing off (0.01 s with jitter 0.5 -> exactly 0.01)
+    h.advance(0.011)
+    h.leaders[TP] = 2
+    (retry,) = h.drain()
+    assert retry.node_id == 2 and retry.batches[TP].payload == payload
+    h.answer(retry, base_offset=7)
+    assert handle.result().offset == 7
+    assert h.sender.metrics.retries == 1
+
+
+def test_ordering_is_kept_when_an_earlier_batch_fails_and_later_ones_are_rejected() -> None:
+    h = Harness(small_batches(1))
+    handles = [h.send(b"%09d" % i) for i in range(3)]
+    plans = [h.drain()[0] for _ in range(3)]  # three batches in flight, seq 0, 1, 2
+    h.answer(plans[0], NOT_LEADER)
+    h.answer(plans[1], OUT_OF_ORDER)  # innocent: its predecessor failed
+    h.answer(plans[2], OUT_OF_ORDER)
+    assert not any(x.done for x in handles)
+    h.advance(1.0)
+    resent = []
+    for _ in range(3):
+        (plan,) = h.drain()
+        resent.append(sequences(plan)[TP][0])
+        h.answer(plan, base_offset=100 + len(resent))
+    assert resent == [0, 1, 2]
+    assert [x.result().offset for x in handles] == [101, 102, 103]
+
+
+def test_at_most_five_batches_of_a_partition_in_flight_when_idempotent() -> None:
+    h = Harness(small_batches(1, max_in_flight_requests_per_connection=5))
+    for i in range(7):
+        h.send(b"%09d" % i)
+    plans = [p for _ in range(7) for p in h.drain()]
+    assert len(plans) == 5
+    h.answer(plans[0])
+    assert len(h.drain()) == 1
+
+
+def test_in_flight_limit_per_broker() -> None:
+    h = Harness(small_batches(1, max_in_flight_requests_per_connection=2))
+    for i in range(3):
+        h.send(b"%09d" % i)
+    first = h.drain() + h.drain()
+    assert len(first) == 2 and h.drain() == []
+    h.answer(first[0])
+    assert len(h.drain()) == 1
+
+
+def test_message_too_large_splits_the_batch_keeping_sequences_and_handles() -> None:
+    h = Harness(cfg(batch_size=10_000))
+    handles = [h.send(b"r%d" % i) for i in range(5)]
+    (plan,) = h.drain()
+    assert sequences(plan)[TP] == (0, 0, 5)
+    h.answer(plan, TOO_LARGE)
+    (first,) = h.drain()  # one batch per partition per request
+    assert sequences(first)[TP] == (0, 0, 2) and values(first) == [b"r0", b"r1"]
+    (second,) = h.drain()  # pipelined behind the first half, in order
+    assert sequences(second)[TP] == (2, 0, 3) and values(second) == [b"r2", b"r3", b"r4"]
+    h.answer(first, base_offset=10)
+    h.answer(second, base_offset=12)
+    assert [x.result().offset for x in handles] == [10, 11, 12, 13, 14]
+    assert h.accumulator.buffered == 0
+
+
+def test_a_single_record_too_large_fails() -> None:
+    h = Harness()
+    handle = h.send(b"big")
+    (plan,) = h.drain()
+    h.answer(plan, TOO_LARGE)
+    assert handle.done and type(handle.exception()).__name__ == "MessageTooLargeError"
+
+
+def test_out_of_order_without_an_earlier_failure_fails_and_bumps_the_epoch() -> None:
+    h = Harness(small_batches(1))
+    bad = h.send(b"%09d" % 0)
+    later = h.send(b"%09d" % 1)
+    (plan,) = h.drain()
+    h.answer(plan, OUT_OF_ORDER)
+    assert isinstance(bad.exception(), OutOfOrderSequenceNumberError)
+    assert h.sender.needs_producer_id
+    assert h.drain() == []  # nothing is sent with the broken epoch
+    h.sender.producer_id_received(1000, 1)
+    (plan,) = h.drain()
+    assert sequences(plan)[TP] == (0, 1, 1)  # new epoch, sequences restart at 0
+    h.answer(plan, base_offset=5)
+    assert later.result().offset == 5
+
+
+def test_bump_waits_for_requests_in_flight() -> None:
+    h = Harness(small_batches(1))
+    h.send(b"%09d" % 0)
+    h.send(b"%09d" % 1)
+    p0, p1 = h.drain()[0], h.drain()[0]
+    h.answer(p0, UNKNOWN_PID)
+    assert not h.sender.needs_producer_id  # p1 is still out there
+    h.answer(p1, OUT_OF_ORDER)  # its predecessor is pending: retried, not failed
+    assert h.sender.needs_producer_id
+
+
+def test_unknown_producer_id_retries_under_the_new_epoch() -> None:
+    h = Harness()
+    handle = h.send(b"a")
+    (plan,) = h.drain()
+    h.answer(plan, UNKNOWN_PID)
+    assert h.sender.needs_producer_id and not handle.done
+    h.sender.producer_id_received(1000, 3)
+    h.advance(1.0)
+    (plan,) = h.drain()
+    assert sequences(plan)[TP] == (0, 3, 1)
+    h.answer(plan, base_offset=9)
+    assert handle.result().offset == 9
+
+
+def test_connection_loss_retries_with_the_same_sequence_and_duplicates_count_as_success() -> None:
+    h = Harness()
+    handle = h.send(b"a")
+    (plan,) = h.drain()
+    h.sender.on_failure(plan, NetworkError("lost"), h.now)
+    h.advance(1.0)
+    (retry,) = h.drain()
+    assert sequences(retry)[TP] == (0, 0, 1)
+    h.answer(retry, DUPLICATE)
+    assert handle.done and handle.exception() is None
+    assert handle.result().offset == -1
+
+
+def test_retriable_errors_stop_at_delivery_timeout() -> None:
+    h = Harness(cfg(delivery_timeout=1.0, retry_backoff=0.1, retry_backoff_max=0.2))
+    handle = h.send(b"a")
+    while not handle.done:
+        plans = h.drain()
+        for plan in plans:
+            h.answer(plan, NOT_LEADER)
+        h.advance(0.05)
+    error = handle.exception()
+    assert isinstance(error, KafkaTimeoutError) and "delivery_timeout" in str(error)
+    assert h.now <= 1.1
+
+
+def test_retries_are_bounded_by_the_retries_setting() -> None:
+    h = Harness(cfg(retries=2, enable_idempotence=False, acks=Acks.LEADER))
+    handle = h.send(b"a")
+    attempts = 0
+    while not handle.done:
+        for plan in h.drain():
+            attempts += 1
+            h.answer(plan, NOT_LEADER)
+        h.advance(1.0)
+    assert attempts == 3
+    assert type(handle.exception()).__name__ == "NotLeaderOrFollowerError"
+
+
+def test_backoff_is_exponential_and_capped() -> None:
+    h = Harness(cfg(retry_backoff=0.1, retry_backoff_max=0.3))
+    assert [round(h.sender._backoff(n), 3) for n in (1, 2, 3, 4)] == [0.1, 0.2, 0.3, 0.3]
+
+
+def test_non_retriable_error_fails_the_batch() -> None:
+    h = Harness()
+    handle = h.send(b"a")
+    (plan,) = h.drain()
+    h.answer(plan, 29)
+    assert isinstance(handle.exception(), TopicAuthorizationFailedError)
+    with pytest.raises(TopicAuthorizationFailedError):
+        handle.result()
+    assert h.sender.metrics.errors == 1
+
+
+def test_acks_zero_completes_without_offsets() -> None:
+    h = Harness(cfg(acks=Acks.NONE, enable_idempotence=False), identity=None)
+    handle = h.send(b"a")
+    (plan,) = h.drain()
+    assert sequences(plan)[TP] == (-1, -1, 1)
+    h.sender.on_response(plan, {}, h.now)
+    assert handle.result().offset == -1
+
+
+def test_idempotent_producer_waits_for_its_producer_id() -> None:
+    h = Harness(identity=None)
+    h.send(b"a")
+    assert h.sender.needs_producer_id and h.drain() == []
+    h.sender.producer_id_received(77, 0)
+    assert not h.sender.needs_producer_id and len(h.drain()) == 1
+
+
+def test_max_request_size_spreads_partitions_over_requests() -> None:
+    h = Harness(cfg(max_request_size=300))
+    for p in range(3):
+        h.send(b"x" * 100, tp=("t", p))
+    first = h.drain()
+    assert len(first) == 1 and len(first[0].batches) == 2  # the second batch passed the limit
+    h.answer(first[0])
+    (second,) = h.drain()
+    assert len(second.batches) == 1
+
+
+def test_expired_batches_in_the_accumulator_fail() -> None:
+    h = Harness(cfg(delivery_timeout=2.0, linger=5.0))
+    handle = h.send(b"a")
+    h.sender.expire(2.5)
+    assert isinstance(handle.exception(), KafkaTimeoutError)
+
+
+def test_fencing_is_fatal_for_a_transactional_producer() -> None:
+    h = Harness(cfg(transactional_id="tx"), transactional=True)
+    assert h.txn is not None
+    h.txn.state = TxnState.IN_TRANSACTION
+    h.txn.partitions_added([TP])
+    handle = h.send(b"a")
+    other = h.send(b"b", tp=("t", 1))
+    (plan,) = h.drain()
+    assert set(plan.batches) == {TP}  # ("t", 1) has not joined the transaction yet
+    assert h.txn.pending == {("t", 1)}
+    h.answer(plan, FENCED)
+    assert isinstance(handle.exception(), ProducerFencedError)
+    assert h.txn.state is TxnState.FATAL_ERROR
+    assert isinstance(h.sender.fatal_error, ProducerFencedError)
+    h.txn.partitions_added([("t", 1)])
+    assert h.drain() == [] and not other.done
+
+
+def test_transactional_batches_carry_the_transactional_flag() -> None:
+    h = Harness(cfg(transactional_id="tx"), transactional=True)
+    assert h.txn is not None
+    h.txn.state = TxnState.IN_TRANSACTION
+    h.txn.partitions_added([TP])
+    h.send(b"a")
+    (plan,) = h.drain()
+    batch = plan.batches[TP]
+    assert batch.transactional and batch.state is BatchState.IN_FLIGHT
+    from krafka.codec import decode_batches
+
+    assert decode_batches(batch.payload or b"")[0].is_transactional
+
+
+def test_failed_batch_makes_the_transaction_abortable() -> None:
+    h = Harness(cfg(transactional_id="tx"), transactional=True)
+    assert h.txn is not None
+    h.txn.state = TxnState.IN_TRANSACTION
+    h.txn.partitions_added([TP])
+    h.send(b"a")
+    (plan,) = h.drain()
+    h.answer(plan, 29)
+    assert h.txn.state is TxnState.ABORTABLE_ERROR
