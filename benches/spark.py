@@ -10,9 +10,11 @@ Records: key "key-<i>" (~8 bytes), a 100-byte value, one 8-byte header on every 
 1. One core, no Spark: `krafka.codec.decode_to_arrow` (compiled, CRC checked) beside aiokafka's
    compiled `DefaultRecordBatch` decoding each record into Python lists and then `pa.table`.
 2. Spark local[2], output written to the `noop` sink, same run:
-   - the `krafka-segments` data source over the batches as `.log` segments on disk, against
-     a mapInArrow job emitting the same number of constant rows of the same schema and sizes
-     (Spark's ceiling for Python-produced Arrow rows);
+   - `krafka.spark.read_segments` (mapInArrow) and the `krafka-segments` data source over the
+     batches as `.log` segments on disk, against a mapInArrow job emitting the same number of
+     constant rows of the same schema and sizes (Spark's ceiling for Python-produced Arrow rows);
+     a data source emitting those constant rows shows what Spark's Python data source machinery
+     itself costs;
    - `decode_batches_df` over a DataFrame of generated blobs, against the same generated input
      mapped to the same number of constant rows (isolates decoding from input transfer).
 Medians of `--repeat` runs; ratios are krafka / reference.
@@ -207,12 +209,48 @@ def blob_constant_job(blobs: Any, chunk: Any) -> Any:
     return blobs.mapInArrow(emit, spark_schema(ReadOptions()))
 
 
+class ConstantSource:
+    """A Python data source emitting constant rows: the data source machinery's own ceiling."""
+
+    @staticmethod
+    def make(chunk: Any, total: int, tasks: int) -> Any:
+        from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+        from krafka.spark.options import ReadOptions
+        from krafka.spark.rows import spark_schema
+
+        per_task = total // tasks
+
+        class Reader(DataSourceReader):  # type: ignore[misc]
+            def partitions(self) -> list[Any]:
+                return [InputPartition(i) for i in range(tasks)]
+
+            def read(self, partition: Any) -> Iterator[Any]:
+                left = per_task
+                while left > 0:
+                    yield chunk if left >= chunk.num_rows else chunk.slice(0, left)
+                    left -= chunk.num_rows
+
+        class Source(DataSource):  # type: ignore[misc]
+            @classmethod
+            def name(cls) -> str:
+                return "krafka-bench-constant"
+
+            def schema(self) -> Any:
+                return spark_schema(ReadOptions())
+
+            def reader(self, schema: Any) -> Any:
+                return Reader()
+
+        return Source
+
+
 def run_noop(df: Any) -> None:
     df.write.format("noop").mode("overwrite").save()
 
 
 def inside_spark(template: bytes, count: int, repeat: int, frames: bool) -> list[list[str]]:
-    from krafka.spark import decode_batches_df
+    from krafka.spark import decode_batches_df, read_segments
 
     spark = start_spark()
     rows = count * RECORDS_PER_BATCH
@@ -221,15 +259,23 @@ def inside_spark(template: bytes, count: int, repeat: int, frames: bool) -> list
     with tempfile.TemporaryDirectory(prefix="krafka-bench-") as tmp:
         write_segments(template, count, Path(tmp))
         source = spark.read.format("krafka-segments").load(tmp)
+        scan = read_segments(spark, tmp)
         tasks = source.rdd.getNumPartitions()
-        assert source.count() == rows
+        assert source.count() == scan.count() == rows
         ceiling = constant_rows_job(spark, chunk, rows, tasks)
+        spark.dataSource.register(ConstantSource.make(chunk, rows, tasks))
+        constant_source = spark.read.format("krafka-bench-constant").load()
         run_noop(ceiling)  # warm up the Python workers
-        t_ceiling, t_source = _alternate(repeat, lambda: run_noop(ceiling),
-                                         lambda: run_noop(source))  # fmt: skip
+        t_ceiling, t_scan, t_const, t_source = _alternate(
+            repeat, *(lambda df=df: run_noop(df) for df in (ceiling, scan, constant_source, source))
+        )
         out += [
             [f"Spark ceiling: mapInArrow constant rows ({tasks} tasks)",
              rate(rows, t_ceiling) + " rows/s", "1.00x"],
+            ["krafka read_segments (mapInArrow)", rate(rows, t_scan) + " rows/s",
+             f"{t_ceiling / t_scan:.2f}x"],
+            ["Python data source, constant rows", rate(rows, t_const) + " rows/s",
+             f"{t_ceiling / t_const:.2f}x"],
             ["krafka-segments data source", rate(rows, t_source) + " rows/s",
              f"{t_ceiling / t_source:.2f}x"],
         ]  # fmt: skip
@@ -249,15 +295,15 @@ def inside_spark(template: bytes, count: int, repeat: int, frames: bool) -> list
     return out
 
 
-def _alternate(repeat: int, a: Callable[[], None], b: Callable[[], None]) -> tuple[float, float]:
-    """Medians of a and b, run alternately so both see the same machine load."""
-    ta, tb = [], []
+def _alternate(repeat: int, *jobs: Callable[[], None]) -> list[float]:
+    """Median seconds of each job, run in turn so all see the same machine load."""
+    samples: list[list[float]] = [[] for _ in jobs]
     for _ in range(repeat):
-        for fn, samples in ((a, ta), (b, tb)):
+        for fn, times in zip(jobs, samples, strict=True):
             start = time.perf_counter()
             fn()
-            samples.append(time.perf_counter() - start)
-    return statistics.median(ta), statistics.median(tb)
+            times.append(time.perf_counter() - start)
+    return [statistics.median(t) for t in samples]
 
 
 def main() -> None:

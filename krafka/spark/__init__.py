@@ -5,6 +5,7 @@
     rows = decode_batches_df(df, "raw")     # binary column of raw batches -> one row per record
     register(spark)                         # the "krafka-segments" data source
     spark.read.format("krafka-segments").load("/data/kafka-logs")
+    read_segments(spark, "/data/kafka-logs", isolation="read_committed")   # same, via mapInArrow
 
 Row schema: `topic string, partition int, offset long, timestamp timestamp,
 timestamp_type string, key binary, value binary, headers array<struct<key:string,value:binary>>,
@@ -31,6 +32,9 @@ Paths: a log directory of `<topic>-<partition>` folders, one such folder, a `.lo
 glob. Topic and partition come from the folder name, split on its LAST dash; a file outside such
 a folder gets its file stem as topic and a null partition.
 
+`read_segments(spark, path, **options)` returns the same rows through `mapInArrow`, which costs
+Spark less per row than its Python data source machinery: prefer it for bulk jobs.
+
 Needs pyspark >= 4.0 (Python data sources) and pyarrow, from the `spark` extra.
 """
 
@@ -38,7 +42,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["decode_batches_df", "register"]
+__all__ = ["decode_batches_df", "read_segments", "register"]
 
 
 def decode_batches_df(
@@ -48,6 +52,13 @@ def decode_batches_df(
     from krafka.spark.frames import decode_batches_df as decode
 
     return decode(df, column, isolation=isolation, include_control=include_control)
+
+
+def read_segments(spark: Any, path: str, **options: Any) -> Any:
+    """The data source's rows through `mapInArrow`: same options, less overhead per row."""
+    from krafka.spark.scan import read_segments as read
+
+    return read(spark, path, **options)
 
 
 def register(spark: Any) -> None:

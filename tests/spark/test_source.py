@@ -150,3 +150,16 @@ def test_nothing_planned_reads_no_rows(spark: Any, testdata: Path) -> None:
     folder = testdata / "corpus" / "segments" / "seg-v2-mixed-0"
     df = spark.read.format("krafka-segments").option("endingOffset", 0).load(str(folder))
     assert df.count() == 0
+
+
+def test_read_segments_gives_the_data_source_rows(spark: Any, log_dir: Any) -> None:
+    from krafka.spark import read_segments
+
+    root, layout = log_dir
+    expected = []
+    for (topic, partition), src in layout.items():
+        expected += codec_rows(src.read_bytes(), topic, partition)
+    df = read_segments(spark, str(root), maxPartitionBytes="64k")
+    assert ordered(spark_rows(df)) == ordered(expected)
+    empty = read_segments(spark, str(root), endingOffset=0)
+    assert empty.count() == 0 and empty.columns == df.columns
