@@ -506,18 +506,23 @@ class Producer:
         self._partitioner.on_batch_sealed(topic, partition, self._partitions.get(topic, 1))
 
     async def _partition_count(self, topic: str) -> int:
-        with anyio.fail_after(self.max_block):
-            while True:
-                try:
-                    ids = await self._client.partitions_for(topic)
-                except KrafkaError as exc:
-                    if not exc.retriable:
-                        raise
-                    ids = []
-                if ids:
-                    self._partitions[topic] = len(ids)
-                    return len(ids)
-                await anyio.sleep(self.config.retry_backoff)
+        try:
+            with anyio.fail_after(self.max_block):
+                while True:
+                    try:
+                        ids = await self._client.partitions_for(topic)
+                    except KrafkaError as exc:
+                        if not exc.retriable:
+                            raise
+                        ids = []
+                    if ids:
+                        self._partitions[topic] = len(ids)
+                        return len(ids)
+                    await anyio.sleep(self.config.retry_backoff)
+        except TimeoutError:
+            raise KafkaTimeoutError(
+                f"no metadata for topic {topic!r} within max_block={self.max_block}s"
+            ) from None
 
     async def _wait_for_room(self, size: int) -> None:
         self._wakeup.set()

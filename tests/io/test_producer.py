@@ -1,0 +1,205 @@
+"""The Producer against the local Tansu broker, read back independently by librdkafka."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _producer_support import consume, unique
+
+from krafka import Producer, RecordMetadata
+from krafka.errors import (
+    ConfigError,
+    InvalidStateError,
+    KafkaTimeoutError,
+    NetworkError,
+)
+from krafka.io.producer_handle import ProducerRecord
+
+pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(60)]
+
+
+async def test_send_and_wait_and_pending_handles(broker: Any) -> None:
+    topic = unique("basic")
+    async with Producer(bootstrap_servers=broker.bootstrap_servers, linger=0.001) as producer:
+        meta = await producer.send_and_wait(topic, b"value", key=b"k", headers=[("h", b"v")])
+        assert isinstance(meta, RecordMetadata)
+        assert meta.topic == topic and meta.offset >= 0 and meta.timestamp > 1_600_000_000_000
+        pending = await producer.send(topic, b"value2", key=b"k")
+        meta2 = await pending
+        assert (meta2.partition, meta2.offset) == (meta.partition, meta.offset + 1)
+        handles = [await producer.send(topic, b"%d" % i, partition=1) for i in range(500)]
+        await producer.flush()
+        assert all(h.done for h in handles)
+        assert [(await h).offset for h in handles] == list(range(500))
+        snap = producer.metrics()
+        assert snap.records_sent == 502 and snap.errors == 0 and snap.request_latency_avg > 0
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "snappy", "lz4", "zstd"])
+async def test_every_codec_is_read_back_by_librdkafka(broker: Any, compression: str) -> None:
+    topic = unique(f"codec-{compression}")
+    sent = [
+        (b"key-%d" % i if i % 3 else None, None if i % 7 == 0 else b"v%d" % i * (i % 50))
+        for i in range(300)
+    ]
+    async with Producer(
+        bootstrap_servers=broker.bootstrap_servers, compression=compression, batch_size=4096
+    ) as producer:
+        handles = [
+            await producer.send(
+                topic, v, key=k, partition=0, headers=[("i", b"%d" % n), ("n", None)]
+            )
+            for n, (k, v) in enumerate(sent)
+        ]
+        await producer.flush()
+        offsets = [(await h).offset for h in handles]
+    assert offsets == sorted(offsets)
+    messages = await anyio.to_thread.run_sync(
+        lambda: consume(broker.bootstrap_servers, topic, len(sent))
+    )
+    assert [(m.key(), m.value()) for m in messages] == sent
+    assert messages[5].headers() == [("i", b"5"), ("n", None)]
+    assert [m.offset() for m in messages] == offsets
+
+
+async def test_murmur2_partitions_match_librdkafka_for_10000_random_keys(broker: Any) -> None:
+    import confluent_kafka
+
+    rng = random.Random(480)
+    keys = [rng.randbytes(rng.randint(1, 40)) for _ in range(10_000)]
+    theirs_topic, ours_topic = unique("murmur-rdkafka"), unique("murmur-krafka")
+
+    def librdkafka_partitions() -> list[int]:
+        producer = confluent_kafka.Producer(
+            {"bootstrap.servers": broker.bootstrap_servers, "partitioner": "murmur2_random",
+             "linger.ms": 5}
+        )  # fmt: skip
+        found: dict[bytes, int] = {}
+
+        def delivered(err: Any, msg: Any) -> None:
+            assert err is None
+            found[msg.key()] = msg.partition()
+
+        for key in keys:
+            producer.produce(theirs_topic, b"", key=key, on_delivery=delivered)
+            producer.poll(0)
+        assert producer.flush(30) == 0
+        return [found[k] for k in keys]
+
+    theirs = await anyio.to_thread.run_sync(librdkafka_partitions)
+    async with Producer(bootstrap_servers=broker.bootstrap_servers) as producer:
+        assert len(await producer.partitions_for(ours_topic)) == 4
+        handles = [await producer.send(ours_topic, b"", key=k) for k in keys]
+        await producer.flush()
+        ours = [(await h).partition for h in handles]
+    assert len(set(theirs)) == 4
+    assert ours == theirs
+
+
+async def test_null_keys_are_sticky_per_batch(broker: Any) -> None:
+    topic = unique("sticky")
+    async with Producer(
+        bootstrap_servers=broker.bootstrap_servers, batch_size=2000, linger=1.0
+    ) as producer:
+        handles = [await producer.send(topic, b"x" * 100) for _ in range(200)]
+        await producer.flush()
+        parts = [(await h).partition for h in handles]
+    runs = [p for i, p in enumerate(parts) if i == 0 or parts[i - 1] != p]
+    assert len(set(parts)) > 1  # moved on as batches filled
+    assert len(runs) <= 200 * 121 // 2000 + 2  # but only at batch boundaries
+
+
+async def test_from_config_uses_java_property_names(broker: Any) -> None:
+    producer = Producer.from_config(
+        {
+            "bootstrap.servers": broker.bootstrap_servers,
+            "linger.ms": "5",
+            "compression.type": "lz4",
+            "acks": "1",
+            "batch.size": 16384,
+            "delivery.timeout.ms": 30000,
+            "enable.idempotence": "false",
+        }
+    )
+    assert producer.config.linger == 0.005 and producer.config.compression == "lz4"
+    assert producer.config.batch_size == 16384 and producer.config.delivery_timeout == 30.0
+    assert not producer.config.idempotent and int(producer.config.acks) == 1
+    async with producer:
+        assert (await producer.send_and_wait(unique("cfg"), b"v")).offset == 0
+    with pytest.raises(ConfigError, match=r"no\.such\.thing"):
+        Producer.from_config({"bootstrap.servers": "x:1", "no.such.thing": 1})
+
+
+def test_idempotence_defaults() -> None:
+    assert Producer().config.idempotent
+    assert not Producer(acks=1).config.idempotent  # default off when acks is not all
+    with pytest.raises(ValueError, match="acks='all'"):
+        Producer(acks=1, enable_idempotence=True)
+
+
+async def test_interceptors_see_sends_and_acknowledgements(broker: Any) -> None:
+    seen: list[Any] = []
+
+    class Stamp:
+        def on_send(self, record: ProducerRecord) -> ProducerRecord:
+            value = b"[" + (record.value or b"") + b"]"
+            headers = [*record.headers, ("stamped", b"1")]
+            return ProducerRecord(record.topic, value, record.key, headers, record.partition)
+
+        def on_acknowledgement(self, metadata: RecordMetadata | None, error: Any) -> None:
+            seen.append((metadata, error))
+
+    topic = unique("intercept")
+    async with Producer(
+        bootstrap_servers=broker.bootstrap_servers, interceptors=[Stamp()]
+    ) as producer:
+        meta = await producer.send_and_wait(topic, b"a", partition=2)
+    assert seen == [(meta, None)]
+    (message,) = await anyio.to_thread.run_sync(
+        lambda: consume(broker.bootstrap_servers, topic, 1, partitions=(2,))
+    )
+    assert message.value() == b"[a]" and message.headers() == [("stamped", b"1")]
+
+
+async def test_small_buffer_applies_back_pressure_and_delivers_everything(broker: Any) -> None:
+    topic = unique("pressure")
+    async with Producer(
+        bootstrap_servers=broker.bootstrap_servers, buffer_memory=20_000, batch_size=4000
+    ) as producer:
+        handles = [await producer.send(topic, b"%06d" % i * 20, partition=0) for i in range(2000)]
+        await producer.flush()
+        assert [(await h).offset for h in handles] == list(range(2000))
+        assert producer._accumulator.buffered == 0
+
+
+async def test_misuse_is_reported(broker: Any) -> None:
+    producer = Producer(bootstrap_servers=broker.bootstrap_servers)
+    with pytest.raises(InvalidStateError, match="not started"):
+        await producer.send("t", b"v")
+    async with producer:
+        with pytest.raises(ValueError, match="4 partitions"):
+            await producer.send(unique("range"), b"v", partition=4)
+        with pytest.raises(InvalidStateError, match="transactional"):
+            producer.begin_transaction()
+    with pytest.raises(InvalidStateError, match="closed"):
+        await producer.send("t", b"v")
+
+
+async def test_unreachable_bootstrap_fails_start_clearly() -> None:
+    producer = Producer(bootstrap_servers="127.0.0.1:1", request_timeout=1.0)
+    with pytest.raises(NetworkError, match="no broker reachable"), anyio.fail_after(10):
+        await producer.start()
+    await producer.close(timeout=0.1)
+
+
+async def test_unreachable_topic_metadata_times_out(broker: Any) -> None:
+    async with Producer(bootstrap_servers=broker.bootstrap_servers, max_block=0.5) as producer:
+        with pytest.raises(KafkaTimeoutError, match=r"max_block=0\.5"):
+            await producer.send("", b"v")  # an invalid topic name never gets metadata
