@@ -15,6 +15,7 @@ pyarrow is needed only when these functions are called.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -132,7 +133,12 @@ def sink_type(implementation: str | None = None) -> Any:
 
 
 def _codec_of(implementation: str | None) -> ModuleType:
-    return implementations()[implementation or impl.name]
+    if implementation is None:
+        return impl
+    if implementation not in ("pure", "compiled"):
+        raise ValueError(f"unknown codec implementation {implementation!r}")
+    # not implementations(): under KRAFKA_NO_EXTENSIONS its "compiled" entry is None
+    return importlib.import_module(f"krafka._codec.{implementation}")
 
 
 def iter_arrow_batches(
