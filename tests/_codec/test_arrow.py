@@ -204,3 +204,12 @@ def test_hostile_bytes_raise_corrupt_record_error_or_decode(testdata: Path, sink
             assert got is not None
             if pure is not None and sink != "pure":
                 assert got == pure
+
+
+@pytest.mark.parametrize("sink", SINKS)
+def test_bytearray_and_memoryview_inputs(testdata: Path, sink: str) -> None:
+    raw = (testdata / "corpus" / "aio-zstd-headers.fetch.bin").read_bytes()
+    want = table_rows(decode_to_arrow(raw, implementation=sink))
+    padded = memoryview(b"xx" + raw)[2:]
+    for buf in (bytearray(raw), memoryview(raw), padded):
+        assert table_rows(decode_to_arrow(buf, implementation=sink)) == want

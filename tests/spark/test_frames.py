@@ -31,3 +31,11 @@ def test_without_topic_columns_and_read_committed(spark: Any, testdata: Path) ->
     assert len(rows) == 70
     assert {(r[0], r[1]) for r in rows} == {(None, None)}
     assert spark_rows(decode_batches_df(df, "blob")) == codec_rows(raw, None, None)
+
+
+def test_include_control(spark: Any, testdata: Path) -> None:
+    raw = (testdata / "corpus" / "rdk-txn-snappy.fetch.bin").read_bytes()
+    df = spark.createDataFrame([(raw,)], "raw binary")
+    rows = decode_batches_df(df, "raw", include_control=True).select("offset", "is_control")
+    got = [(r["offset"], r["is_control"]) for r in rows.collect()]
+    assert len(got) == 93 and [o for o, c in got if c] == [40, 61, 92]
