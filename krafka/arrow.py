@@ -137,7 +137,6 @@ def _codec_of(implementation: str | None) -> ModuleType:
         return impl
     if implementation not in ("pure", "compiled"):
         raise ValueError(f"unknown codec implementation {implementation!r}")
-    # not implementations(): under KRAFKA_NO_EXTENSIONS its "compiled" entry is None
     return importlib.import_module(f"krafka._codec.{implementation}")
 
 

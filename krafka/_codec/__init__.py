@@ -7,33 +7,33 @@ implementation available here (differential tests run them against each other).
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import ModuleType
 
 from krafka._codec import pure
 
 
-def _load_compiled() -> ModuleType | None:
-    if os.environ.get("KRAFKA_NO_EXTENSIONS", "") not in ("", "0"):
-        return None
+def _import_compiled() -> ModuleType | None:
     try:
-        from krafka._codec import compiled
+        return importlib.import_module("krafka._codec.compiled")
     except ImportError:
         return None
-    return compiled
 
 
-compiled: ModuleType | None = _load_compiled()
-impl: ModuleType = compiled if compiled is not None else pure
+def _selected() -> ModuleType:
+    if os.environ.get("KRAFKA_NO_EXTENSIONS", "") not in ("", "0"):
+        return pure
+    return _import_compiled() or pure
+
+
+impl: ModuleType = _selected()
 
 
 def implementations() -> dict[str, ModuleType]:
     """Every codec implementation importable here, by name (ignores KRAFKA_NO_EXTENSIONS)."""
     found = {"pure": pure}
-    try:
-        from krafka._codec import compiled as c
-
-        found["compiled"] = c
-    except ImportError:
-        pass
+    compiled = _import_compiled()
+    if compiled is not None:
+        found["compiled"] = compiled
     return found

@@ -44,3 +44,16 @@ def test_default_is_compiled_and_bytes_are_identical():
     pure = run("1")
     assert compiled[:2] == ["compiled", "compiled"]
     assert compiled[3] == pure[3]
+
+
+def test_implementations_lists_real_modules_under_no_extensions():
+    script = (
+        "from krafka._codec import implementations\n"
+        "print(sorted((k, v is not None) for k, v in implementations().items()))"
+    )
+    env = {**os.environ, "KRAFKA_NO_EXTENSIONS": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=Path(__file__).resolve().parents[2],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "None" not in out and "False" not in out
