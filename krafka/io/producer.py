@@ -217,14 +217,19 @@ class Producer:
         """Deliver what is queued (waiting at most `timeout` seconds), then disconnect.
 
         Records still undelivered when the timeout expires fail with `KafkaTimeoutError`.
+        Call it in the task that called `start`, outside cancel scopes opened since (anyio's
+        scopes nest), or simply use `async with Producer(...)`.
         """
         if self._closed:
             return
         if self._tg is not None and self._loop_error is None:
             with anyio.move_on_after(timeout):
-                await self.flush()
+                try:
+                    await self.flush()
+                except KrafkaError as exc:
+                    log.warning("producer closing without delivering everything: %s", exc)
         self._closed = self._checked = True
-        self._sender.fail_all(KafkaTimeoutError("producer closed before delivery"))
+        self._sender.abandon(KafkaTimeoutError("producer closed before delivery"))
         tg, self._tg = self._tg, None
         if tg is not None:
             tg.cancel_scope.cancel()

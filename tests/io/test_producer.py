@@ -203,3 +203,20 @@ async def test_unreachable_topic_metadata_times_out(broker: Any) -> None:
     async with Producer(bootstrap_servers=broker.bootstrap_servers, max_block=0.5) as producer:
         with pytest.raises(KafkaTimeoutError, match=r"max_block=0\.5"):
             await producer.send("", b"v")  # an invalid topic name never gets metadata
+
+
+async def test_close_with_a_timeout_fails_what_could_not_be_delivered(proxied_broker: Any) -> None:
+    from krafka.testing.proxy import Fault, FaultProxy
+
+    with FaultProxy(proxied_broker.target, port=proxied_broker.proxy_port) as proxy:
+        producer = Producer(bootstrap_servers=proxy.bootstrap_servers, request_timeout=30.0)
+        await producer.start()
+        topic = unique("close")
+        await producer.partitions_for(topic)
+        proxy.arm(Fault.STALL, after_requests=1)  # the data connection never answers
+        handle = await producer.send(topic, b"v", partition=0)
+        started = anyio.current_time()
+        await producer.close(timeout=0.5)  # not under a new cancel scope: LIFO with start()
+        assert anyio.current_time() - started < 5
+        with pytest.raises(KafkaTimeoutError, match="closed before delivery"):
+            await handle

@@ -134,3 +134,17 @@ async def test_a_second_producer_with_the_same_id_fences_the_first(broker: Any) 
     assert ("data", [b"alive"]) in log
     assert log[-1] == ("control", ControlType.COMMIT)
     assert ("control", ControlType.COMMIT) not in log[: log.index(("data", [b"alive"]))]
+
+
+async def test_init_producer_id_needs_v3_and_says_so() -> None:
+    from krafka.errors import UnsupportedVersionError
+    from krafka.io.producer_txn import TxnCoordinator
+    from krafka.sansio.producer import ProducerConfig
+
+    class OldBroker:
+        async def api_version(self, api_key: int, node_id: int | None = None) -> int:
+            return 2
+
+    coordinator = TxnCoordinator(OldBroker(), ProducerConfig())  # type: ignore[arg-type]
+    with pytest.raises(UnsupportedVersionError, match=r"InitProducerId v3\+.*offers v2"):
+        await coordinator.init_producer_id(None)

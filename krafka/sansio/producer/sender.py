@@ -324,3 +324,14 @@ class Sender:
         """Fail everything still queued (abort, fatal error, close without flush)."""
         for batch in self.accumulator.drop_all():
             self._fail(batch, error)
+
+    def abandon(self, error: KrafkaError) -> None:
+        """Fail everything, queued and in flight: the driver will never report on it again."""
+        self.fail_all(error)
+        for batches in self._tp_in_flight.values():
+            for batch in batches:
+                if not batch.done:
+                    self._fail(batch, error)
+        self._tp_in_flight.clear()
+        self._node_in_flight.clear()
+        self._in_flight = 0

@@ -332,3 +332,14 @@ def test_failed_batch_makes_the_transaction_abortable() -> None:
     (plan,) = h.drain()
     h.answer(plan, 29)
     assert h.txn.state is TxnState.ABORTABLE_ERROR
+
+
+def test_abandon_fails_queued_and_in_flight_batches() -> None:
+    h = Harness(small_batches(1))
+    sent = h.send(b"%09d" % 0)
+    queued = h.send(b"%09d" % 1)
+    h.drain()
+    h.sender.abandon(KafkaTimeoutError("closed"))
+    assert isinstance(sent.exception(), KafkaTimeoutError)
+    assert isinstance(queued.exception(), KafkaTimeoutError)
+    assert h.sender.in_flight == 0 and h.accumulator.buffered == 0
