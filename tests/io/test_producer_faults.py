@@ -78,3 +78,21 @@ async def test_without_idempotence_the_same_faults_duplicate(proxy: FaultProxy) 
     values = [m.value() for m in messages]
     assert set(values) == {b"%06d" % i for i in range(N)}
     assert len(values) > N  # the control experiment: what idempotence prevents
+
+
+async def test_a_sequence_gap_fails_one_record_then_a_new_epoch_continues(broker: Any) -> None:
+    from krafka.errors import OutOfOrderSequenceNumberError
+
+    topic = unique("gap")
+    async with Producer(bootstrap_servers=broker.bootstrap_servers, linger=0.001) as producer:
+        await producer.send_and_wait(topic, b"a", partition=0)
+        before = producer._idempotence.identity  # type: ignore[union-attr]
+        producer._idempotence._next[(topic, 0)] = 100  # type: ignore[union-attr]
+        gap = await producer.send(topic, b"lost", partition=0)
+        with pytest.raises(OutOfOrderSequenceNumberError):
+            await gap
+        meta = await producer.send_and_wait(topic, b"c", partition=0)
+        assert meta.offset == 1
+        assert producer._idempotence.identity != before  # type: ignore[union-attr]
+    messages = await anyio.to_thread.run_sync(lambda: consume(broker.bootstrap_servers, topic, 2))
+    assert [m.value() for m in messages] == [b"a", b"c"]
