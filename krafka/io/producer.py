@@ -161,11 +161,10 @@ class Producer:
         self._started = False
         self._closed = False
         self._loop_error: KrafkaError | None = None
-        #: True while `send` must take the checked path (not started, closed, failed,
-        #: transactional, interceptors): the fast path then costs one attribute test.
-        self._checked = True
-        self._batch_size = self.config.batch_size
-        self._buffer_memory = self.config.buffer_memory
+        #: The partition counts `send`'s fast path may use: empty (so every send takes the
+        #: checked path) unless started, open, healthy, not transactional, no interceptors.
+        self._fast_counts: dict[str, int] = {}
+        self._open = self._accumulator.open_batches
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Producer:
@@ -211,7 +210,8 @@ class Producer:
             await self.close(0)
             raise
         self._tg.start_soon(self._sender_loop, name="krafka producer sender")
-        self._checked = bool(self._interceptors) or self._txn is not None
+        if not self._interceptors and self._txn is None:
+            self._fast_counts = self._partitions
 
     async def close(self, timeout: float | None = None) -> None:
         """Deliver what is queued (waiting at most `timeout` seconds), then disconnect.
@@ -228,7 +228,8 @@ class Producer:
                     await self.flush()
                 except KrafkaError as exc:
                     log.warning("producer closing without delivering everything: %s", exc)
-        self._closed = self._checked = True
+        self._closed = True
+        self._fast_counts = {}
         self._sender.abandon(KafkaTimeoutError("producer closed before delivery"))
         tg, self._tg = self._tg, None
         if tg is not None:
@@ -253,27 +254,23 @@ class Producer:
         Waits only when the buffer is full (`buffer_memory`) or the topic's metadata is not
         known yet, at most `max_block` seconds.
         """
-        count = self._partitions.get(topic)
-        if self._checked or count is None or headers:
+        count = self._fast_counts.get(topic)
+        if count is None or headers:
             return await self._send_checked(topic, value, key, headers, partition, timestamp)
         if partition is None:
             partition = self._partitioner.partition(topic, key, count)
         elif not 0 <= partition < count:
             raise ValueError(f"{topic!r} has {count} partitions, not {partition + 1}")
         size = 21 + (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
-        accumulator = self._accumulator
-        batch = accumulator.open_batches.get((topic, partition))
-        if batch is None:
-            return await self._append(topic, partition, Record(0, timestamp, key, value, ()), size)
-        total = batch.size + size
-        if total > self._batch_size or accumulator.buffered + total > self._buffer_memory:
+        batch = self._open.get((topic, partition))
+        if batch is None or batch.size + size > batch.limit:
             return await self._append(topic, partition, Record(0, timestamp, key, value, ()), size)
         records = batch.records
         handle = DeliveryHandle(batch, len(records))
         records.append(Record(0, timestamp, key, value, ()))
-        batch.size = total
-        if total >= self._batch_size:
-            accumulator.seal(batch)
+        batch.size += size
+        if batch.size >= batch.limit:
+            self._accumulator.seal(batch)
             self._wakeup.set()
             await anyio.lowlevel.checkpoint()
         return handle
@@ -552,7 +549,7 @@ class Producer:
         except KrafkaError as exc:
             log.error("producer stopped: %s", exc)
             self._loop_error = exc
-            self._checked = True
+            self._fast_counts = {}
             self._sender.fail_all(exc)
             self._progress.set()
 

@@ -33,9 +33,10 @@ class RecordAccumulator:
     """Batches records per partition; knows which batches may be sent at `now`.
 
     Buffer accounting is per batch: `buffered` counts the bytes of sealed batches not yet
-    released; open batches are added when they are checked (`has_room`). A driver's fast path
-    may append to `open_batches[tp]` itself (see `ProducerBatch.add`) as long as
-    `fits(batch, size)` holds, and must call `seal` when `batch.size >= batch_size`.
+    released; open batches are added when they are checked (`has_room`), and a batch opened
+    with little room left gets a `limit` below `batch_size`. A driver's fast path may append to
+    `open_batches[tp]` itself (see `ProducerBatch.add`) while `batch.size + size <= batch.limit`
+    and must call `seal` once `batch.size >= batch.limit`.
     """
 
     def __init__(self, config: ProducerConfig, on_seal: SealHook | None = None) -> None:
@@ -59,13 +60,15 @@ class RecordAccumulator:
     def has_room(self, size: int) -> bool:
         """False while `size` more bytes would exceed `buffer_memory` (an empty buffer takes
         anything, so one oversized record still makes progress)."""
-        used = self.buffered + sum(b.size - BATCH_OVERHEAD for b in self.open_batches.values())
+        used = self._used()
         return used == 0 or used + size <= self.buffer_memory
 
+    def _used(self) -> int:
+        return self.buffered + sum(b.size - BATCH_OVERHEAD for b in self.open_batches.values())
+
     def fits(self, batch: ProducerBatch, size: int) -> bool:
-        """`size` more bytes fit in open `batch` and (counting this batch) in the buffer."""
-        total = batch.size + size
-        return total <= self.batch_size and self.buffered + total <= self.buffer_memory
+        """`size` more bytes fit in open `batch` (within its `limit`)."""
+        return batch.size + size <= batch.limit
 
     def append(
         self,
@@ -85,21 +88,25 @@ class RecordAccumulator:
         batch = self.open_batches.get(tp)
         result = APPENDED
         if batch is None:
-            batch = self._new_batch(tp, now, now_ms)
+            batch = self._new_batch(tp, now, now_ms, size)
             result = OPENED
-        elif batch.size + size > self.batch_size:
+        elif batch.size + size > batch.limit:
             self.seal(batch)
-            batch = self._new_batch(tp, now, now_ms)
+            batch = self._new_batch(tp, now, now_ms, size)
             result = SEALED
         handle = self.handle_type(batch, batch.add(record, size))
-        if batch.size >= self.batch_size:
+        if batch.size >= batch.limit:
             self.seal(batch)
             result = SEALED
         return result, handle
 
-    def _new_batch(self, tp: TopicPartition, now: float, now_ms: int) -> ProducerBatch:
+    def _new_batch(
+        self, tp: TopicPartition, now: float, now_ms: int, first_size: int
+    ) -> ProducerBatch:
         self._orders += 1
         batch = ProducerBatch(tp[0], tp[1], now, self._orders)
+        room = self.buffer_memory - self._used()
+        batch.limit = min(self.batch_size, max(room, BATCH_OVERHEAD + first_size))
         batch.created_ms = now_ms
         batch.on_done = self.on_done
         queue = self._queues.get(tp)

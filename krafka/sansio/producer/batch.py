@@ -38,6 +38,7 @@ class ProducerBatch:
         "done",
         "error",
         "halves",
+        "limit",
         "log_append_time",
         "on_done",
         "order",
@@ -65,6 +66,8 @@ class ProducerBatch:
         #: Codec `Record`s (or anything `RecordLike`), in send order.
         self.records: list[Any] = []
         self.size = BATCH_OVERHEAD
+        #: Seal at this size: `batch_size`, or less when the buffer had less room at opening.
+        self.limit = 2**62
         self.state = BatchState.OPEN
         self.attempts = 0
         self.retry_at = 0.0
