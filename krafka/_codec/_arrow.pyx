@@ -19,25 +19,16 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
-from krafka._codec._cvarint cimport be32, be64, read_varint, read_varlong
-
-from crc32c import crc32c as _crc32c
+from krafka._codec._batchbody cimport V2Body, open_v2
+from krafka._codec._recordwalk cimport (
+    HeaderSpan, RecordSpan, end_record, walk_header, walk_message, walk_record,
+)
 
 from krafka._codec.arrow import UNIT_FACTORS, arrow_schema
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
-from krafka._codec.types import Compression
 from krafka.errors import CorruptRecordError
 
-try:
-    from krafka._codec import _compression as _compression_mod
-except ImportError:  # pragma: no cover - build without the optional compiled twin
-    from krafka._codec import compression as _compression_mod
-
 cdef int HEADER_SIZE = 61
-cdef int CRC_START = 21
-cdef int MIN_RECORD_SIZE = 7
-cdef object _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
-                       Compression.LZ4, Compression.ZSTD)
 
 # one flag byte per row
 cdef enum:
@@ -417,149 +408,98 @@ cdef class ArrowSink:
         cdef Py_ssize_t length = header.byte_length
         if start < 0 or length < HEADER_SIZE or start + length > self._n:
             raise CorruptRecordError(f"batch of {length} bytes out of bounds", start)
-        cdef const uint8_t* q = self._p + start
-        cdef int attributes = (q[21] << 8) | q[22]
-        cdef int code = attributes & 7
-        cdef int32_t count = be32(q + 57)
-        cdef object body = None
-        cdef const uint8_t* bp
-        cdef Py_ssize_t bn
-        cdef uint32_t stored = <uint32_t>be32(q + 17)
-        if code > 4:
-            raise CorruptRecordError(f"unknown compression codec {code}", start)
-        if check_crc:
-            actual = _crc32c(memoryview(self._obj)[start + CRC_START:start + length])
-            if actual != stored:
-                raise CorruptRecordError(
-                    f"record batch CRC mismatch: stored {stored:#010x}, computed {actual:#010x}",
-                    start)
-        if count < 0:
-            raise CorruptRecordError(f"negative record count {count}", start)
-        if code == 0:
-            bp = q + HEADER_SIZE
-            bn = length - HEADER_SIZE
-        else:
-            body = _compression_mod.decompress(
-                _CODECS[code], memoryview(self._obj)[start + HEADER_SIZE:start + length],
-                max_decompressed_size)
-            bp = <const uint8_t*>PyBytes_AS_STRING(body)
-            bn = PyBytes_GET_SIZE(body)
-        if count > bn // MIN_RECORD_SIZE:
-            raise CorruptRecordError(f"record count {count} exceeds what {bn} bytes hold", start)
+        cdef V2Body body = open_v2(self._obj, self._p + start, start, length, check_crc,
+                                   max_decompressed_size)
         cdef uint8_t base_flags = F_TS | F_PID | F_TS_TYPE
-        if attributes & 0x08:
+        if body.attributes & 0x08:
             base_flags |= F_LOG_APPEND
-        if attributes & 0x10:
+        if body.attributes & 0x10:
             base_flags |= F_TXN
-        if attributes & 0x20:
+        if body.attributes & 0x20:
             base_flags |= F_CONTROL
         cdef Mark mark = self._mark()
         try:
-            return self._records(bp, bn, be64(q), be64(q + 27), be64(q + 35), be64(q + 43),
-                                 count, base_flags, start)
+            return self._records(body, base_flags)
         except BaseException:
             self._rollback(mark)
             raise
 
-    cdef Py_ssize_t _records(self, const uint8_t* p, Py_ssize_t n, int64_t base_offset,
-                             int64_t base_ts, int64_t max_ts, int64_t producer_id, int32_t count,
-                             uint8_t base_flags, Py_ssize_t where) except -1:
-        self._reserve_rows(count)
+    cdef Py_ssize_t _records(self, V2Body body, uint8_t base_flags) except -1:
+        cdef const uint8_t* p = body.p
+        cdef Py_ssize_t n = body.n
+        self._reserve_rows(body.count)
         self._reserve_bytes(n)
         cdef Py_ssize_t before = self._rows
-        cdef Py_ssize_t pos = 0, end, r
-        cdef int32_t length = 0, offset_delta = 0, klen = 0, vlen = 0, hcount = 0, hk = 0, hv = 0
+        cdef Py_ssize_t pos = 0, r, kn, vn, hkn, hvn, nh
+        cdef RecordSpan rec
+        cdef HeaderSpan h
+        cdef int err
         cdef int32_t i, j
-        cdef int64_t ts_delta = 0, offset, ts
+        cdef int64_t offset, ts
         cdef uint8_t row_flags
         cdef bint log_append = (base_flags & F_LOG_APPEND) != 0
-        cdef Py_ssize_t kn, vn, hkn, hvn, nh
-        for i in range(count):
-            if read_varint(p, &pos, n, &length) < 0:
-                _bad(i, base_offset, "malformed record length varint", where)
-            if length < MIN_RECORD_SIZE - 1 or pos + length > n:
-                _bad(i, base_offset,
-                     f"record length {length} invalid for {n - pos} remaining bytes", where)
-            end = pos + length
-            pos += 1
-            if (read_varlong(p, &pos, end, &ts_delta) < 0
-                    or read_varint(p, &pos, end, &offset_delta) < 0):
-                _bad(i, base_offset, "malformed timestamp/offset delta", where)
+        for i in range(body.count):
+            err = walk_record(p, &pos, n, &rec)
+            if err:
+                _fail(body, i, err, &rec, n - pos)
             row_flags = base_flags
             kn = self.kdat.n
-            if read_varint(p, &pos, end, &klen) < 0:
-                _bad(i, base_offset, "malformed key length", where)
-            if klen != -1:
-                if klen < 0 or pos + klen > end:
-                    _bad(i, base_offset, f"invalid key length {klen}", where)
-                memcpy(self.kdat.p + kn, p + pos, klen)
-                kn += klen
-                pos += klen
+            if rec.klen >= 0:
+                memcpy(self.kdat.p + kn, p + rec.key, rec.klen)
+                kn += rec.klen
                 row_flags |= F_KEY
             vn = self.vdat.n
-            if read_varint(p, &pos, end, &vlen) < 0:
-                _bad(i, base_offset, "malformed value length", where)
-            if vlen != -1:
-                if vlen < 0 or pos + vlen > end:
-                    _bad(i, base_offset, f"invalid value length {vlen}", where)
-                memcpy(self.vdat.p + vn, p + pos, vlen)
-                vn += vlen
-                pos += vlen
+            if rec.vlen >= 0:
+                memcpy(self.vdat.p + vn, p + rec.value, rec.vlen)
+                vn += rec.vlen
                 row_flags |= F_VALUE
-            if read_varint(p, &pos, end, &hcount) < 0:
-                _bad(i, base_offset, "malformed header count", where)
-            if hcount < 0 or hcount > (end - pos) // 2:
-                _bad(i, base_offset, f"invalid header count {hcount}", where)
             nh = self._nh
             hkn = self.hkdat.n
             hvn = self.hvdat.n
-            if hcount:
-                self._reserve_headers(hcount)
-            for j in range(hcount):
-                if read_varint(p, &pos, end, &hk) < 0 or hk < 0 or pos + hk > end:
-                    _bad(i, base_offset, "invalid header key length", where)
-                if not _valid_utf8(p + pos, hk):
-                    _bad(i, base_offset, "header key is not valid UTF-8", where)
-                memcpy(self.hkdat.p + hkn, p + pos, hk)
-                hkn += hk
-                pos += hk
-                if read_varint(p, &pos, end, &hv) < 0:
-                    _bad(i, base_offset, "malformed header value length", where)
-                if hv == -1:
+            if rec.hcount:
+                self._reserve_headers(rec.hcount)
+            for j in range(rec.hcount):
+                err = walk_header(p, &pos, &rec, &h)
+                if err:
+                    _fail(body, i, err, &rec, n - pos)
+                if not _valid_utf8(p + h.key, h.klen):
+                    _fail_text(body, i, "header key is not valid UTF-8")
+                memcpy(self.hkdat.p + hkn, p + h.key, h.klen)
+                hkn += h.klen
+                if h.vlen < 0:
                     self.hvok.p[nh + j] = 0
-                elif hv < 0 or pos + hv > end:
-                    _bad(i, base_offset, f"invalid header value length {hv}", where)
                 else:
-                    memcpy(self.hvdat.p + hvn, p + pos, hv)
-                    hvn += hv
-                    pos += hv
+                    memcpy(self.hvdat.p + hvn, p + h.value, h.vlen)
+                    hvn += h.vlen
                     self.hvok.p[nh + j] = 1
                 _put_i32(&self.hkoff, nh + j + 1, hkn)
                 _put_i32(&self.hvoff, nh + j + 1, hvn)
-            if pos != end:
-                _bad(i, base_offset, f"record length {length} does not match its fields", where)
-            offset = <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>offset_delta)
-            ts = max_ts if log_append else <int64_t>(<uint64_t>base_ts + <uint64_t>ts_delta)
+            err = end_record(pos, &rec)
+            if err:
+                _fail(body, i, err, &rec, n - pos)
+            offset = <int64_t>(<uint64_t>body.base_offset + <uint64_t><int64_t>rec.offset_delta)
+            ts = body.max_ts if log_append else <int64_t>(
+                <uint64_t>body.base_ts + <uint64_t>rec.ts_delta)
             if not self._accepts(offset, ts, True):
                 continue
             r = self._rows
             (<int64_t*>self.offs.p)[r] = offset
             (<int64_t*>self.ts.p)[r] = <int64_t>(<uint64_t>ts * <uint64_t>self.factor)
-            (<int64_t*>self.pid.p)[r] = producer_id
+            (<int64_t*>self.pid.p)[r] = body.producer_id
             self.flags.p[r] = row_flags
             self.kdat.n = kn
             self.vdat.n = vn
             self.hkdat.n = hkn
             self.hvdat.n = hvn
-            self._nh = nh + hcount
+            self._nh = nh + rec.hcount
             self._rows = r + 1
             _put_i32(&self.koff, r + 1, kn)
             _put_i32(&self.voff, r + 1, vn)
             _put_i32(&self.hoff, r + 1, self._nh)
         if pos != n:
             raise CorruptRecordError(
-                f"{n - pos} bytes left after {count} records of batch at offset {base_offset}",
-                where)
+                f"{n - pos} bytes left after {body.count} records of batch at offset "
+                f"{body.base_offset}", body.where)
         self._sync_lengths()
         return self._rows - before
 
@@ -795,5 +735,10 @@ cdef tuple _pack(const uint8_t* ok, Py_ssize_t n):
     return _buf(m), nulls
 
 
-cdef void _bad(int i, int64_t base_offset, str what, Py_ssize_t where) except *:
-    raise CorruptRecordError(f"record {i} of batch at offset {base_offset}: {what}", where)
+cdef int _fail(V2Body body, int32_t i, int err, RecordSpan* r, Py_ssize_t remaining) except -1:
+    return _fail_text(body, i, walk_message(err, r, remaining))
+
+
+cdef int _fail_text(V2Body body, int32_t i, str what) except -1:
+    raise CorruptRecordError(
+        f"record {i} of batch at offset {body.base_offset}: {what}", body.where)

@@ -27,8 +27,12 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
 from krafka._codec._types cimport BatchHeader, Record, RecordBatch, new_record
+from krafka._codec._batchbody cimport V2Body, open_v2
+from krafka._codec._recordwalk cimport (
+    HeaderSpan, RecordSpan, end_record, walk_header, walk_message, walk_record,
+)
 from krafka._codec._cvarint cimport (
-    be32, be64, put16, put32, put64, read_varint, read_varlong, size_varint, size_varlong,
+    be32, be64, put16, put32, put64, size_varint, size_varlong,
     write_varint, write_varlong,
 )
 
@@ -62,7 +66,6 @@ cdef int64_t _now_ms():
 
 cdef int HEADER_SIZE = 61
 cdef int CRC_START = 21
-cdef int MIN_RECORD_SIZE = 7
 cdef object _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
                        Compression.LZ4, Compression.ZSTD)
 cdef object _TS_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
@@ -118,10 +121,6 @@ cdef class _View:
             self.mv = memoryview(buf).cast("B")
             self.n = self.mv.shape[0]
             self.p = &self.mv[0] if self.n > 0 else <const uint8_t*>""
-
-    cdef object window(self, Py_ssize_t start, Py_ssize_t end):
-        """A read-only memoryview of [start, end) (valid while this view lives)."""
-        return PyMemoryView_FromMemory(<char*>self.p + start, end - start, PyBUF_READ)
 
 
 cdef BatchHeader _read_header(const uint8_t* p, Py_ssize_t pos):
@@ -184,123 +183,94 @@ def scan_batches(buf):
 
 @cython.final
 cdef class _RecordReader:
-    """Decodes the records of one v2 batch body one at a time (the lazy path and the list path).
+    """Decodes the records of one v2 batch body one at a time (the lazy path and the list path)."""
 
-    Holds the object owning the bytes (`owner`) so the raw pointer stays valid while it lives.
-    """
-
-    cdef object owner
-    cdef const uint8_t* p
-    cdef Py_ssize_t n, pos, where
-    cdef int32_t count, i
-    cdef int64_t base_offset, base_ts, max_ts, last_ts
+    cdef V2Body body
+    cdef Py_ssize_t pos
+    cdef int32_t i
     cdef bint log_append
+    cdef int64_t last_ts
     cdef object last_ts_obj
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        if self.i >= self.count:
+        if self.i >= self.body.count:
             self.finish()
             raise StopIteration
         return self.next_record()
 
     cdef int finish(self) except -1:
-        if self.pos != self.n:
+        if self.pos != self.body.n:
             raise CorruptRecordError(
-                f"{self.n - self.pos} bytes left after {self.count} records of batch at offset "
-                f"{self.base_offset}", self.where)
+                f"{self.body.n - self.pos} bytes left after {self.body.count} records of batch "
+                f"at offset {self.body.base_offset}", self.body.where)
         return 0
+
+    cdef int fail(self, int err, RecordSpan* r) except -1:
+        raise CorruptRecordError(
+            f"record {self.i} of batch at offset {self.body.base_offset}: "
+            f"{walk_message(err, r, self.body.n - self.pos)}", self.body.where)
 
     cdef inline object timestamp(self, int64_t ts_delta):
         """Records of a batch often share a millisecond (and all do under LogAppendTime)."""
-        cdef int64_t ts = self.max_ts if self.log_append else <int64_t>(
-            <uint64_t>self.base_ts + <uint64_t>ts_delta)
+        cdef int64_t ts = self.body.max_ts if self.log_append else <int64_t>(
+            <uint64_t>self.body.base_ts + <uint64_t>ts_delta)
         if self.last_ts_obj is None or ts != self.last_ts:
             self.last_ts = ts
             self.last_ts_obj = ts
         return self.last_ts_obj
 
     cdef Record next_record(self):
-        cdef const uint8_t* p = self.p
-        cdef Py_ssize_t n = self.n, pos = self.pos, end, where = self.where
-        cdef int32_t length = 0, offset_delta = 0, klen = 0, vlen = 0, hcount = 0, hk = 0, hv = 0
-        cdef int32_t i = self.i, j
-        cdef int64_t ts_delta = 0, base_offset = self.base_offset
-        cdef object key, value, hkey, hval
+        cdef const uint8_t* p = self.body.p
+        cdef Py_ssize_t pos = self.pos
+        cdef RecordSpan r
+        cdef HeaderSpan h
+        cdef int err = walk_record(p, &pos, self.body.n, &r)
+        cdef int32_t j
+        cdef object key = None, value = None, hkey, hval
         cdef list headers
         cdef tuple pair
-        cdef Record rec
-        if read_varint(p, &pos, n, &length) < 0:
-            _bad(i, base_offset, "malformed record length varint", where)
-        if length < MIN_RECORD_SIZE - 1 or pos + length > n:
-            _bad(i, base_offset, f"record length {length} invalid for {n - pos} remaining bytes", where)
-        end = pos + length
-        pos += 1
-        if read_varlong(p, &pos, end, &ts_delta) < 0 or read_varint(p, &pos, end, &offset_delta) < 0:
-            _bad(i, base_offset, "malformed timestamp/offset delta", where)
-        if read_varint(p, &pos, end, &klen) < 0:
-            _bad(i, base_offset, "malformed key length", where)
-        if klen == -1:
-            key = None
-        elif klen < 0 or pos + klen > end:
-            _bad(i, base_offset, f"invalid key length {klen}", where)
-        else:
-            key = PyBytes_FromStringAndSize(<const char*>p + pos, klen)
-            pos += klen
-        if read_varint(p, &pos, end, &vlen) < 0:
-            _bad(i, base_offset, "malformed value length", where)
-        if vlen == -1:
-            value = None
-        elif vlen < 0 or pos + vlen > end:
-            _bad(i, base_offset, f"invalid value length {vlen}", where)
-        else:
-            value = PyBytes_FromStringAndSize(<const char*>p + pos, vlen)
-            pos += vlen
-        if read_varint(p, &pos, end, &hcount) < 0:
-            _bad(i, base_offset, "malformed header count", where)
-        if hcount < 0 or hcount > (end - pos) // 2:
-            _bad(i, base_offset, f"invalid header count {hcount}", where)
+        if err:
+            self.fail(err, &r)
+        if r.klen >= 0:
+            key = PyBytes_FromStringAndSize(<const char*>p + r.key, r.klen)
+        if r.vlen >= 0:
+            value = PyBytes_FromStringAndSize(<const char*>p + r.value, r.vlen)
         # filled slot by slot below; on an error list_dealloc skips the NULL slots
-        headers = PyList_New(hcount)
-        for j in range(hcount):
-            if read_varint(p, &pos, end, &hk) < 0 or hk < 0 or pos + hk > end:
-                _bad(i, base_offset, "invalid header key length", where)
-            hkey = _header_key(p + pos, hk)
-            pos += hk
-            if read_varint(p, &pos, end, &hv) < 0:
-                _bad(i, base_offset, "malformed header value length", where)
-            if hv == -1:
-                hval = None
-            elif hv < 0 or pos + hv > end:
-                _bad(i, base_offset, f"invalid header value length {hv}", where)
-            else:
-                hval = PyBytes_FromStringAndSize(<const char*>p + pos, hv)
-                pos += hv
+        headers = PyList_New(r.hcount)
+        for j in range(r.hcount):
+            err = walk_header(p, &pos, &r, &h)
+            if err:
+                self.fail(err, &r)
+            hkey = _header_key(p + h.key, h.klen)
+            hval = None
+            if h.vlen >= 0:
+                hval = PyBytes_FromStringAndSize(<const char*>p + h.value, h.vlen)
             pair = PyTuple_New(2)
             Py_INCREF(hkey)
             PyTuple_SET_ITEM(pair, 0, hkey)
             Py_INCREF(hval)
             PyTuple_SET_ITEM(pair, 1, hval)
             PyObject_GC_UnTrack(pair)  # atomic contents: CPython would untrack it anyway
-            PyList_SET_ITEM(headers, j, pair)
             Py_INCREF(pair)
-        if pos != end:
-            _bad(i, base_offset, f"record length {length} does not match its fields", where)
+            PyList_SET_ITEM(headers, j, pair)
+        err = end_record(pos, &r)
+        if err:
+            self.fail(err, &r)
         # Holds only untracked (str, bytes) tuples, so it cannot be part of a cycle; keeping it
         # out of the GC stops thousands of young containers per batch from triggering collections.
         PyObject_GC_UnTrack(headers)
-        rec = new_record(
-            <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>offset_delta),
-            self.timestamp(ts_delta), key, value, headers)
         self.pos = pos
-        self.i = i + 1
-        return rec
+        self.i += 1
+        return new_record(
+            <int64_t>(<uint64_t>self.body.base_offset + <uint64_t><int64_t>r.offset_delta),
+            self.timestamp(r.ts_delta), key, value, headers)
 
 
 cdef list _read_all(_RecordReader reader):
-    cdef int32_t i, count = reader.count
+    cdef int32_t i, count = reader.body.count
     cdef list out = PyList_New(count)
     cdef Record rec
     for i in range(count):
@@ -311,49 +281,12 @@ cdef list _read_all(_RecordReader reader):
     return out
 
 
-cdef void _bad(int i, int64_t base_offset, str what, Py_ssize_t where) except *:
-    raise CorruptRecordError(f"record {i} of batch at offset {base_offset}: {what}", where)
-
-
 cdef _RecordReader _v2_reader(_View v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
                               object max_size):
     """Check the batch (CRC, counts), decompress it, and return a reader over its records."""
-    cdef const uint8_t* q = v.p + start
-    cdef int attributes = (q[21] << 8) | q[22]
-    cdef int code = attributes & 7
-    cdef uint32_t stored = <uint32_t>be32(q + 17)
-    cdef int32_t count = be32(q + 57)
-    cdef object body
     cdef _RecordReader r = _RecordReader.__new__(_RecordReader)
-    if code > 4:
-        raise CorruptRecordError(f"unknown compression codec {code}", start)
-    if check_crc:
-        actual = _crc32c(v.window(start + CRC_START, start + length))
-        if actual != stored:
-            raise CorruptRecordError(
-                f"record batch CRC mismatch: stored {stored:#010x}, computed {actual:#010x}", start)
-    if count < 0:
-        raise CorruptRecordError(f"negative record count {count}", start)
-    if code == 0:
-        r.owner = v
-        r.p = q + HEADER_SIZE
-        r.n = length - HEADER_SIZE
-    else:
-        body = _compression_mod.decompress(
-            _CODECS[code], v.window(start + HEADER_SIZE, start + length), max_size)
-        r.owner = body
-        r.p = <const uint8_t*>PyBytes_AS_STRING(body)
-        r.n = PyBytes_GET_SIZE(body)
-    if count > r.n // MIN_RECORD_SIZE:
-        raise CorruptRecordError(f"record count {count} exceeds what {r.n} bytes hold", start)
-    r.pos = 0
-    r.where = start
-    r.count = count
-    r.i = 0
-    r.base_offset = be64(q)
-    r.base_ts = be64(q + 27)
-    r.max_ts = be64(q + 35)
-    r.log_append = (attributes & 8) != 0
+    r.body = open_v2(v, v.p + start, start, length, check_crc, max_size)
+    r.log_append = (r.body.attributes & 8) != 0
     return r
 
 

@@ -1,0 +1,75 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Opening a v2 batch for the compiled decoders: checks first, then the (decompressed) body."""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport int32_t, uint8_t, uint32_t
+
+from krafka._codec._cvarint cimport be32, be64
+from krafka._codec._recordwalk cimport MIN_RECORD_SIZE
+
+from crc32c import crc32c as _crc32c
+
+from krafka._codec.types import Compression
+from krafka.errors import CorruptRecordError
+
+try:
+    from krafka._codec import _compression as _compression_mod
+except ImportError:  # pragma: no cover - build without the optional compiled twin
+    from krafka._codec import compression as _compression_mod
+
+cdef extern from "Python.h":
+    object PyMemoryView_FromMemory(char* mem, Py_ssize_t size, int flags)
+    int PyBUF_READ
+
+cdef int HEADER_SIZE = 61
+cdef int CRC_START = 21
+cdef tuple _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
+                      Compression.LZ4, Compression.ZSTD)
+
+
+cdef inline object _window(const uint8_t* q, Py_ssize_t start, Py_ssize_t end):
+    return PyMemoryView_FromMemory(<char*>q + start, end - start, PyBUF_READ)
+
+
+cdef class V2Body:
+    """The records section of one v2 batch, ready to walk (see `_recordwalk.pxd`)."""
+
+
+cdef V2Body open_v2(object owner, const uint8_t* q, Py_ssize_t start, Py_ssize_t length,
+                    bint check_crc, object max_size):
+    """Check the batch at `q` (CRC, codec, counts) and return its records section.
+
+    `owner` must keep `q` valid; `start` is only used in error messages.
+    """
+    cdef V2Body b = V2Body.__new__(V2Body)
+    cdef uint32_t stored = <uint32_t>be32(q + 17)
+    b.attributes = (q[21] << 8) | q[22]
+    b.count = be32(q + 57)
+    b.where = start
+    cdef int code = b.attributes & 7
+    if code > 4:
+        raise CorruptRecordError(f"unknown compression codec {code}", start)
+    if check_crc:
+        actual = _crc32c(_window(q, CRC_START, length))
+        if actual != stored:
+            raise CorruptRecordError(
+                f"record batch CRC mismatch: stored {stored:#010x}, computed {actual:#010x}", start)
+    if b.count < 0:
+        raise CorruptRecordError(f"negative record count {b.count}", start)
+    if code == 0:
+        b.owner = owner
+        b.p = q + HEADER_SIZE
+        b.n = length - HEADER_SIZE
+    else:
+        body = _compression_mod.decompress(_CODECS[code], _window(q, HEADER_SIZE, length),
+                                           max_size)
+        b.owner = body
+        b.p = <const uint8_t*>PyBytes_AS_STRING(body)
+        b.n = PyBytes_GET_SIZE(body)
+    if b.count > b.n // MIN_RECORD_SIZE:
+        raise CorruptRecordError(f"record count {b.count} exceeds what {b.n} bytes hold", start)
+    b.base_offset = be64(q)
+    b.base_ts = be64(q + 27)
+    b.max_ts = be64(q + 35)
+    b.producer_id = be64(q + 43)
+    return b
