@@ -64,11 +64,12 @@ def bench_confluent(bootstrap: str, topic: str, n: int) -> Run:
     def run() -> None:
         produce, poll = producer.produce, producer.poll
         for _ in range(n):
-            try:
-                produce(topic, VALUE, partition=0)
-            except BufferError:
-                poll(0.001)
-                produce(topic, VALUE, partition=0)
+            while True:
+                try:
+                    produce(topic, VALUE, partition=0)
+                    break
+                except BufferError:  # queue.buffering.max.messages reached: let it drain
+                    poll(0.001)
         producer.flush()
 
     return measure(run)

@@ -56,6 +56,7 @@ __all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
 
 log = logging.getLogger(__name__)
 _monotonic = time.monotonic
+_TURNS_PER_SEAL = 3
 _wall = time.time
 
 
@@ -271,8 +272,7 @@ class Producer:
         batch.size += size
         if batch.size >= batch.limit:
             self._accumulator.seal(batch)
-            self._wakeup.set()
-            await anyio.lowlevel.checkpoint()
+            await self._let_sender_run()
         return handle
 
     async def _send_checked(
@@ -315,12 +315,19 @@ class Producer:
         appended, handle = self._accumulator.append(
             topic, partition, record, size, _monotonic(), int(_wall() * 1000)
         )
-        if appended:
+        if appended == SEALED:
+            await self._let_sender_run()
+        elif appended:
             self._wakeup.set()
-            if appended == SEALED:
-                await anyio.lowlevel.checkpoint()
         assert isinstance(handle, DeliveryHandle)
         return handle
+
+    async def _let_sender_run(self) -> None:
+        """A batch was sealed: give the sender task, the request task and the connection's
+        writer a turn each, so the batch is on the wire while the caller fills the next one."""
+        self._wakeup.set()
+        for _ in range(_TURNS_PER_SEAL):
+            await anyio.lowlevel.checkpoint()
 
     async def send_and_wait(
         self,
