@@ -220,3 +220,14 @@ async def test_close_with_a_timeout_fails_what_could_not_be_delivered(proxied_br
         assert anyio.current_time() - started < 5
         with pytest.raises(KafkaTimeoutError, match="closed before delivery"):
             await handle
+
+
+async def test_acks_zero_delivers_without_offsets(broker: Any) -> None:
+    topic = unique("acks0")
+    async with Producer(bootstrap_servers=broker.bootstrap_servers, acks=0) as producer:
+        assert not producer.config.idempotent
+        handles = [await producer.send(topic, b"%d" % i, partition=0) for i in range(100)]
+        await producer.flush()
+        assert {(await h).offset for h in handles} == {-1}
+    messages = await anyio.to_thread.run_sync(lambda: consume(broker.bootstrap_servers, topic, 100))
+    assert [m.value() for m in messages] == [b"%d" % i for i in range(100)]
