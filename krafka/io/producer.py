@@ -17,9 +17,9 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -41,7 +41,7 @@ from krafka.sansio.producer import wire
 from krafka.sansio.producer.accumulator import SEALED, RecordAccumulator
 from krafka.sansio.producer.batch import ProducerBatch
 from krafka.sansio.producer.config import Acks, ProducerConfig
-from krafka.sansio.producer.idempotence import IdempotenceState
+from krafka.sansio.producer.idempotence import IdempotenceState, ProducerIdentity
 from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
 from krafka.sansio.producer.record import Header, RecordHandle, RecordMetadata, estimate_size
 from krafka.sansio.producer.sender import ProduceRequestPlan, Sender
@@ -55,6 +55,7 @@ from krafka.sansio.producer.transaction import (
 __all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 _monotonic = time.monotonic
 _TURNS_PER_SEAL = 3
 _wall = time.time
@@ -442,11 +443,15 @@ class Producer:
             raise self._txn.error
         return self._txn
 
-    async def _guard_fenced(self, call: Any) -> None:
+    async def _guard_fenced(self, call: Awaitable[None]) -> None:
+        await self._fenced_guard(call)
+
+    async def _fenced_guard(self, call: Awaitable[_T]) -> _T:
+        """Await `call`; a `ProducerFencedError` makes the transactional producer unusable."""
         try:
-            await call
-        except KrafkaError as exc:
-            if isinstance(exc, ProducerFencedError) and self._txn is not None:
+            return await call
+        except ProducerFencedError as exc:
+            if self._txn is not None:
                 self._sender.fatal_error = exc
                 if not self._txn.fatal:
                     self._txn.handle(TxnEvent.FATAL_ERROR, exc)
@@ -454,33 +459,28 @@ class Producer:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _identity(self) -> Any:
+    def _identity(self) -> ProducerIdentity:
         idem = self._idempotence
         if idem is None or idem.identity is None:
             raise InvalidStateError("no producer id")
         return idem.identity
 
     async def _init_producer_id(self) -> None:
+        """Get a producer id, or (after a sequence error, or for transactions) bump the epoch.
+
+        A broker refusing a non-transactional bump gets asked for a fresh id instead.
+        """
         idem = self._idempotence
         assert idem is not None
         current = idem.identity if idem.bump_needed or self._txn is not None else None
         try:
-            identity = await self._guard_fenced_value(current)
+            identity = await self._fenced_guard(self._coordinator.init_producer_id(current))
         except KrafkaError as exc:
             if self._txn is not None or current is None or isinstance(exc, ProducerFencedError):
                 raise
             log.info("epoch bump refused (%s); asking for a new producer id", exc)
-            identity = await self._guard_fenced_value(None)
+            identity = await self._fenced_guard(self._coordinator.init_producer_id(None))
         self._sender.producer_id_received(identity.producer_id, identity.producer_epoch)
-
-    async def _guard_fenced_value(self, current: Any) -> Any:
-        result: list[Any] = []
-
-        async def call() -> None:
-            result.append(await self._coordinator.init_producer_id(current))
-
-        await self._guard_fenced(call())
-        return result[0]
 
     def _intercept(self, record: ProducerRecord) -> ProducerRecord:
         for interceptor in self._interceptors:

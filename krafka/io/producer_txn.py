@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -38,7 +39,7 @@ def raise_for(code: int, what: str) -> None:
         return
     if code in _FENCED:
         raise ProducerFencedError(f"{what}: producer fenced (error {code})")
-    raise error_for_code(code, what)
+    raise error_for_code(code, f"{what} failed (error code {code})")
 
 
 class TxnCoordinator:
@@ -172,22 +173,14 @@ class TxnCoordinator:
         return self.config.transactional_id
 
 
+@dataclass(frozen=True, slots=True)
 class GroupMetadata:
     """The consumer group a transaction commits offsets for (Java's ConsumerGroupMetadata)."""
 
-    __slots__ = ("generation_id", "group_id", "group_instance_id", "member_id")
-
-    def __init__(
-        self,
-        group_id: str,
-        generation_id: int = -1,
-        member_id: str = "",
-        group_instance_id: str | None = None,
-    ) -> None:
-        self.group_id = group_id
-        self.generation_id = generation_id
-        self.member_id = member_id
-        self.group_instance_id = group_instance_id
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
 
     @classmethod
     def of(cls, value: Any) -> GroupMetadata:
