@@ -148,3 +148,21 @@ async def test_init_producer_id_needs_v3_and_says_so() -> None:
     coordinator = TxnCoordinator(OldBroker(), ProducerConfig())  # type: ignore[arg-type]
     with pytest.raises(UnsupportedVersionError, match=r"InitProducerId v3\+.*offers v2"):
         await coordinator.init_producer_id(None)
+
+
+def test_group_metadata_and_offsets_accept_consumer_shapes() -> None:
+    from types import SimpleNamespace
+
+    from krafka.io.producer_txn import GroupMetadata, normalize_offsets
+
+    member = SimpleNamespace(
+        group_id="g", generation_id=3, member_id="m-1", group_instance_id="static-1"
+    )
+    assert GroupMetadata.of(member) == GroupMetadata("g", 3, "m-1", "static-1")
+    assert GroupMetadata.of("g") == GroupMetadata("g")
+    tp = SimpleNamespace(topic="t", partition=2)
+    committed = SimpleNamespace(offset=10, metadata="meta")
+    assert normalize_offsets({tp: committed, ("u", 0): 5}) == {
+        ("t", 2): (10, "meta"),
+        ("u", 0): (5, ""),
+    }
