@@ -160,7 +160,9 @@ def test_group_metadata_and_offsets_accept_consumer_shapes() -> None:
     )
     assert GroupMetadata.of(member) == GroupMetadata("g", 3, "m-1", "static-1")
     assert GroupMetadata.of("g") == GroupMetadata("g")
-    tp = SimpleNamespace(topic="t", partition=2)
+    from collections import namedtuple
+
+    tp = namedtuple("TopicPartition", "topic partition")("t", 2)
     committed = SimpleNamespace(offset=10, metadata="meta")
     assert normalize_offsets({tp: committed, ("u", 0): 5}) == {
         ("t", 2): (10, "meta"),
