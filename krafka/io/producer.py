@@ -163,10 +163,9 @@ class Producer:
         self._started = False
         self._closed = False
         self._loop_error: KrafkaError | None = None
-        #: The partition counts `send`'s fast path may use: empty (so every send takes the
+        #: The open batches `send`'s fast path may append to: empty (so every send takes the
         #: checked path) unless started, open, healthy, not transactional, no interceptors.
-        self._fast_counts: dict[str, int] = {}
-        self._open = self._accumulator.open_batches
+        self._fast_open: dict[str, list[ProducerBatch | None]] = {}
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Producer:
@@ -213,7 +212,7 @@ class Producer:
             raise
         self._tg.start_soon(self._sender_loop, name="krafka producer sender")
         if not self._interceptors and self._txn is None:
-            self._fast_counts = self._partitions
+            self._fast_open = self._accumulator.open_by_topic
 
     async def close(self, timeout: float | None = None) -> None:
         """Deliver what is queued (waiting at most `timeout` seconds), then disconnect.
@@ -231,7 +230,7 @@ class Producer:
                 except KrafkaError as exc:
                     log.warning("producer closing without delivering everything: %s", exc)
         self._closed = True
-        self._fast_counts = {}
+        self._fast_open = {}
         self._sender.abandon(KafkaTimeoutError("producer closed before delivery"))
         tg, self._tg = self._tg, None
         if tg is not None:
@@ -256,17 +255,18 @@ class Producer:
         Waits only when the buffer is full (`buffer_memory`) or the topic's metadata is not
         known yet, at most `max_block` seconds.
         """
-        count = self._fast_counts.get(topic)
-        if count is None or headers:
+        batches = self._fast_open.get(topic)
+        if batches is None or headers:
             return await self._send_checked(topic, value, key, headers, partition, timestamp)
         if partition is None:
-            partition = self._partitioner.partition(topic, key, count)
-        elif not 0 <= partition < count:
-            raise ValueError(f"{topic!r} has {count} partitions, not {partition + 1}")
+            partition = self._partitioner.partition(topic, key, self._partitions[topic])
         size = 21 + (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
-        batch = self._open.get((topic, partition))
+        try:
+            batch = batches[partition] if partition >= 0 else None
+        except IndexError:
+            batch = None
         if batch is None or batch.size + size > batch.limit:
-            return await self._append(topic, partition, Record(0, timestamp, key, value, ()), size)
+            return await self._send_checked(topic, value, key, headers, partition, timestamp)
         records = batch.records
         handle = DeliveryHandle(batch, len(records))
         records.append(Record(0, timestamp, key, value, ()))
@@ -556,7 +556,7 @@ class Producer:
         except KrafkaError as exc:
             log.error("producer stopped: %s", exc)
             self._loop_error = exc
-            self._fast_counts = {}
+            self._fast_open = {}
             self._sender.fail_all(exc)
             self._progress.set()
 

@@ -46,6 +46,9 @@ class RecordAccumulator:
         self.buffered = 0
         #: The batch still taking records, per partition (at most one).
         self.open_batches: dict[TopicPartition, ProducerBatch] = {}
+        #: The same, per topic as a list indexed by partition (None: no open batch): a
+        #: driver's fast path avoids building a (topic, partition) key per record.
+        self.open_by_topic: dict[str, list[ProducerBatch | None]] = {}
         #: Given to every new batch as its `on_done` hook (drivers wake waiters with it).
         self.on_done: Callable[[ProducerBatch], None] | None = None
         #: The handle class `append` returns (drivers use an awaitable subclass).
@@ -114,6 +117,10 @@ class RecordAccumulator:
             queue = self._queues[tp] = deque()
         queue.append(batch)
         self.open_batches[tp] = batch
+        slots = self.open_by_topic.setdefault(tp[0], [])
+        if len(slots) <= tp[1]:
+            slots.extend([None] * (tp[1] + 1 - len(slots)))
+        slots[tp[1]] = batch
         return batch
 
     def seal(self, batch: ProducerBatch) -> None:
@@ -123,6 +130,7 @@ class RecordAccumulator:
             self.buffered += batch.size - BATCH_OVERHEAD
             if self.open_batches.get(batch.tp) is batch:
                 del self.open_batches[batch.tp]
+                self.open_by_topic[batch.topic][batch.partition] = None
             if self._on_seal is not None:
                 self._on_seal(batch.topic, batch.partition)
 
