@@ -352,9 +352,8 @@ class Producer:
                     if self._loop_error is not None:
                         raise self._loop_error
                     self._wakeup.set()
-                    progress = self._progress = anyio.Event()
                     with anyio.move_on_after(0.5):
-                        await progress.wait()
+                        await self._progress.wait()
         except TimeoutError:
             raise KafkaTimeoutError(f"flush did not finish within {timeout}s") from None
         finally:
@@ -495,9 +494,14 @@ class Producer:
 
     def _on_batch_done(self, batch: ProducerBatch) -> None:
         wake_waiters(batch)
-        self._progress.set()
+        self._notify_progress()
         if self._interceptors and batch.done:
             self._acknowledge(batch)
+
+    def _notify_progress(self) -> None:
+        """Wake every task waiting for a batch to finish (flush, buffer back-pressure)."""
+        event, self._progress = self._progress, anyio.Event()
+        event.set()
 
     def _acknowledge(self, batch: ProducerBatch) -> None:
         for interceptor in self._interceptors:
@@ -540,8 +544,7 @@ class Producer:
                 while not self._accumulator.has_room(size):
                     if self._loop_error is not None:
                         raise self._loop_error
-                    progress = self._progress = anyio.Event()
-                    await progress.wait()
+                    await self._progress.wait()
         except TimeoutError:
             raise KafkaTimeoutError(
                 f"buffer_memory={self.config.buffer_memory} stayed full for {self.max_block}s"
@@ -558,7 +561,7 @@ class Producer:
             self._loop_error = exc
             self._fast_open = {}
             self._sender.fail_all(exc)
-            self._progress.set()
+            self._notify_progress()
 
     async def _sender_step(self) -> None:
         sender = self._sender
@@ -615,7 +618,7 @@ class Producer:
                     self._client.report_error(result.error_code, topic)
             self._sender.on_response(plan, results, _monotonic())
         self._wakeup.set()
-        self._progress.set()
+        self._notify_progress()
 
     async def _refresh(self, topics: list[str]) -> None:
         self._refreshing = True

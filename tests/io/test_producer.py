@@ -231,3 +231,21 @@ async def test_acks_zero_delivers_without_offsets(broker: Any) -> None:
         assert {(await h).offset for h in handles} == {-1}
     messages = await anyio.to_thread.run_sync(lambda: consume(broker.bootstrap_servers, topic, 100))
     assert [m.value() for m in messages] == [b"%d" % i for i in range(100)]
+
+
+async def test_many_tasks_blocked_on_a_full_buffer_all_proceed(broker: Any) -> None:
+    topic = unique("pressure-tasks")
+    async with Producer(
+        bootstrap_servers=broker.bootstrap_servers, buffer_memory=6_000, batch_size=2_000
+    ) as producer:
+        results: list[int] = []
+
+        async def writer(n: int) -> None:
+            handles = [await producer.send(topic, b"%03d" % n * 30, partition=0) for _ in range(50)]
+            results.extend([(await h).offset for h in handles])
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                for n in range(8):
+                    tg.start_soon(writer, n)
+        assert sorted(results) == list(range(400))
