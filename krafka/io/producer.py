@@ -344,11 +344,18 @@ class Producer:
         return await handle
 
     async def flush(self, timeout: float | None = None) -> None:
-        """Send everything queued now (ignoring linger) and wait until it is acknowledged."""
+        """Send everything queued now (ignoring linger) and wait until it is acknowledged.
+
+        Waits for the records sent before the call, not for those other tasks send meanwhile.
+        """
         self._accumulator.flush()
+        pending = [*self._accumulator.batches(), *self._sender.in_flight_batches()]
         try:
             with anyio.fail_after(timeout):
-                while not (self._accumulator.empty and self._sender.in_flight == 0):
+                while True:
+                    pending = [batch for batch in pending if not batch.settled]
+                    if not pending:
+                        break
                     if self._loop_error is not None:
                         raise self._loop_error
                     self._wakeup.set()

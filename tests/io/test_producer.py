@@ -249,3 +249,22 @@ async def test_many_tasks_blocked_on_a_full_buffer_all_proceed(broker: Any) -> N
                 for n in range(8):
                     tg.start_soon(writer, n)
         assert sorted(results) == list(range(400))
+
+
+async def test_flush_waits_for_earlier_records_not_for_a_busy_sender(broker: Any) -> None:
+    topic = unique("flush-busy")
+    async with Producer(bootstrap_servers=broker.bootstrap_servers, linger=0.05) as producer:
+        before = [await producer.send(topic, b"before", partition=0) for _ in range(10)]
+        stop = anyio.Event()
+
+        async def keep_sending() -> None:
+            while not stop.is_set():
+                await producer.send(topic, b"during", partition=0)
+                await anyio.sleep(0.001)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(keep_sending)
+            with anyio.fail_after(10):
+                await producer.flush()
+            assert all(h.done for h in before)
+            stop.set()

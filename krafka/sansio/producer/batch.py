@@ -95,6 +95,13 @@ class ProducerBatch:
         return (self.topic, self.partition)
 
     @property
+    def settled(self) -> bool:
+        """Delivered or failed - itself, or (after a split) both its halves."""
+        if self.done:
+            return True
+        return self.halves is not None and all(half.settled for half in self.halves)
+
+    @property
     def count(self) -> int:
         return len(self.records)
 

@@ -104,6 +104,10 @@ class Sender:
         """Produce requests sent and not yet answered."""
         return self._in_flight
 
+    def in_flight_batches(self) -> list[ProducerBatch]:
+        """Batches sent and not yet answered."""
+        return [batch for batches in self._tp_in_flight.values() for batch in batches]
+
     @property
     def needs_producer_id(self) -> bool:
         """The driver should send InitProducerId now (first time, or an epoch bump)."""
