@@ -29,7 +29,9 @@ def proxy(proxied_broker: Any) -> Iterator[FaultProxy]:
         yield p
 
 
-async def produce_through_faults(proxy: FaultProxy, topic: str, **options: Any) -> list[int]:
+async def produce_through_faults(
+    proxy: FaultProxy, topic: str, fault: Fault = Fault.DROP_MID_FRAME, **options: Any
+) -> list[int]:
     async with Producer(
         bootstrap_servers=proxy.bootstrap_servers,
         batch_size=2000,
@@ -42,7 +44,7 @@ async def produce_through_faults(proxy: FaultProxy, topic: str, **options: Any) 
         await producer.partitions_for(topic)
         # Every new connection: ApiVersions, then 3 requests, then the 4th's answer is cut
         # after the broker has seen (and written) it.
-        proxy.arm(Fault.DROP_MID_FRAME, after_requests=4)
+        proxy.arm(fault, after_requests=4)
         handles = []
         for i in range(N):
             handles.append(await producer.send(topic, b"%06d" % i, partition=0))
@@ -51,9 +53,12 @@ async def produce_through_faults(proxy: FaultProxy, topic: str, **options: Any) 
         return [(await h).offset for h in handles]
 
 
-async def test_idempotent_retries_leave_no_duplicates_and_no_gaps(proxy: FaultProxy) -> None:
+@pytest.mark.parametrize("fault", [Fault.DROP_MID_FRAME, Fault.RESET, Fault.GARBAGE])
+async def test_idempotent_retries_leave_no_duplicates_and_no_gaps(
+    proxy: FaultProxy, fault: Fault
+) -> None:
     topic = unique("idem-faults")
-    offsets = await produce_through_faults(proxy, topic)
+    offsets = await produce_through_faults(proxy, topic, fault)
     assert proxy.faults_fired >= 3
     messages = await anyio.to_thread.run_sync(
         lambda: consume(proxy.bootstrap_servers, topic, N, timeout=30)
