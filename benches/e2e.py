@@ -34,12 +34,12 @@ def measure(fn: Callable[[], None]) -> Run:
     return Run(time.perf_counter() - wall, time.process_time() - cpu)
 
 
-def bench_krafka(bootstrap: str, topic: str, n: int) -> Run:
+def bench_krafka(bootstrap: str, topic: str, n: int, acks: int | str = 1) -> Run:
     from krafka import Producer
 
     async def main() -> Run:
         async with Producer(
-            bootstrap_servers=bootstrap, acks=1, linger=0.005, compression="none"
+            bootstrap_servers=bootstrap, acks=acks, linger=0.005, compression="none"
         ) as producer:
             await producer.send_and_wait(topic, b"warm-up", partition=0)
             wall, cpu = time.perf_counter(), time.process_time()
@@ -52,11 +52,17 @@ def bench_krafka(bootstrap: str, topic: str, n: int) -> Run:
     return asyncio.run(main())
 
 
-def bench_confluent(bootstrap: str, topic: str, n: int) -> Run:
+def bench_confluent(bootstrap: str, topic: str, n: int, idempotent: bool = False) -> Run:
     import confluent_kafka
 
     producer = confluent_kafka.Producer(
-        {"bootstrap.servers": bootstrap, "acks": 1, "linger.ms": 5, "compression.type": "none"}
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": "all" if idempotent else 1,
+            "enable.idempotence": idempotent,
+            "linger.ms": 5,
+            "compression.type": "none",
+        }
     )
     producer.produce(topic, b"warm-up", partition=0)
     producer.flush()
@@ -98,14 +104,20 @@ CLIENTS: dict[str, Callable[[str, str, int], Run]] = {
     "krafka": bench_krafka,
     "confluent-kafka": bench_confluent,
     "aiokafka": bench_aiokafka,
+    # Not run by default: acks=all with idempotence (krafka's default settings).
+    "krafka-idempotent": lambda b, t, n: bench_krafka(b, t, n, acks="all"),
+    "confluent-idempotent": lambda b, t, n: bench_confluent(b, t, n, idempotent=True),
 }
+DEFAULT_CLIENTS = ("krafka", "confluent-kafka", "aiokafka")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--clients", default=",".join(CLIENTS))
+    parser.add_argument(
+        "--clients", default=",".join(DEFAULT_CLIENTS), help=f"any of {', '.join(CLIENTS)}"
+    )
     args = parser.parse_args()
     names = args.clients.split(",")
     results: dict[str, list[Run]] = {name: [] for name in names}
@@ -126,13 +138,17 @@ def main() -> None:
         )
         for name, runs in results.items()
     }
-    print(f"\nmedians over {args.rounds} rounds, {args.records:,} x 100 B, acks=1, 1 partition:")
+    print(
+        f"\nmedians over {args.rounds} rounds, {args.records:,} x 100 B, 1 partition, "
+        "acks=1 (the -idempotent variants: acks=all, idempotence on):"
+    )
     for name, (rate, cpu) in medians.items():
         print(f"  {name:16s} {rate:>12,.0f} rec/s  {cpu:6.2f} CPU µs/rec")
-    if "krafka" in medians:
-        for name, (rate, _) in medians.items():
-            if name != "krafka":
-                print(f"  krafka / {name}: {medians['krafka'][0] / rate:.2f}x")
+    for ours in ("krafka", "krafka-idempotent"):
+        if ours in medians:
+            for name, (rate, _) in medians.items():
+                if not name.startswith("krafka"):
+                    print(f"  {ours} / {name}: {medians[ours][0] / rate:.2f}x")
 
 
 if __name__ == "__main__":
