@@ -474,7 +474,7 @@ class Producer:
     async def _init_producer_id(self) -> None:
         """Get a producer id, or (after a sequence error, or for transactions) bump the epoch.
 
-        A broker refusing a non-transactional bump gets asked for a fresh id instead.
+        A broker refusing the bump gets asked for a fresh id instead.
         """
         idem = self._idempotence
         assert idem is not None
@@ -482,8 +482,10 @@ class Producer:
         try:
             identity = await self._fenced_guard(self._coordinator.init_producer_id(current))
         except KrafkaError as exc:
-            if self._txn is not None or current is None or isinstance(exc, ProducerFencedError):
+            if current is None or isinstance(exc, ProducerFencedError):
                 raise
+            # Tansu refuses bumps (UNKNOWN_SERVER_ERROR); a fresh InitProducerId also resets
+            # sequences (and, for a transactional id, bumps the epoch on the coordinator).
             log.info("epoch bump refused (%s); asking for a new producer id", exc)
             identity = await self._fenced_guard(self._coordinator.init_producer_id(None))
         self._sender.producer_id_received(identity.producer_id, identity.producer_epoch)

@@ -168,3 +168,39 @@ def test_group_metadata_and_offsets_accept_consumer_shapes() -> None:
         ("t", 2): (10, "meta"),
         ("u", 0): (5, ""),
     }
+
+
+async def test_after_an_abortable_error_abort_bumps_the_epoch_and_work_goes_on(
+    broker: Any,
+) -> None:
+    from krafka.errors import KrafkaError
+    from krafka.sansio.producer import TxnEvent
+
+    topic = unique("txn-recover")
+    async with Producer(
+        bootstrap_servers=broker.bootstrap_servers, transactional_id=unique("tx")
+    ) as producer:
+        producer.begin_transaction()
+        await producer.send_and_wait(topic, b"doomed", partition=0)
+        before = producer._idempotence.identity  # type: ignore[union-attr]
+        producer._txn.handle(TxnEvent.ABORTABLE_ERROR, KrafkaError("a batch failed"))  # type: ignore[union-attr]
+        with pytest.raises(InvalidStateError, match="a batch failed"):
+            await producer.commit_transaction()
+        await producer.abort_transaction()
+        after = producer._idempotence.identity  # type: ignore[union-attr]
+        assert after is not None and before is not None
+        assert (after.producer_id, after.producer_epoch) != (
+            before.producer_id,
+            before.producer_epoch,
+        )
+        producer.begin_transaction()
+        await producer.send(topic, b"kept", partition=0)
+        await producer.commit_transaction()
+    async with KafkaClient(broker.bootstrap_servers) as client:
+        log = markers(await fetch_batches(client, topic))
+    assert log == [
+        ("data", [b"doomed"]),
+        ("control", ControlType.ABORT),
+        ("data", [b"kept"]),
+        ("control", ControlType.COMMIT),
+    ]
