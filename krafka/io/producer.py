@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -583,7 +583,7 @@ class Producer:
             await self._add_partitions(self._txn)
         if sender.stale_topics and not self._refreshing:
             topics, sender.stale_topics = list(sender.stale_topics), set()
-            self._spawn(self._refresh(topics))
+            self._spawn(self._refresh, topics)
         metadata = self._client.metadata
         for plan in sender.drain(now, _leader_lookup(metadata)):
             self._dispatch(plan)
@@ -600,11 +600,11 @@ class Producer:
     def _dispatch(self, plan: ProduceRequestPlan) -> None:
         previous = self._request_chain.get(plan.node_id)
         started = self._request_chain[plan.node_id] = anyio.Event()
-        self._spawn(self._produce(plan, previous, started))
+        self._spawn(self._produce, plan, previous, started)
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, func: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
         assert self._tg is not None
-        self._tg.start_soon(_run, coro)
+        self._tg.start_soon(func, *args)
 
     async def _produce(
         self, plan: ProduceRequestPlan, previous: anyio.Event | None, started: anyio.Event
@@ -686,7 +686,3 @@ def _leader_lookup(metadata: Any) -> Any:
         return None if broker is None else int(broker.node_id)
 
     return leader
-
-
-async def _run(coro: Any) -> None:
-    await coro
