@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Opening a v2 batch for the compiled decoders: checks first, then the (decompressed) body."""
 
+cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t, uint8_t, uint32_t
 
@@ -31,6 +32,7 @@ cdef inline object _window(const uint8_t* q, Py_ssize_t start, Py_ssize_t end):
     return PyMemoryView_FromMemory(<char*>q + start, end - start, PyBUF_READ)
 
 
+@cython.freelist(16)
 cdef class V2Body:
     """The records section of one v2 batch, ready to walk (see `_recordwalk.pxd`)."""
 

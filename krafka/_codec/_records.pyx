@@ -181,6 +181,7 @@ def scan_batches(buf):
     return iter(out)
 
 
+@cython.freelist(16)
 @cython.final
 cdef class _RecordReader:
     """Decodes the records of one v2 batch body one at a time (the lazy path and the list path)."""
@@ -301,23 +302,24 @@ cdef RecordBatch _v2_batch(_View v, Py_ssize_t start, Py_ssize_t length, bint ch
     cdef list records = _v2_records(v, start, length, check_crc, max_size)
     cdef RecordBatch b = RecordBatch.__new__(RecordBatch)
     cdef int attributes = (q[21] << 8) | q[22]
-    b.base_offset = be64(q)
+    b._base_offset = be64(q)
     b.magic = 2
-    b.crc = <uint32_t>be32(q + 17)
+    b._crc = <uint32_t>be32(q + 17)
     b.compression = _CODECS[attributes & 7]
     b.timestamp_type = _TS_TYPES[(attributes >> 3) & 1]
     b.is_transactional = (attributes & 0x10) != 0
     b.is_control = (attributes & 0x20) != 0
-    b.partition_leader_epoch = be32(q + 12)
-    b.producer_id = be64(q + 43)
-    b.producer_epoch = <short>((q[51] << 8) | q[52])
-    b.base_sequence = be32(q + 53)
+    b._partition_leader_epoch = be32(q + 12)
+    b._producer_id = be64(q + 43)
+    b._producer_epoch = <short>((q[51] << 8) | q[52])
+    b._base_sequence = be32(q + 53)
     b.records = records
     b.attributes = attributes
-    b.batch_length = length - 12
-    b.last_offset_delta = be32(q + 23)
-    b.first_timestamp = be64(q + 27)
-    b.max_timestamp = be64(q + 35)
+    b._batch_length = length - 12
+    b._last_offset_delta = be32(q + 23)
+    b._first_timestamp = be64(q + 27)
+    b._max_timestamp = be64(q + 35)
+    b.nulls = 0
     b.wrapper_timestamp = None
     return b
 

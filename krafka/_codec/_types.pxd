@@ -28,23 +28,20 @@ cdef class BatchHeader:
 
 
 cdef class RecordBatch:
-    cdef readonly object base_offset
+    # integer fields live as C values and become Python ints only when read; `nulls` marks the
+    # v2-only fields a legacy entry lacks (bit i set: field i is None, see _types.pyx)
+    cdef int64_t _base_offset, _producer_id, _first_timestamp, _max_timestamp
+    cdef int64_t _crc
+    cdef int _partition_leader_epoch, _producer_epoch, _base_sequence, _last_offset_delta
+    cdef Py_ssize_t _batch_length
+    cdef int nulls
     cdef readonly int magic
-    cdef readonly object crc
     cdef readonly object compression
     cdef readonly object timestamp_type
     cdef readonly bint is_transactional
     cdef readonly bint is_control
-    cdef readonly object partition_leader_epoch
-    cdef readonly object producer_id
-    cdef readonly object producer_epoch
-    cdef readonly object base_sequence
     cdef readonly object records
     cdef readonly int attributes
-    cdef readonly object batch_length
-    cdef readonly object last_offset_delta
-    cdef readonly object first_timestamp
-    cdef readonly object max_timestamp
     cdef readonly object wrapper_timestamp
 
 

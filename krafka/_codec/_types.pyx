@@ -139,9 +139,30 @@ cdef class BatchHeader:
         return (BatchHeader, self._fields())
 
 
+cdef enum:
+    N_LEADER_EPOCH = 1
+    N_PRODUCER_ID = 2
+    N_PRODUCER_EPOCH = 4
+    N_BASE_SEQUENCE = 8
+    N_LAST_OFFSET_DELTA = 16
+    N_FIRST_TIMESTAMP = 32
+    N_MAX_TIMESTAMP = 64
+
+
+cdef inline int64_t _or_null(object value, int bit, int* nulls) except? -1:
+    if value is None:
+        nulls[0] |= bit
+        return 0
+    return value
+
+
 @cython.final
 cdef class RecordBatch:
-    """A decoded batch: a v2 record batch, or one legacy message (see types.RecordBatch)."""
+    """A decoded batch: a v2 record batch, or one legacy message (see types.RecordBatch).
+
+    Header integers are kept as C values and turned into Python ints when read, so decoding a
+    small batch allocates next to nothing beyond its records.
+    """
 
     __match_args__ = BATCH_FIELDS
 
@@ -149,30 +170,72 @@ cdef class RecordBatch:
                  is_control, partition_leader_epoch, producer_id, producer_epoch, base_sequence,
                  records=None, attributes=0, batch_length=0, last_offset_delta=None,
                  first_timestamp=None, max_timestamp=None, wrapper_timestamp=None):
-        self.base_offset = base_offset
+        cdef int nulls = 0
+        self._base_offset = base_offset
         self.magic = magic
-        self.crc = crc
+        self._crc = crc
         self.compression = compression
         self.timestamp_type = timestamp_type
         self.is_transactional = is_transactional
         self.is_control = is_control
-        self.partition_leader_epoch = partition_leader_epoch
-        self.producer_id = producer_id
-        self.producer_epoch = producer_epoch
-        self.base_sequence = base_sequence
+        self._partition_leader_epoch = _or_null(partition_leader_epoch, N_LEADER_EPOCH, &nulls)
+        self._producer_id = _or_null(producer_id, N_PRODUCER_ID, &nulls)
+        self._producer_epoch = _or_null(producer_epoch, N_PRODUCER_EPOCH, &nulls)
+        self._base_sequence = _or_null(base_sequence, N_BASE_SEQUENCE, &nulls)
+        self._last_offset_delta = _or_null(last_offset_delta, N_LAST_OFFSET_DELTA, &nulls)
+        self._first_timestamp = _or_null(first_timestamp, N_FIRST_TIMESTAMP, &nulls)
+        self._max_timestamp = _or_null(max_timestamp, N_MAX_TIMESTAMP, &nulls)
+        self.nulls = nulls
         self.records = [] if records is None else records
         self.attributes = attributes
-        self.batch_length = batch_length
-        self.last_offset_delta = last_offset_delta
-        self.first_timestamp = first_timestamp
-        self.max_timestamp = max_timestamp
+        self._batch_length = batch_length
         self.wrapper_timestamp = wrapper_timestamp
 
     @property
+    def base_offset(self):
+        return self._base_offset
+
+    @property
+    def crc(self):
+        return self._crc
+
+    @property
+    def batch_length(self):
+        return self._batch_length
+
+    @property
+    def partition_leader_epoch(self):
+        return None if self.nulls & N_LEADER_EPOCH else self._partition_leader_epoch
+
+    @property
+    def producer_id(self):
+        return None if self.nulls & N_PRODUCER_ID else self._producer_id
+
+    @property
+    def producer_epoch(self):
+        return None if self.nulls & N_PRODUCER_EPOCH else self._producer_epoch
+
+    @property
+    def base_sequence(self):
+        return None if self.nulls & N_BASE_SEQUENCE else self._base_sequence
+
+    @property
+    def last_offset_delta(self):
+        return None if self.nulls & N_LAST_OFFSET_DELTA else self._last_offset_delta
+
+    @property
+    def first_timestamp(self):
+        return None if self.nulls & N_FIRST_TIMESTAMP else self._first_timestamp
+
+    @property
+    def max_timestamp(self):
+        return None if self.nulls & N_MAX_TIMESTAMP else self._max_timestamp
+
+    @property
     def last_offset(self):
-        if self.last_offset_delta is not None:
-            return self.base_offset + self.last_offset_delta
-        return self.records[-1].offset if self.records else self.base_offset
+        if not self.nulls & N_LAST_OFFSET_DELTA:
+            return self._base_offset + self._last_offset_delta
+        return self.records[-1].offset if self.records else self._base_offset
 
     @property
     def next_offset(self):
