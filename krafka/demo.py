@@ -1,8 +1,11 @@
-"""End-to-end demo of the connection core: `python -m krafka.demo`.
+"""End-to-end demo: `python -m krafka.demo`.
 
-Starts a local Tansu broker, then under asyncio and under trio: connects with
-`krafka.io.client.KafkaClient`, fetches metadata, produces one record batch encoded by
-`krafka.codec` with a raw Produce request, and reads it back with raw Fetch requests.
+Starts a local Tansu broker, then under asyncio and under trio:
+1. the connection core: `krafka.io.client.KafkaClient` fetches metadata, produces one record
+   batch encoded by `krafka.codec` with a raw Produce request, and reads it back with raw Fetch
+   requests;
+2. the producer: `krafka.Producer` (idempotent, zstd, murmur2 partitioning) sends 10,000 keyed
+   records and a transaction; the records are read back with raw Fetch requests and checked.
 """
 
 from __future__ import annotations
@@ -102,12 +105,50 @@ async def roundtrip(bootstrap_servers: str, topic: str, n: int = 10) -> list[Any
         return await fetch(client, topic, 0, base, n)
 
 
+async def produce_with_producer(bootstrap_servers: str, topic: str, n: int) -> dict[int, int]:
+    """Send `n` keyed records with `krafka.Producer`; returns records acknowledged per partition."""
+    from krafka import Producer
+
+    per_partition: dict[int, int] = {}
+    async with Producer(
+        bootstrap_servers=bootstrap_servers, compression="zstd", linger=0.005
+    ) as producer:
+        first = await producer.send_and_wait(topic, b"hello", key=b"k", headers=[("h", b"v")])
+        pending = [
+            await producer.send(topic, b"order-%d" % i, key=b"customer-%d" % (i % 10))
+            for i in range(n - 1)
+        ]
+        await producer.flush()
+        for meta in [first, *[await p for p in pending]]:
+            per_partition[meta.partition] = per_partition.get(meta.partition, 0) + 1
+    async with Producer(bootstrap_servers=bootstrap_servers, transactional_id=topic) as tx:
+        tx.begin_transaction()
+        await tx.send(topic + "-payments", b"debit", key=b"acct-1")
+        await tx.send(topic + "-payments", b"credit", key=b"acct-2")
+        await tx.commit_transaction()
+    return per_partition
+
+
 async def _demo(bootstrap_servers: str, backend: str) -> None:
     topic = f"krafka-demo-{backend}"
     got = await roundtrip(bootstrap_servers, topic)
-    print(f"[{backend}] produced and fetched {len(got)} records from {topic}-0:")
+    print(f"[{backend}] raw Produce/Fetch: {len(got)} records from {topic}-0:")
     for record in got[:3]:
         print(f"    offset={record.offset} key={record.key!r} value={record.value!r}")
+    orders = f"{topic}-orders"
+    start = time.perf_counter()
+    acked = await produce_with_producer(bootstrap_servers, orders, 10_000)
+    took = time.perf_counter() - start
+    print(
+        f"[{backend}] Producer: {sum(acked.values())} records acknowledged in {took:.2f}s, "
+        f"per partition {dict(sorted(acked.items()))}; a transaction committed"
+    )
+    async with KafkaClient(bootstrap_servers, client_id="krafka-demo") as client:
+        await client.refresh_metadata([orders])
+        for partition, count in sorted(acked.items()):
+            records = await fetch(client, orders, partition, 0, count)
+            assert len(records) == count, (partition, len(records), count)
+    print(f"[{backend}] fetched every acknowledged record back, exactly once")
 
 
 def main() -> int:
