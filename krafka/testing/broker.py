@@ -6,6 +6,7 @@ free loopback port and is stopped by its PID.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import socket
@@ -13,6 +14,17 @@ import subprocess
 import time
 from collections.abc import Mapping
 from types import TracebackType
+
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+
+
+@atexit.register
+def _stop_leftovers() -> None:
+    """Brokers still running when the interpreter exits (an interrupted test run) are stopped."""
+    for proc in list(_RUNNING):
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def free_port() -> int:
@@ -86,6 +98,7 @@ class LocalBroker:
             env=env,
             start_new_session=True,
         )
+        _RUNNING.add(self._proc)
         self._wait_ready()
         return self
 
@@ -104,6 +117,8 @@ class LocalBroker:
 
     def stop(self, timeout: float = 5.0) -> None:
         proc, self._proc = self._proc, None
+        if proc is not None:
+            _RUNNING.discard(proc)
         if proc is None or proc.poll() is not None:
             return
         os.kill(proc.pid, signal.SIGTERM)
@@ -116,6 +131,8 @@ class LocalBroker:
     def kill(self) -> None:
         """Stop abruptly (SIGKILL), as a crash would."""
         proc, self._proc = self._proc, None
+        if proc is not None:
+            _RUNNING.discard(proc)
         if proc is not None and proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
