@@ -12,29 +12,27 @@ from krafka._codec._types import BatchHeader, Record, RecordBatch  # noqa: F401 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_INCREF
-from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcmp, memcpy
+
+from krafka._codec._batchbody cimport V2Body, open_v2
+from krafka._codec._cvarint cimport (
+    be32, be64, put16, put32, put64, size_varint, size_varlong, write_varint, write_varlong,
+)
+from krafka._codec._recordwalk cimport (
+    HeaderSpan, RecordSpan, end_record, walk_header, walk_message, walk_record,
+)
+from krafka._codec._types cimport BatchHeader, Record, RecordBatch, new_record
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
     const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
     object PyMemoryView_FromMemory(char* mem, Py_ssize_t size, int flags)
     int PyBUF_READ
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy
-
-from krafka._codec._types cimport BatchHeader, Record, RecordBatch, new_record
-from krafka._codec._batchbody cimport V2Body, open_v2
-from krafka._codec._recordwalk cimport (
-    HeaderSpan, RecordSpan, end_record, walk_header, walk_message, walk_record,
-)
-from krafka._codec._cvarint cimport (
-    be32, be64, put16, put32, put64, size_varint, size_varlong,
-    write_varint, write_varlong,
-)
 
 import time
 
