@@ -156,21 +156,32 @@ def _xerial_compress(data: Buffer) -> bytes:
 
 
 def _lz4_decompress(data: Buffer, max_size: int) -> bytes:
+    """Frames one after another; output limits start near the likely size and double.
+
+    The lz4 binding allocates its whole `max_length` up front, so asking for the full cap on
+    every batch would cost far more than the decompression itself.
+    """
+    chunks: list[bytes] = []
+    total = 0
+    step = min(max_size + 1, 32 * len(data) + 65536)
     d = lz4.frame.LZ4FrameDecompressor()
-    out = bytearray()
-    rest: Buffer = data
+    feed: Buffer = data
     while True:
-        out += d.decompress(rest, max_length=max_size + 1 - len(out))
-        if len(out) > max_size:
+        chunk = d.decompress(feed, max_length=min(step, max_size + 1 - total))
+        feed = b""
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > max_size:
             raise _too_big("lz4", max_size)
-        if not d.eof:
-            if d.needs_input:
-                raise CorruptRecordError("lz4 frame is truncated")
-            raise _too_big("lz4", max_size)
-        rest = d.unused_data
-        if not rest:
-            return bytes(out)
-        d = lz4.frame.LZ4FrameDecompressor()
+        if d.eof:
+            feed = d.unused_data
+            if not feed:
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            d = lz4.frame.LZ4FrameDecompressor()
+        elif d.needs_input:
+            raise CorruptRecordError("lz4 frame is truncated")
+        else:
+            step *= 2
 
 
 def _fix_legacy_lz4(data: Buffer) -> bytes:
@@ -192,9 +203,16 @@ def _zstd_decompress(data: Buffer, max_size: int) -> bytes:
     A zstd block expands at most ~32 KiB per input byte (RLE blocks), so a step of
     `budget >> 15` input bytes keeps the output near the remaining budget.
     """
-    if zstandard.frame_content_size(data) > max_size:
+    declared = zstandard.frame_content_size(data)
+    if declared > max_size:
         raise _too_big("zstd", max_size)
     dctx = zstandard.ZstdDecompressor(max_window_size=1 << 27)
+    if declared >= 0:  # one frame of known size, within the cap: decode it in one call
+        try:
+            return bytes(dctx.decompress(data, allow_extra_data=False))
+        except zstandard.ZstdError as exc:
+            if "unused data" not in str(exc):
+                raise
     view = memoryview(data)
     out = bytearray()
     while len(view):

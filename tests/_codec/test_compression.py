@@ -67,3 +67,26 @@ def test_snappy_declared_size_checked_before_decompressing():
     hostile = b"\xff\xff\xff\xff\x07" + b"\x00" * 10  # claims ~2 GiB
     with pytest.raises(CorruptRecordError, match="cap"):
         compression.decompress(Compression.SNAPPY, hostile, max_size=1 << 20)
+
+
+@pytest.mark.parametrize("codec", [Compression.LZ4, Compression.ZSTD])
+def test_concatenated_frames(codec: Compression):
+    first, second = compression.compress(codec, b"first " * 999), compression.compress(codec, DATA)
+    assert compression.decompress(codec, first + second) == b"first " * 999 + DATA
+
+
+def test_zstd_frame_without_content_size():
+    import zstandard
+
+    streamer = zstandard.ZstdCompressor().compressobj()
+    framed = streamer.compress(DATA) + streamer.flush()  # as Java's streaming writer leaves it
+    assert zstandard.frame_content_size(framed) == -1
+    assert compression.decompress(Compression.ZSTD, framed) == DATA
+    with pytest.raises(CorruptRecordError, match="cap"):
+        compression.decompress(Compression.ZSTD, framed, max_size=len(DATA) - 1)
+
+
+def test_lz4_output_well_beyond_the_first_guess():
+    zeros = b"\x00" * 20_000_000  # ~240:1, far past the initial 32x output limit
+    packed = compression.compress(Compression.LZ4, zeros)
+    assert compression.decompress(Compression.LZ4, packed) == zeros
