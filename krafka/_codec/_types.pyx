@@ -9,8 +9,6 @@ cimport cython
 
 from krafka._codec.types import Compression, TimestampType
 
-cdef tuple _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
-                      Compression.LZ4, Compression.ZSTD)
 
 RECORD_FIELDS = ("offset", "timestamp", "key", "value", "headers")
 HEADER_FIELDS = (

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
-from krafka._codec.types import BatchHeader, RecordBatch, RecordLike
+from krafka._codec.types import BatchHeader as BatchHeaderT
+from krafka._codec.types import RecordBatch as RecordBatchT
+from krafka._codec.types import RecordLike
 
 Buffer = bytes | bytearray | memoryview
 
@@ -19,29 +21,31 @@ class CodecImplementation(Protocol):
 
     name: str
     Record: type[Any]
+    RecordBatch: type[Any]
+    BatchHeader: type[Any]
 
     def decode_batches(
         self, buf: Buffer, check_crc: bool = ..., max_decompressed_size: int = ...
-    ) -> list[RecordBatch]: ...
+    ) -> list[RecordBatchT]: ...
 
     def iter_batches(
         self, buf: Buffer, check_crc: bool = ..., max_decompressed_size: int = ...
-    ) -> Iterator[RecordBatch]: ...
+    ) -> Iterator[RecordBatchT]: ...
 
-    def scan_batches(self, buf: Buffer) -> Iterator[BatchHeader]: ...
+    def scan_batches(self, buf: Buffer) -> Iterator[BatchHeaderT]: ...
 
     def decode_entry(
         self,
         buf: Buffer,
-        header: BatchHeader,
+        header: BatchHeaderT,
         check_crc: bool = ...,
         max_decompressed_size: int = ...,
-    ) -> RecordBatch: ...
+    ) -> RecordBatchT: ...
 
     def iter_batch_records(
         self,
         buf: Buffer,
-        header: BatchHeader,
+        header: BatchHeaderT,
         check_crc: bool = ...,
         max_decompressed_size: int = ...,
     ) -> Iterator[Any]: ...

@@ -169,10 +169,7 @@ def _inner_records(
         shift = base if base >= 0 else 0
     log_append = wrapper_magic >= 1 and bool(wrapper_attributes & 0x08)
     records = []
-    for offset, magic, _attrs, ts, key, value, _crc in parsed:
-        if wrapper_magic == 0 or magic == 0:
-            stamp = None if wrapper_magic == 0 else (wrapper_ts if log_append else ts)
-        else:
-            stamp = wrapper_ts if log_append else ts
+    for offset, _magic, _attrs, ts, key, value, _crc in parsed:
+        stamp = None if wrapper_magic == 0 else (wrapper_ts if log_append else ts)
         records.append(record_type(offset + shift, stamp, key, value, []))
     return records

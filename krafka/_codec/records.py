@@ -158,18 +158,15 @@ def iter_records(
 def _records(body: Buffer, header: BatchHeader, count: int, where: int) -> Iterator[Record]:
     base_offset = header.base_offset
     base_ts = header.first_timestamp or 0
-    log_append = bool(header.attributes & 0x08)
-    max_ts = header.max_timestamp
+    append_ts = header.max_timestamp if header.attributes & 0x08 else None  # LogAppendTime
     pos = 0
     n = len(body)
     for i in range(count):
         try:
-            record, pos = _decode_record(body, pos, n, base_offset, base_ts)
+            record, pos = _decode_record(body, pos, n, base_offset, base_ts, append_ts)
         except CorruptRecordError as exc:
             msg = f"record {i} of batch at offset {base_offset}: {exc}"
             raise CorruptRecordError(msg, where) from None
-        if log_append:
-            record = Record(record.offset, max_ts, record.key, record.value, record.headers)
         yield record
     if pos != n:
         raise CorruptRecordError(
@@ -178,7 +175,7 @@ def _records(body: Buffer, header: BatchHeader, count: int, where: int) -> Itera
 
 
 def _decode_record(
-    body: Buffer, pos: int, n: int, base_offset: int, base_ts: int
+    body: Buffer, pos: int, n: int, base_offset: int, base_ts: int, append_ts: int | None
 ) -> tuple[Record, int]:
     length, pos = decode_varint(body, pos)
     if length < MIN_RECORD_SIZE - 1 or pos + length > n:
@@ -207,7 +204,8 @@ def _decode_record(
     if pos != end:
         raise CorruptRecordError(f"record length {length} does not match its fields")
     offset = _wrap64(base_offset + offset_delta)
-    return Record(offset, _wrap64(base_ts + ts_delta), key, value, headers), pos
+    ts = _wrap64(base_ts + ts_delta) if append_ts is None else append_ts
+    return Record(offset, ts, key, value, headers), pos
 
 
 def _read_bytes(body: Buffer, pos: int, end: int, what: str) -> tuple[bytes | None, int]:
