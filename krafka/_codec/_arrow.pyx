@@ -19,7 +19,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
-from krafka._codec._batchbody cimport V2Body, open_v2
+from krafka._codec._batchbody cimport BufferView, V2Body, open_v2
 from krafka._codec._recordwalk cimport (
     HeaderSpan, RecordSpan, end_record, walk_header, walk_message, walk_record,
 )
@@ -231,10 +231,7 @@ cdef class ArrowSink:
     cdef bint ts_filter
     cdef readonly object topic, partition, timestamp_unit
     cdef dict _constants  # (column, row count) -> an Arrow array every chunk of that size shares
-    cdef object _obj
-    cdef const uint8_t[::1] _mv
-    cdef const uint8_t* _p
-    cdef Py_ssize_t _n
+    cdef BufferView _view
 
     def __init__(self, topic=None, partition=None, timestamp_unit="ms",
                  min_offset=INT64_MIN, max_offset=INT64_MAX, min_timestamp=None,
@@ -318,19 +315,10 @@ cdef class ArrowSink:
     def nbytes(self):
         return self.kdat.n + self.vdat.n + self.hkdat.n + self.hvdat.n
 
-    cdef int _bind(self, object buf) except -1:
-        if buf is self._obj:
-            return 0
-        self._obj = buf
-        if isinstance(buf, bytes):
-            self._mv = None
-            self._p = <const uint8_t*>PyBytes_AS_STRING(buf)
-            self._n = PyBytes_GET_SIZE(buf)
-        else:
-            self._mv = memoryview(buf).cast("B")
-            self._n = self._mv.shape[0]
-            self._p = &self._mv[0] if self._n > 0 else <const uint8_t*>""
-        return 0
+    cdef BufferView _bind(self, object buf):
+        if self._view is None or self._view.obj is not buf:
+            self._view = BufferView(buf)
+        return self._view
 
     cdef Mark _mark(self):
         cdef Mark m
@@ -403,12 +391,12 @@ cdef class ArrowSink:
     def add_v2(self, buf, header, bint check_crc=True,
                max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
         """Decode the v2 batch `header` describes; all or none of its rows are added."""
-        self._bind(buf)
+        cdef BufferView view = self._bind(buf)
         cdef Py_ssize_t start = header.byte_offset
         cdef Py_ssize_t length = header.byte_length
-        if start < 0 or length < HEADER_SIZE or start + length > self._n:
+        if start < 0 or length < HEADER_SIZE or start + length > view.n:
             raise CorruptRecordError(f"batch of {length} bytes out of bounds", start)
-        cdef V2Body body = open_v2(self._obj, self._p + start, start, length, check_crc,
+        cdef V2Body body = open_v2(view, view.p + start, start, length, check_crc,
                                    max_decompressed_size)
         cdef uint8_t base_flags = F_TS | F_PID | F_TS_TYPE
         if body.attributes & 0x08:

@@ -1,5 +1,13 @@
-# A checked v2 batch body: CRC verified, decompressed (capped), record count bounded.
+# A caller's buffer pinned for C access, and a checked v2 batch body: CRC verified,
+# decompressed (capped), record count bounded.
 from libc.stdint cimport int32_t, int64_t, uint8_t
+
+
+cdef class BufferView:
+    cdef readonly object obj        # the bytes / bytearray / memoryview given by the caller
+    cdef const uint8_t[::1] mv      # pins a non-bytes buffer (a bytearray cannot resize)
+    cdef const uint8_t* p
+    cdef Py_ssize_t n
 
 
 cdef class V2Body:

@@ -33,6 +33,21 @@ cdef inline object _window(const uint8_t* q, Py_ssize_t start, Py_ssize_t end):
 
 
 @cython.freelist(16)
+cdef class BufferView:
+    """A caller's buffer with its raw pointer, valid while this object lives."""
+
+    def __cinit__(self, object buf):
+        self.obj = buf
+        if isinstance(buf, bytes):
+            self.p = <const uint8_t*>PyBytes_AS_STRING(buf)
+            self.n = PyBytes_GET_SIZE(buf)
+        else:
+            self.mv = memoryview(buf).cast("B")
+            self.n = self.mv.shape[0]
+            self.p = &self.mv[0] if self.n > 0 else <const uint8_t*>""
+
+
+@cython.freelist(16)
 cdef class V2Body:
     """The records section of one v2 batch, ready to walk (see `_recordwalk.pxd`)."""
 

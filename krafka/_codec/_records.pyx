@@ -19,7 +19,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
-from krafka._codec._batchbody cimport V2Body, open_v2
+from krafka._codec._batchbody cimport BufferView, V2Body, open_v2
 from krafka._codec._cvarint cimport (
     be32, be64, put16, put32, put64, size_varint, size_varlong, write_varint, write_varlong,
 )
@@ -103,24 +103,6 @@ cdef object _decode_key(const uint8_t* p, Py_ssize_t n):
 
 
 # ---------------------------------------------------------------- decoding
-cdef class _View:
-    """Holds a buffer and its raw pointer for the duration of a decode."""
-    cdef const uint8_t[::1] mv
-    cdef const uint8_t* p
-    cdef Py_ssize_t n
-    cdef object obj
-
-    def __cinit__(self, object buf):
-        self.obj = buf
-        if isinstance(buf, bytes):
-            self.p = <const uint8_t*>PyBytes_AS_STRING(buf)
-            self.n = PyBytes_GET_SIZE(buf)
-        else:
-            self.mv = memoryview(buf).cast("B")
-            self.n = self.mv.shape[0]
-            self.p = &self.mv[0] if self.n > 0 else <const uint8_t*>""
-
-
 cdef BatchHeader _read_header(const uint8_t* p, Py_ssize_t pos):
     cdef const uint8_t* q = p + pos
     cdef BatchHeader h = BatchHeader.__new__(BatchHeader)
@@ -167,7 +149,7 @@ cdef Py_ssize_t _entry_length(const uint8_t* p, Py_ssize_t pos, Py_ssize_t n) ex
 
 def scan_batches(buf):
     """Read only the header of every complete entry: no CRC check, no decompression."""
-    cdef _View v = _View(buf)
+    cdef BufferView v = BufferView(buf)
     cdef Py_ssize_t pos = 0, size
     out = []
     while v.n - pos >= 17:
@@ -280,7 +262,7 @@ cdef list _read_all(_RecordReader reader):
     return out
 
 
-cdef _RecordReader _v2_reader(_View v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
+cdef _RecordReader _v2_reader(BufferView v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
                               object max_size):
     """Check the batch (CRC, counts), decompress it, and return a reader over its records."""
     cdef _RecordReader r = _RecordReader.__new__(_RecordReader)
@@ -289,12 +271,12 @@ cdef _RecordReader _v2_reader(_View v, Py_ssize_t start, Py_ssize_t length, bint
     return r
 
 
-cdef list _v2_records(_View v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
+cdef list _v2_records(BufferView v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
                       object max_size):
     return _read_all(_v2_reader(v, start, length, check_crc, max_size))
 
 
-cdef RecordBatch _v2_batch(_View v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
+cdef RecordBatch _v2_batch(BufferView v, Py_ssize_t start, Py_ssize_t length, bint check_crc,
                            object max_size):
     cdef const uint8_t* q = v.p + start
     cdef list records = _v2_records(v, start, length, check_crc, max_size)
@@ -322,13 +304,13 @@ cdef RecordBatch _v2_batch(_View v, Py_ssize_t start, Py_ssize_t length, bint ch
     return b
 
 
-cdef object _legacy(object buf, _View v, Py_ssize_t pos, bint check_crc, object max_size):
+cdef object _legacy(object buf, BufferView v, Py_ssize_t pos, bint check_crc, object max_size):
     return _legacy_mod.decode_entry(
         buf, _read_header(v.p, pos), check_crc, max_size, Record, RecordBatch)
 
 
 def decode_entry(buf, header, bint check_crc=True, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
-    cdef _View v = _View(buf)
+    cdef BufferView v = BufferView(buf)
     if header.magic == 2:
         return _v2_batch(v, header.byte_offset, header.byte_length, check_crc,
                          max_decompressed_size)
@@ -337,7 +319,7 @@ def decode_entry(buf, header, bint check_crc=True, max_decompressed_size=DEFAULT
 
 def decode_batches(buf, bint check_crc=True, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
     """Decode every complete batch of `buf` (v2 and legacy, in any mix)."""
-    cdef _View v = _View(buf)
+    cdef BufferView v = BufferView(buf)
     cdef Py_ssize_t pos = 0, size
     cdef list out = []
     while v.n - pos >= 17:
@@ -362,7 +344,7 @@ def iter_batch_records(buf, header, bint check_crc=True,
                        max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
     """The records of one entry, decoded one at a time for v2 batches."""
     if header.magic == 2:
-        return _v2_reader(_View(buf), header.byte_offset, header.byte_length, check_crc,
+        return _v2_reader(BufferView(buf), header.byte_offset, header.byte_length, check_crc,
                           max_decompressed_size)
     return iter(decode_entry(buf, header, check_crc, max_decompressed_size).records)
 
