@@ -15,7 +15,6 @@ pyarrow is needed only when these functions are called.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -135,9 +134,10 @@ def sink_type(implementation: str | None = None) -> Any:
 def _codec_of(implementation: str | None) -> ModuleType:
     if implementation is None:
         return impl
-    if implementation not in ("pure", "compiled"):
-        raise ValueError(f"unknown codec implementation {implementation!r}")
-    return importlib.import_module(f"krafka._codec.{implementation}")
+    found = implementations().get(implementation)
+    if found is None:
+        raise ValueError(f"codec implementation {implementation!r} is not available")
+    return found
 
 
 def iter_arrow_batches(
