@@ -42,11 +42,12 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
-from krafka.errors import InvalidStateError, KrafkaError, NetworkError, error_for_code
+from krafka.errors import InvalidStateError, KafkaConnectionError, KrafkaError, error_for_code
 from krafka.io.connection import Connection
 from krafka.io.pool import ConnectionPool, Lane
 from krafka.io.transport import TransportConfig
 from krafka.protocol import ApiKey
+from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,
@@ -54,7 +55,6 @@ from krafka.protocol.messages import (
     MetadataResponse,
 )
 from krafka.sansio.backoff import BackoffPolicy
-from krafka.sansio.codes import Code
 from krafka.sansio.connection import ConnectionConfig, Priority
 from krafka.sansio.metadata import (
     BrokerInfo,
@@ -93,7 +93,11 @@ RETRY_SAFE_APIS: Final = frozenset(
     }
 )
 _COORDINATOR_RETRY: Final = frozenset(
-    {Code.NOT_COORDINATOR, Code.COORDINATOR_NOT_AVAILABLE, Code.COORDINATOR_LOAD_IN_PROGRESS}
+    {
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    }
 )
 
 
@@ -242,7 +246,7 @@ class KafkaClient:
                     max_version=max_version,
                     priority=prio,
                 )
-            except NetworkError:
+            except KafkaConnectionError:
                 if attempt + 1 >= attempts or self._closed:
                     raise
         raise AssertionError("unreachable")
@@ -285,7 +289,7 @@ class KafkaClient:
                 _find_coordinator_request(key, key_type, version), priority=Priority.HIGH
             )
             code, broker = _coordinator_from(response, version)
-            if code == Code.NONE and broker is not None:
+            if code == ErrorCode.NONE and broker is not None:
                 self._coordinators[(key_type, key)] = broker
                 return broker
             failures += 1
@@ -322,9 +326,9 @@ class KafkaClient:
             leader = self.metadata.leader_for(topic, partition)
         if leader is None:
             raise error_for_code(
-                Code.LEADER_NOT_AVAILABLE
+                ErrorCode.LEADER_NOT_AVAILABLE
                 if self.metadata.topics.get(topic)
-                else Code.UNKNOWN_TOPIC_OR_PARTITION,
+                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 f"no leader known for {topic}-{partition}",
             )
         return leader
@@ -347,7 +351,7 @@ class KafkaClient:
     def report_error(self, code: int, topic: str | None = None) -> None:
         """Tell the client a response carried `code` (stale metadata, REBOOTSTRAP_REQUIRED)."""
         self.metadata.on_error(code, topic)
-        if code in (Code.NOT_COORDINATOR, Code.COORDINATOR_NOT_AVAILABLE):
+        if code in (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE):
             self._coordinators.clear()
         self._refresh_wanted.set()
 
@@ -393,13 +397,13 @@ class KafkaClient:
             try:
                 conn = await self._pool.get(host, port, Lane.CONTROL)
                 response = await conn.request(request, priority=Priority.HIGH, **kwargs)
-            except NetworkError as exc:
+            except KafkaConnectionError as exc:
                 errors.append(f"{host}:{port}: {exc}")
                 continue
             self.metadata.connection_succeeded()
             return response  # type: ignore[no-any-return]
         self.metadata.connection_failed(anyio.current_time())
-        raise NetworkError("no broker reachable (" + "; ".join(errors) + ")")
+        raise KafkaConnectionError("no broker reachable (" + "; ".join(errors) + ")")
 
     async def _connection_for(
         self, node_id: int | None, priority: Priority, ordered: bool = False
@@ -419,7 +423,7 @@ class KafkaClient:
             await self.refresh_metadata()
             broker = self.metadata.broker(node_id)
         if broker is None:
-            raise NetworkError(f"broker {node_id} is not in the cluster metadata")
+            raise KafkaConnectionError(f"broker {node_id} is not in the cluster metadata")
         return await self._pool.get(broker.host, broker.port, lane, ordered=ordered)
 
     async def _send_to(self, broker: BrokerInfo, request: Any, **kwargs: Any) -> Any:
@@ -466,10 +470,10 @@ def _coordinator_from(
 ) -> tuple[int, BrokerInfo | None]:
     if version >= 4:
         if not response.coordinators:
-            return Code.COORDINATOR_NOT_AVAILABLE, None
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, None
         entry: Any = response.coordinators[0]
     else:
         entry = response
-    if entry.error_code != Code.NONE:
+    if entry.error_code != ErrorCode.NONE:
         return int(entry.error_code), None
-    return Code.NONE, BrokerInfo(int(entry.node_id), str(entry.host), int(entry.port))
+    return ErrorCode.NONE, BrokerInfo(int(entry.node_id), str(entry.host), int(entry.port))

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from krafka.errors import KrafkaError, NetworkError
+from krafka.errors import KafkaConnectionError, KrafkaError
 from krafka.io.transport import TransportConfig, open_transport, transport_error
 from krafka.sansio.connection import BrokerConnection, ConnectionConfig, Priority
 from krafka.sansio.events import (
@@ -114,7 +114,7 @@ class Connection:
     ) -> Any:
         """Send `body` and wait for its decoded response (None for a Produce with acks=0)."""
         if not self.usable:
-            raise NetworkError(f"connection to {self.where} is closed") from self.error
+            raise KafkaConnectionError(f"connection to {self.where} is closed") from self.error
         if version is None and max_version is not None:
             version = min(self.version_for(int(body.API_KEY)), max_version)
         cid = self.machine.send_request(
@@ -133,7 +133,7 @@ class Connection:
         return waiter.response
 
     def close(self) -> None:
-        """Start closing: pending requests fail with `NetworkError`; returns at once."""
+        """Start closing: pending requests fail with `KafkaConnectionError`; returns at once."""
         self._dispatch(self.machine.close())
         self._kick()
 
@@ -156,9 +156,9 @@ class Connection:
                     tg.cancel_scope.cancel()
         except Exception as exc:  # never let one connection crash the client's task group
             log.warning("connection to %s failed unexpectedly: %r", self.where, exc)
-            self._lost(NetworkError(f"connection to {self.where} failed: {exc!r}"))
+            self._lost(KafkaConnectionError(f"connection to {self.where} failed: {exc!r}"))
         finally:
-            self._lost(NetworkError(f"connection to {self.where} closed"))
+            self._lost(KafkaConnectionError(f"connection to {self.where} closed"))
             with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
                 await self._stream.aclose()
             self._finished.set()
@@ -213,7 +213,7 @@ class Connection:
     # -- events ---------------------------------------------------------------------------------
 
     def _transport_failed(self, exc: BaseException) -> None:
-        error = transport_error(exc, self.where) or NetworkError(f"{self.where}: {exc!r}")
+        error = transport_error(exc, self.where) or KafkaConnectionError(f"{self.where}: {exc!r}")
         self._dispatch(self.machine.connection_lost(error))
         self._kick()
 
@@ -240,15 +240,17 @@ class Connection:
             elif isinstance(event, Authenticated):
                 log.debug("authenticated to %s with %s", self.where, event.mechanism)
             elif isinstance(event, ConnectionClosed):
-                self.error = event.error or NetworkError(f"connection to {self.where} closed")
+                self.error = event.error or KafkaConnectionError(
+                    f"connection to {self.where} closed"
+                )
                 self._lost(self.error)
                 self._scope.cancel()  # also aborts a send blocked on a full socket
 
 
 def _handshake_error(conn: Connection, transport: TransportConfig | None) -> KrafkaError:
-    error = conn.error or NetworkError(f"connection to {conn.where} failed")
-    if type(error) is NetworkError and transport is not None and transport.ssl_context:
-        return NetworkError(
+    error = conn.error or KafkaConnectionError(f"connection to {conn.where} failed")
+    if type(error) is KafkaConnectionError and transport is not None and transport.ssl_context:
+        return KafkaConnectionError(
             f"{error} before the Kafka handshake completed; over TLS this usually means the "
             "broker rejected the client certificate (mTLS) or does not speak TLS"
         )

@@ -1,6 +1,6 @@
 """Opening the byte stream to a broker: TCP, optionally TLS (mTLS, hostname checks), on anyio.
 
-Every failure becomes a `KrafkaError`: network trouble is `NetworkError` (retriable), a TLS
+Every failure becomes a `KrafkaError`: network trouble is `KafkaConnectionError` (retriable), a TLS
 problem (untrusted certificate, wrong hostname, rejected client certificate) is
 `AuthenticationError` (not retriable: reconnecting will not fix it), a slow connect is
 `KafkaTimeoutError`.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 
-from krafka.errors import AuthenticationError, KafkaTimeoutError, KrafkaError, NetworkError
+from krafka.errors import AuthenticationError, KafkaConnectionError, KafkaTimeoutError, KrafkaError
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ def transport_error(exc: BaseException, where: str) -> KrafkaError | None:
     ):
         return AuthenticationError(f"TLS with {where} failed: {cause.reason or cause}")
     if isinstance(exc, anyio.EndOfStream | anyio.BrokenResourceError | anyio.ClosedResourceError):
-        return NetworkError(f"connection to {where} lost")
+        return KafkaConnectionError(f"connection to {where} lost")
     if isinstance(exc, OSError):
-        return NetworkError(f"cannot reach {where}: {exc.strerror or exc}")
+        return KafkaConnectionError(f"cannot reach {where}: {exc.strerror or exc}")
     return None

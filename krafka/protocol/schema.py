@@ -10,7 +10,7 @@ to raise a precise `LocalProtocolError` / `RemoteProtocolError` naming the field
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 
 MAX_VERSION = 0x7FFF
 NO_VERSIONS = (1, 0)
@@ -18,6 +18,7 @@ ZERO_UUID = uuid.UUID(int=0)
 
 Buffer = bytes | bytearray | memoryview
 S = TypeVar("S", bound="Struct")
+R_co = TypeVar("R_co", covariant=True)
 
 INT_KINDS = {
     "int8": "b",
@@ -177,3 +178,18 @@ def index_by_key(items: list[Any]) -> dict[Any, Any]:
     if len(keys) == 1:
         return {getattr(i, keys[0]): i for i in items}
     return {tuple(getattr(i, k) for k in keys): i for i in items}
+
+
+class Request(ApiMessage, Generic[R_co]):
+    """A request body, typed with the body of its response: `client.send(req: Request[R]) -> R`.
+
+    `ProduceRequest` is `Request[ProduceResponse | None]`: with acks=0 no response comes back.
+    """
+
+    __slots__ = ()
+
+
+class Response(ApiMessage):
+    """A response body."""
+
+    __slots__ = ()

@@ -31,10 +31,10 @@ from typing import Any, Final
 from krafka.errors import (
     AuthenticationError,
     InvalidStateError,
+    KafkaConnectionError,
     KafkaTimeoutError,
     KrafkaError,
     LocalProtocolError,
-    NetworkError,
     RemoteProtocolError,
     UnsupportedVersionError,
 )
@@ -47,8 +47,8 @@ from krafka.protocol import (
     header_versions,
     negotiate_version,
 )
+from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ApiVersionsRequest, ApiVersionsResponse
-from krafka.sansio.codes import Code
 from krafka.sansio.events import (
     Authenticated,
     ConnectionClosed,
@@ -203,7 +203,7 @@ class BrokerConnection:
             return self.drain_events()
         if not data:
             mid = " mid-frame" if self._frames.buffered else ""
-            self._fail(NetworkError(f"broker closed the connection{mid}"))
+            self._fail(KafkaConnectionError(f"broker closed the connection{mid}"))
             return self.drain_events()
         self._frames.feed(data)
         try:
@@ -235,7 +235,7 @@ class BrokerConnection:
         return self.drain_events()
 
     def close(self) -> list[Event]:
-        """Orderly local close: every pending request fails with `NetworkError`."""
+        """Orderly local close: every pending request fails with `KafkaConnectionError`."""
         if self.state is not ConnectionState.CLOSED:
             self._fail(None)
         return self.drain_events()
@@ -491,12 +491,12 @@ class BrokerConnection:
         self._send_internal(body, version, now, on_response)
 
     def _on_api_versions(self, response: Any, now: float, version: int) -> None:
-        if response.error_code == Code.UNSUPPORTED_VERSION and version > 0:
+        if response.error_code == ErrorCode.UNSUPPORTED_VERSION and version > 0:
             advertised = {k.api_key: k.max_version for k in response.api_keys or ()}
             retry = min(advertised.get(ApiKey.API_VERSIONS, 0), version - 1)
             self._send_api_versions(max(0, retry), now)
             return
-        if response.error_code != Code.NONE:
+        if response.error_code != ErrorCode.NONE:
             raise UnsupportedVersionError(f"ApiVersions failed: error code {response.error_code}")
         self.api_versions = dict(versions_from_response(response))
         for queue in self._queues.values():
@@ -564,9 +564,9 @@ def _api_name(api_key: int) -> str:
 
 def _lost(error: KrafkaError | None) -> KrafkaError:
     if error is None:
-        return NetworkError("connection closed locally")
-    if isinstance(error, KafkaTimeoutError | NetworkError | RemoteProtocolError):
-        return NetworkError(f"connection lost: {error}")
+        return KafkaConnectionError("connection closed locally")
+    if isinstance(error, KafkaTimeoutError | KafkaConnectionError | RemoteProtocolError):
+        return KafkaConnectionError(f"connection lost: {error}")
     return error
 
 

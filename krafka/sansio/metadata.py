@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from krafka.sansio.codes import STALE_METADATA_CODES, Code
+from krafka.protocol.error_codes import ErrorCode
+from krafka.sansio.codes import STALE_METADATA_CODES
 
 _ZERO_UUID = uuid.UUID(int=0)
 
@@ -159,7 +160,7 @@ class ClusterMetadata:
 
     def on_error(self, code: int, topic: str | None = None) -> None:
         """Act on an error code from any response: stale metadata or REBOOTSTRAP_REQUIRED."""
-        if code == Code.REBOOTSTRAP_REQUIRED and self.config.rebootstrap:
+        if code == ErrorCode.REBOOTSTRAP_REQUIRED and self.config.rebootstrap:
             self.rebootstrap_requested = True
             self.request_refresh(RefreshReason.REBOOTSTRAP)
         elif code in STALE_METADATA_CODES:
@@ -202,7 +203,7 @@ class ClusterMetadata:
     def update(self, response: Any, now: float, requested: Sequence[str] | None = None) -> None:
         """Apply a Metadata response. `requested` is the topic list sent (None: all topics)."""
         code = int(getattr(response, "error_code", 0) or 0)
-        if code == Code.REBOOTSTRAP_REQUIRED:
+        if code == ErrorCode.REBOOTSTRAP_REQUIRED:
             self.on_error(code)
             return
         self.brokers = {
@@ -227,9 +228,9 @@ class ClusterMetadata:
         if name is None:
             return
         error = int(topic.error_code)
-        if error != Code.NONE and not topic.partitions:
+        if error != ErrorCode.NONE and not topic.partitions:
             self.topics.pop(name, None)
-            if error in STALE_METADATA_CODES or error == Code.LEADER_NOT_AVAILABLE:
+            if error in STALE_METADATA_CODES or error == ErrorCode.LEADER_NOT_AVAILABLE:
                 self._refresh.wanted = self._refresh.wanted or RefreshReason.STALE
             return
         old = self.topics.get(name)

@@ -11,7 +11,7 @@ import anyio
 import pytest
 import sniffio
 
-from krafka.errors import KafkaTimeoutError, KrafkaError, NetworkError
+from krafka.errors import KafkaConnectionError, KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.protocol.messages import MetadataRequest, ProduceRequest
 from krafka.sansio.backoff import BackoffPolicy
@@ -68,7 +68,7 @@ async def test_persistent_fault_gives_a_clear_retriable_error(
 ) -> None:
     async with _client(proxy, retries=1) as client:
         proxy.arm(fault, after_requests=1)  # every connection breaks on its first real request
-        with pytest.raises(NetworkError) as info:
+        with pytest.raises(KafkaConnectionError) as info:
             await client.send(_metadata())
         assert info.value.retriable
         assert proxy.faults_fired >= 2
@@ -78,7 +78,7 @@ async def test_non_idempotent_request_is_not_resent(proxy: FaultProxy) -> None:
     async with _client(proxy) as client:
         proxy.arm(Fault.DROP_MID_FRAME, after_requests=1, once=True)  # data conn: ApiVersions, ours
         request = ProduceRequest(acks=1, timeout_ms=1000, topic_data=[])
-        with pytest.raises(NetworkError, match=r"mid-frame|lost|closed"):
+        with pytest.raises(KafkaConnectionError, match=r"mid-frame|lost|closed"):
             await client.send(request)
         assert proxy.faults_fired == 1
         assert (await client.send(_metadata())).brokers  # the client recovers
@@ -97,7 +97,7 @@ async def test_stalled_broker_times_out_then_reconnects(proxy: FaultProxy) -> No
 
 async def test_unreachable_broker_fails_after_bounded_backoff(proxied_broker: Any) -> None:
     start = anyio.current_time()
-    with pytest.raises(NetworkError, match="no broker reachable"):
+    with pytest.raises(KafkaConnectionError, match="no broker reachable"):
         async with KafkaClient(proxied_broker.bootstrap_servers, reconnect_backoff=_FAST):
             pass
     assert anyio.current_time() - start < 5.0
@@ -108,7 +108,7 @@ async def test_broker_outage_then_reconnect(proxied_broker: Any) -> None:
         client = _client(proxy)
         await client.__aenter__()
     try:
-        with pytest.raises(NetworkError):
+        with pytest.raises(KafkaConnectionError):
             await client.send(_metadata())
         with FaultProxy(proxied_broker.target, port=proxied_broker.proxy_port):
             await anyio.sleep(0.1)  # let the backoff window pass
@@ -136,7 +136,7 @@ async def test_close_is_bounded_with_requests_stuck(proxy: FaultProxy) -> None:
         start = anyio.current_time()
         await client.close(timeout=1.0)  # in the task that entered the client
         assert anyio.current_time() - start < 2.5
-    assert len(errors) == 1 and isinstance(errors[0], NetworkError)
+    assert len(errors) == 1 and isinstance(errors[0], KafkaConnectionError)
     assert _task_count() == before
 
 

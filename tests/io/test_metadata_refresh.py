@@ -7,10 +7,10 @@ from typing import Any
 import anyio
 import pytest
 
-from krafka.errors import NetworkError
+from krafka.errors import KafkaConnectionError
 from krafka.io.client import KafkaClient
+from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.backoff import BackoffPolicy
-from krafka.sansio.codes import Code
 from krafka.testing.proxy import FaultProxy
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(30)]
@@ -34,7 +34,7 @@ async def test_refresh_on_stale_metadata_error(broker: Any) -> None:
     async with KafkaClient(broker.bootstrap_servers) as client:
         await client.refresh_metadata(["refresh-on-error"])
         start = client._refresh_generation
-        client.report_error(Code.NOT_LEADER_OR_FOLLOWER, "refresh-on-error")
+        client.report_error(ErrorCode.NOT_LEADER_OR_FOLLOWER, "refresh-on-error")
         await _wait_for(lambda: client._refresh_generation > start, timeout=2.0)
 
 
@@ -52,7 +52,7 @@ async def test_rebootstrap_after_all_brokers_unreachable(proxied_broker: Any) ->
     try:
         (node,) = client.metadata.brokers.values()
         assert node.port == proxied_broker.proxy_port
-        with pytest.raises(NetworkError):
+        with pytest.raises(KafkaConnectionError):
             await client.refresh_metadata()
         assert client.metadata.unreachable_since is not None
         await anyio.sleep(0.35)
@@ -73,7 +73,7 @@ async def test_rebootstrap_required_error_reconnects_via_bootstrap(proxied_broke
             await client.send(MetadataRequest(topics=[]), node_id=node)
             assert proxy.connections == 1
             start = client._refresh_generation
-            client.report_error(Code.REBOOTSTRAP_REQUIRED)
+            client.report_error(ErrorCode.REBOOTSTRAP_REQUIRED)
             await _wait_for(lambda: client._refresh_generation > start)
             assert not client.metadata.rebootstrap_requested
             await client.send(MetadataRequest(topics=[]), node_id=node)

@@ -17,8 +17,8 @@ from krafka import Producer, RecordMetadata
 from krafka.errors import (
     ConfigError,
     InvalidStateError,
+    KafkaConnectionError,
     KafkaTimeoutError,
-    NetworkError,
 )
 from krafka.io.producer_handle import ProducerRecord
 
@@ -194,7 +194,7 @@ async def test_misuse_is_reported(broker: Any) -> None:
 
 async def test_unreachable_bootstrap_fails_start_clearly() -> None:
     producer = Producer(bootstrap_servers="127.0.0.1:1", request_timeout=1.0)
-    with pytest.raises(NetworkError, match="no broker reachable"), anyio.fail_after(10):
+    with pytest.raises(KafkaConnectionError, match="no broker reachable"), anyio.fail_after(10):
         await producer.start()
     await producer.close(timeout=0.1)
 

@@ -5,17 +5,19 @@ from __future__ import annotations
 import pytest
 
 from krafka import errors
-from krafka.protocol.error_codes import ERROR_CODES
+from krafka.protocol.error_codes import ErrorCode
+
+ERROR_CODES = [c for c in ErrorCode if c is not ErrorCode.NONE]
 
 
 def test_every_code_has_a_class() -> None:
     for row in ERROR_CODES:
-        cls = errors.error_class(row.code)
-        assert cls.code == row.code  # type: ignore[attr-defined]
-        err = errors.error_for_code(row.code)
+        cls = errors.error_class(int(row))
+        assert cls.code == int(row)  # type: ignore[attr-defined]
+        err = errors.error_for_code(int(row))
         assert err.retriable == row.retriable, row.name
         assert isinstance(err, errors.KrafkaError)
-        assert isinstance(err, errors.RetriableError) == row.retriable or row.code == 2
+        assert isinstance(err, errors.RetriableError) == row.retriable or int(row) == 2
 
 
 def test_names_and_hierarchy() -> None:
@@ -44,6 +46,20 @@ def test_messages_and_unknown_codes() -> None:
         errors.error_class(0)
 
 
+def test_error_code_members_are_the_wire_ints() -> None:
+    assert ErrorCode.NOT_COORDINATOR == 16 and ErrorCode(16) is ErrorCode.NOT_COORDINATOR
+    assert ErrorCode.NOT_COORDINATOR.retriable and not ErrorCode.ILLEGAL_GENERATION.retriable
+    assert errors.error_class(ErrorCode.ILLEGAL_GENERATION) is errors.IllegalGenerationError
+
+
+def test_a_local_connection_failure_is_not_a_broker_code() -> None:
+    local = errors.KafkaConnectionError("connection reset")
+    assert local.retriable and not isinstance(local, errors.BrokerError)
+    broker = errors.error_for_code(ErrorCode.NETWORK_EXCEPTION)
+    assert isinstance(broker, errors.NetworkError) and isinstance(broker, errors.BrokerError)
+    assert not isinstance(broker, errors.KafkaConnectionError)
+
+
 def test_existing_signatures_kept() -> None:
     e = errors.CorruptRecordError("bad crc", offset=12)
     assert e.offset == 12 and "12" in str(e)
@@ -69,5 +85,5 @@ def test_retriable_flags_agree_with_kafka_python() -> None:
     }
     known_differences = {2}  # Java's CorruptRecordException is a RetriableException
     for row in ERROR_CODES:
-        if row.code in theirs and row.code not in known_differences:
-            assert theirs[row.code] == row.retriable, row.name
+        if int(row) in theirs and int(row) not in known_differences:
+            assert theirs[int(row)] == row.retriable, row.name

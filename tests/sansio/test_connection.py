@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from krafka.errors import (
+    KafkaConnectionError,
     KafkaTimeoutError,
     KrafkaError,
-    NetworkError,
     RemoteProtocolError,
     UnsupportedVersionError,
 )
@@ -146,7 +146,7 @@ def test_eof_mid_frame_fails_pending_requests() -> None:
     conn.receive_data(response_bytes(meta, MetadataResponse())[:6], 0.0)
     events = conn.receive_data(b"", 0.0)
     assert isinstance(events[0], RequestFailed) and events[0].correlation_id == cid
-    assert isinstance(events[0].error, NetworkError)
+    assert isinstance(events[0].error, KafkaConnectionError)
     assert isinstance(events[1], ConnectionClosed) and "mid-frame" in str(events[1].error)
     with pytest.raises(Exception, match="closed"):
         conn.send_request(_metadata(), 0.0)
@@ -170,7 +170,7 @@ def test_in_flight_timeout_closes_the_connection() -> None:
     events = conn.handle_timeout(1.0)
     errors = {e.correlation_id: e.error for e in events if isinstance(e, RequestFailed)}
     assert isinstance(errors[first], KafkaTimeoutError)
-    assert isinstance(errors[second], NetworkError) and errors[second].retriable
+    assert isinstance(errors[second], KafkaConnectionError) and errors[second].retriable
     assert conn.closed and conn.next_deadline() is None
 
 

@@ -5,7 +5,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from krafka.sansio.codes import Code
+from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.metadata import ClusterMetadata, MetadataConfig, parse_bootstrap
 
 TID = uuid.uuid4()
@@ -72,7 +72,7 @@ def test_age_refresh_and_error_refresh_with_backoff() -> None:
     meta.refresh_started(0.0)
     meta.update(_response([]), 0.0)
     assert meta.next_refresh_at() == 60.0
-    meta.on_error(Code.NOT_LEADER_OR_FOLLOWER, "t")
+    meta.on_error(ErrorCode.NOT_LEADER_OR_FOLLOWER, "t")
     assert meta.next_refresh_at() == 0.5
     meta.refresh_started(1.0)
     meta.refresh_failed(1.0)
@@ -103,7 +103,9 @@ def test_unknown_topic_is_dropped_and_refresh_wanted() -> None:
     meta = _meta()
     meta.add_topics(["t"], 0.0)
     meta.update(_response([_topic("t")]), 0.0, ["t"])
-    gone = NS(name="t", error_code=Code.UNKNOWN_TOPIC_OR_PARTITION, topic_id=None, partitions=[])
+    gone = NS(
+        name="t", error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic_id=None, partitions=[]
+    )
     meta.update(_response([gone]), 1.0, ["t"])
     assert "t" not in meta.topics
     assert meta.refresh_due(1.2)
@@ -124,6 +126,6 @@ def test_rebootstrap_after_unreachable_for_trigger() -> None:
 def test_rebootstrap_required_error_code() -> None:
     meta = _meta()
     meta.update(_response([]), 0.0)
-    meta.update(_response([], brokers=1, error_code=Code.REBOOTSTRAP_REQUIRED), 1.0)
+    meta.update(_response([], brokers=1, error_code=ErrorCode.REBOOTSTRAP_REQUIRED), 1.0)
     assert meta.rebootstrap_due(1.0)
     assert len(meta.brokers) == 2  # the response carrying the error is not applied

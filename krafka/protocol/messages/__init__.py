@@ -8,8 +8,9 @@ the message's own module (`krafka.protocol.messages.fetch_response.PartitionData
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
-from krafka.protocol.schema import ApiMessage
+from krafka.protocol.schema import Request, Response
 from krafka.protocol.messages.add_offsets_to_txn_request import AddOffsetsToTxnRequest
 from krafka.protocol.messages.add_offsets_to_txn_response import AddOffsetsToTxnResponse
 from krafka.protocol.messages.add_partitions_to_txn_request import (
@@ -516,7 +517,7 @@ class ApiKey(IntEnum):
     READ_SHARE_GROUP_STATE_SUMMARY = 87
 
 
-REQUESTS: dict[ApiKey, type[ApiMessage]] = {
+REQUESTS: dict[ApiKey, type[Request[Any]]] = {
     ApiKey.PRODUCE: ProduceRequest,
     ApiKey.FETCH: FetchRequest,
     ApiKey.LIST_OFFSETS: ListOffsetsRequest,
@@ -590,7 +591,7 @@ REQUESTS: dict[ApiKey, type[ApiMessage]] = {
     ApiKey.DELETE_SHARE_GROUP_STATE: DeleteShareGroupStateRequest,
     ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: ReadShareGroupStateSummaryRequest,
 }
-RESPONSES: dict[ApiKey, type[ApiMessage]] = {
+RESPONSES: dict[ApiKey, type[Response]] = {
     ApiKey.PRODUCE: ProduceResponse,
     ApiKey.FETCH: FetchResponse,
     ApiKey.LIST_OFFSETS: ListOffsetsResponse,

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.add_partitions_to_txn_response import AddPartitionsToTxnResponse
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 5)
@@ -81,7 +85,7 @@ _AddPartitionsToTxnTransaction = AddPartitionsToTxnTransaction
 
 
 @dataclass(slots=True, kw_only=True)
-class AddPartitionsToTxnRequest(ApiMessage):
+class AddPartitionsToTxnRequest(Request["AddPartitionsToTxnResponse"]):
     """Kafka AddPartitionsToTxnRequest (request), versions 0-5."""
 
     API_KEY = 24

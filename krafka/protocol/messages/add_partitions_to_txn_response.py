@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 5)
@@ -100,7 +100,7 @@ _AddPartitionsToTxnResult = AddPartitionsToTxnResult
 
 
 @dataclass(slots=True, kw_only=True)
-class AddPartitionsToTxnResponse(ApiMessage):
+class AddPartitionsToTxnResponse(Response):
     """Kafka AddPartitionsToTxnResponse (response), versions 0-5."""
 
     API_KEY = 24

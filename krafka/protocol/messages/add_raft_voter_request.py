@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.add_raft_voter_response import AddRaftVoterResponse
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -37,7 +41,7 @@ _Listener = Listener
 
 
 @dataclass(slots=True, kw_only=True)
-class AddRaftVoterRequest(ApiMessage):
+class AddRaftVoterRequest(Request["AddRaftVoterResponse"]):
     """Kafka AddRaftVoterRequest (request), versions 0-0."""
 
     API_KEY = 80

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.alter_client_quotas_response import AlterClientQuotasResponse
 
 _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
@@ -81,7 +85,7 @@ _EntryData = EntryData
 
 
 @dataclass(slots=True, kw_only=True)
-class AlterClientQuotasRequest(ApiMessage):
+class AlterClientQuotasRequest(Request["AlterClientQuotasResponse"]):
     """Kafka AlterClientQuotasRequest (request), versions 0-1."""
 
     API_KEY = 49

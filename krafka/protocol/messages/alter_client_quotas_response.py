@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
@@ -59,7 +59,7 @@ _EntryData = EntryData
 
 
 @dataclass(slots=True, kw_only=True)
-class AlterClientQuotasResponse(ApiMessage):
+class AlterClientQuotasResponse(Response):
     """Kafka AlterClientQuotasResponse (response), versions 0-1."""
 
     API_KEY = 49

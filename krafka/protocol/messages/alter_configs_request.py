@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.alter_configs_response import AlterConfigsResponse
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
@@ -59,7 +63,7 @@ _AlterConfigsResource = AlterConfigsResource
 
 
 @dataclass(slots=True, kw_only=True)
-class AlterConfigsRequest(ApiMessage):
+class AlterConfigsRequest(Request["AlterConfigsResponse"]):
     """Kafka AlterConfigsRequest (request), versions 0-2."""
 
     API_KEY = 33

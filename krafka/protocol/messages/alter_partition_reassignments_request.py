@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.alter_partition_reassignments_response import (
+        AlterPartitionReassignmentsResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -64,7 +70,7 @@ _ReassignableTopic = ReassignableTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class AlterPartitionReassignmentsRequest(ApiMessage):
+class AlterPartitionReassignmentsRequest(Request["AlterPartitionReassignmentsResponse"]):
     """Kafka AlterPartitionReassignmentsRequest (request), versions 0-0."""
 
     API_KEY = 45

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.alter_replica_log_dirs_response import AlterReplicaLogDirsResponse
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
@@ -58,7 +62,7 @@ _AlterReplicaLogDir = AlterReplicaLogDir
 
 
 @dataclass(slots=True, kw_only=True)
-class AlterReplicaLogDirsRequest(ApiMessage):
+class AlterReplicaLogDirsRequest(Request["AlterReplicaLogDirsResponse"]):
     """Kafka AlterReplicaLogDirsRequest (request), versions 0-2."""
 
     API_KEY = 34

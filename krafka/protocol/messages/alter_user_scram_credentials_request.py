@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.alter_user_scram_credentials_response import (
+        AlterUserScramCredentialsResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -64,7 +70,7 @@ _ScramCredentialUpsertion = ScramCredentialUpsertion
 
 
 @dataclass(slots=True, kw_only=True)
-class AlterUserScramCredentialsRequest(ApiMessage):
+class AlterUserScramCredentialsRequest(Request["AlterUserScramCredentialsResponse"]):
     """Kafka AlterUserScramCredentialsRequest (request), versions 0-0."""
 
     API_KEY = 51

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.api_versions_response import ApiVersionsResponse
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
 @dataclass(slots=True, kw_only=True)
-class ApiVersionsRequest(ApiMessage):
+class ApiVersionsRequest(Request["ApiVersionsResponse"]):
     """Kafka ApiVersionsRequest (request), versions 0-4."""
 
     API_KEY = 18

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 4)
@@ -85,7 +85,7 @@ _FinalizedFeatureKey = FinalizedFeatureKey
 
 
 @dataclass(slots=True, kw_only=True)
-class ApiVersionsResponse(ApiMessage):
+class ApiVersionsResponse(Response):
     """Kafka ApiVersionsResponse (response), versions 0-4."""
 
     API_KEY = 18

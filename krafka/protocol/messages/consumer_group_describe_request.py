@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.consumer_group_describe_response import (
+        ConsumerGroupDescribeResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
 @dataclass(slots=True, kw_only=True)
-class ConsumerGroupDescribeRequest(ApiMessage):
+class ConsumerGroupDescribeRequest(Request["ConsumerGroupDescribeResponse"]):
     """Kafka ConsumerGroupDescribeRequest (request), versions 0-0."""
 
     API_KEY = 69

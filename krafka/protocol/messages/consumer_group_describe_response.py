@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -157,7 +157,7 @@ _DescribedGroup = DescribedGroup
 
 
 @dataclass(slots=True, kw_only=True)
-class ConsumerGroupDescribeResponse(ApiMessage):
+class ConsumerGroupDescribeResponse(Response):
     """Kafka ConsumerGroupDescribeResponse (response), versions 0-0."""
 
     API_KEY = 69

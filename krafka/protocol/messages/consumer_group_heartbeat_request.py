@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.consumer_group_heartbeat_response import (
+        ConsumerGroupHeartbeatResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 1)
@@ -34,7 +40,7 @@ _TopicPartitions = TopicPartitions
 
 
 @dataclass(slots=True, kw_only=True)
-class ConsumerGroupHeartbeatRequest(ApiMessage):
+class ConsumerGroupHeartbeatRequest(Request["ConsumerGroupHeartbeatResponse"]):
     """Kafka ConsumerGroupHeartbeatRequest (request), versions 0-1."""
 
     API_KEY = 68

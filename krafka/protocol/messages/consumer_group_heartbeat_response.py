@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 1)
@@ -60,7 +60,7 @@ _Assignment = Assignment
 
 
 @dataclass(slots=True, kw_only=True)
-class ConsumerGroupHeartbeatResponse(ApiMessage):
+class ConsumerGroupHeartbeatResponse(Response):
     """Kafka ConsumerGroupHeartbeatResponse (response), versions 0-1."""
 
     API_KEY = 68

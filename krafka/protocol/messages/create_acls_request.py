@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.create_acls_response import CreateAclsResponse
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
@@ -51,7 +55,7 @@ _AclCreation = AclCreation
 
 
 @dataclass(slots=True, kw_only=True)
-class CreateAclsRequest(ApiMessage):
+class CreateAclsRequest(Request["CreateAclsResponse"]):
     """Kafka CreateAclsRequest (request), versions 0-3."""
 
     API_KEY = 30

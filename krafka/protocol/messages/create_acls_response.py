@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
@@ -34,7 +34,7 @@ _AclCreationResult = AclCreationResult
 
 
 @dataclass(slots=True, kw_only=True)
-class CreateAclsResponse(ApiMessage):
+class CreateAclsResponse(Response):
     """Kafka CreateAclsResponse (response), versions 0-3."""
 
     API_KEY = 30

@@ -6,14 +6,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
 @dataclass(slots=True, kw_only=True)
-class CreateDelegationTokenResponse(ApiMessage):
+class CreateDelegationTokenResponse(Response):
     """Kafka CreateDelegationTokenResponse (response), versions 0-3."""
 
     API_KEY = 38

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.create_partitions_response import CreatePartitionsResponse
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
@@ -62,7 +66,7 @@ _CreatePartitionsTopic = CreatePartitionsTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class CreatePartitionsRequest(ApiMessage):
+class CreatePartitionsRequest(Request["CreatePartitionsResponse"]):
     """Kafka CreatePartitionsRequest (request), versions 0-3."""
 
     API_KEY = 37

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
@@ -37,7 +37,7 @@ _CreatePartitionsTopicResult = CreatePartitionsTopicResult
 
 
 @dataclass(slots=True, kw_only=True)
-class CreatePartitionsResponse(ApiMessage):
+class CreatePartitionsResponse(Response):
     """Kafka CreatePartitionsResponse (response), versions 0-3."""
 
     API_KEY = 37

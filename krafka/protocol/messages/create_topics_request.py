@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.create_topics_response import CreateTopicsResponse
 
 _FLEX_VERSIONS = (5, 32767)
 _VALID_VERSIONS = (0, 7)
@@ -98,7 +102,7 @@ _CreatableTopic = CreatableTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class CreateTopicsRequest(ApiMessage):
+class CreateTopicsRequest(Request["CreateTopicsResponse"]):
     """Kafka CreateTopicsRequest (request), versions 0-7."""
 
     API_KEY = 19

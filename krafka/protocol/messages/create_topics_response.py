@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (5, 32767)
 _VALID_VERSIONS = (0, 7)
@@ -128,7 +128,7 @@ _CreatableTopicResult = CreatableTopicResult
 
 
 @dataclass(slots=True, kw_only=True)
-class CreateTopicsResponse(ApiMessage):
+class CreateTopicsResponse(Response):
     """Kafka CreateTopicsResponse (response), versions 0-7."""
 
     API_KEY = 19

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.delete_acls_response import DeleteAclsResponse
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
@@ -53,7 +57,7 @@ _DeleteAclsFilter = DeleteAclsFilter
 
 
 @dataclass(slots=True, kw_only=True)
-class DeleteAclsRequest(ApiMessage):
+class DeleteAclsRequest(Request["DeleteAclsResponse"]):
     """Kafka DeleteAclsRequest (request), versions 0-3."""
 
     API_KEY = 31

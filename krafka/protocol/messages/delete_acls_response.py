@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
@@ -87,7 +87,7 @@ _DeleteAclsFilterResult = DeleteAclsFilterResult
 
 
 @dataclass(slots=True, kw_only=True)
-class DeleteAclsResponse(ApiMessage):
+class DeleteAclsResponse(Response):
     """Kafka DeleteAclsResponse (response), versions 0-3."""
 
     API_KEY = 31

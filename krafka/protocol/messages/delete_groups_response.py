@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
@@ -34,7 +34,7 @@ _DeletableGroupResult = DeletableGroupResult
 
 
 @dataclass(slots=True, kw_only=True)
-class DeleteGroupsResponse(ApiMessage):
+class DeleteGroupsResponse(Response):
     """Kafka DeleteGroupsResponse (response), versions 0-2."""
 
     API_KEY = 42

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.delete_records_response import DeleteRecordsResponse
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
@@ -63,7 +67,7 @@ _DeleteRecordsTopic = DeleteRecordsTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class DeleteRecordsRequest(ApiMessage):
+class DeleteRecordsRequest(Request["DeleteRecordsResponse"]):
     """Kafka DeleteRecordsRequest (request), versions 0-2."""
 
     API_KEY = 21

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.delete_share_group_state_response import (
+        DeleteShareGroupStateResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -53,7 +59,7 @@ _DeleteStateData = DeleteStateData
 
 
 @dataclass(slots=True, kw_only=True)
-class DeleteShareGroupStateRequest(ApiMessage):
+class DeleteShareGroupStateRequest(Request["DeleteShareGroupStateResponse"]):
     """Kafka DeleteShareGroupStateRequest (request), versions 0-0."""
 
     API_KEY = 86

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.delete_topics_response import DeleteTopicsResponse
 
 _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 6)
@@ -34,7 +38,7 @@ _DeleteTopicState = DeleteTopicState
 
 
 @dataclass(slots=True, kw_only=True)
-class DeleteTopicsRequest(ApiMessage):
+class DeleteTopicsRequest(Request["DeleteTopicsResponse"]):
     """Kafka DeleteTopicsRequest (request), versions 0-6."""
 
     API_KEY = 20

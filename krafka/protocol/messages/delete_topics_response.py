@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 6)
@@ -49,7 +49,7 @@ _DeletableTopicResult = DeletableTopicResult
 
 
 @dataclass(slots=True, kw_only=True)
-class DeleteTopicsResponse(ApiMessage):
+class DeleteTopicsResponse(Response):
     """Kafka DeleteTopicsResponse (response), versions 0-6."""
 
     API_KEY = 20

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.describe_acls_response import DescribeAclsResponse
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeAclsRequest(ApiMessage):
+class DescribeAclsRequest(Request["DescribeAclsResponse"]):
     """Kafka DescribeAclsRequest (request), versions 0-3."""
 
     API_KEY = 29

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.describe_client_quotas_response import (
+        DescribeClientQuotasResponse,
+    )
 
 _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
@@ -37,7 +43,7 @@ _ComponentData = ComponentData
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeClientQuotasRequest(ApiMessage):
+class DescribeClientQuotasRequest(Request["DescribeClientQuotasResponse"]):
     """Kafka DescribeClientQuotasRequest (request), versions 0-1."""
 
     API_KEY = 48

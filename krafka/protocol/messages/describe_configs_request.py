@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.describe_configs_response import DescribeConfigsResponse
 
 _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 4)
@@ -44,7 +48,7 @@ _DescribeConfigsResource = DescribeConfigsResource
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeConfigsRequest(ApiMessage):
+class DescribeConfigsRequest(Request["DescribeConfigsResponse"]):
     """Kafka DescribeConfigsRequest (request), versions 0-4."""
 
     API_KEY = 32

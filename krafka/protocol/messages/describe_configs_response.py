@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 4)
@@ -140,7 +140,7 @@ _DescribeConfigsResult = DescribeConfigsResult
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeConfigsResponse(ApiMessage):
+class DescribeConfigsResponse(Response):
     """Kafka DescribeConfigsResponse (response), versions 0-4."""
 
     API_KEY = 32

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.describe_delegation_token_response import (
+        DescribeDelegationTokenResponse,
+    )
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
@@ -34,7 +40,7 @@ _DescribeDelegationTokenOwner = DescribeDelegationTokenOwner
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeDelegationTokenRequest(ApiMessage):
+class DescribeDelegationTokenRequest(Request["DescribeDelegationTokenResponse"]):
     """Kafka DescribeDelegationTokenRequest (request), versions 0-3."""
 
     API_KEY = 41

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
@@ -99,7 +99,7 @@ _DescribedDelegationToken = DescribedDelegationToken
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeDelegationTokenResponse(ApiMessage):
+class DescribeDelegationTokenResponse(Response):
     """Kafka DescribeDelegationTokenResponse (response), versions 0-3."""
 
     API_KEY = 41

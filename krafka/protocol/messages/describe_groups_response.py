@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (5, 32767)
 _VALID_VERSIONS = (0, 5)
@@ -98,7 +98,7 @@ _DescribedGroup = DescribedGroup
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeGroupsResponse(ApiMessage):
+class DescribeGroupsResponse(Response):
     """Kafka DescribeGroupsResponse (response), versions 0-5."""
 
     API_KEY = 15

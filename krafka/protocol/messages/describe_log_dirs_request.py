@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.describe_log_dirs_response import DescribeLogDirsResponse
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 4)
@@ -34,7 +38,7 @@ _DescribableLogDirTopic = DescribableLogDirTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeLogDirsRequest(ApiMessage):
+class DescribeLogDirsRequest(Request["DescribeLogDirsResponse"]):
     """Kafka DescribeLogDirsRequest (request), versions 0-4."""
 
     API_KEY = 35

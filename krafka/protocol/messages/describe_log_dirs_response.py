@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 4)
@@ -107,7 +107,7 @@ _DescribeLogDirsResult = DescribeLogDirsResult
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeLogDirsResponse(ApiMessage):
+class DescribeLogDirsResponse(Response):
     """Kafka DescribeLogDirsResponse (response), versions 0-4."""
 
     API_KEY = 35

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.describe_producers_response import DescribeProducersResponse
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -34,7 +38,7 @@ _TopicRequest = TopicRequest
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeProducersRequest(ApiMessage):
+class DescribeProducersRequest(Request["DescribeProducersResponse"]):
     """Kafka DescribeProducersRequest (request), versions 0-0."""
 
     API_KEY = 61

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.describe_quorum_response import DescribeQuorumResponse
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 2)
@@ -52,7 +56,7 @@ _TopicData = TopicData
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeQuorumRequest(ApiMessage):
+class DescribeQuorumRequest(Request["DescribeQuorumResponse"]):
     """Kafka DescribeQuorumRequest (request), versions 0-2."""
 
     API_KEY = 55

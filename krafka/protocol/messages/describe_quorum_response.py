@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 2)
@@ -188,7 +188,7 @@ _Node = Node
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeQuorumResponse(ApiMessage):
+class DescribeQuorumResponse(Response):
     """Kafka DescribeQuorumResponse (response), versions 0-2."""
 
     API_KEY = 55

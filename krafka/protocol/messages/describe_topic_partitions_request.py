@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.describe_topic_partitions_response import (
+        DescribeTopicPartitionsResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -50,7 +56,7 @@ _Cursor = Cursor
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeTopicPartitionsRequest(ApiMessage):
+class DescribeTopicPartitionsRequest(Request["DescribeTopicPartitionsResponse"]):
     """Kafka DescribeTopicPartitionsRequest (request), versions 0-0."""
 
     API_KEY = 75

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.describe_transactions_response import DescribeTransactionsResponse
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeTransactionsRequest(ApiMessage):
+class DescribeTransactionsRequest(Request["DescribeTransactionsResponse"]):
     """Kafka DescribeTransactionsRequest (request), versions 0-0."""
 
     API_KEY = 65

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.describe_user_scram_credentials_response import (
+        DescribeUserScramCredentialsResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -29,7 +35,7 @@ _UserName = UserName
 
 
 @dataclass(slots=True, kw_only=True)
-class DescribeUserScramCredentialsRequest(ApiMessage):
+class DescribeUserScramCredentialsRequest(Request["DescribeUserScramCredentialsResponse"]):
     """Kafka DescribeUserScramCredentialsRequest (request), versions 0-0."""
 
     API_KEY = 50

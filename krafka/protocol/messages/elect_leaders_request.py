@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.elect_leaders_response import ElectLeadersResponse
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
@@ -34,7 +38,7 @@ _TopicPartitions = TopicPartitions
 
 
 @dataclass(slots=True, kw_only=True)
-class ElectLeadersRequest(ApiMessage):
+class ElectLeadersRequest(Request["ElectLeadersResponse"]):
     """Kafka ElectLeadersRequest (request), versions 0-2."""
 
     API_KEY = 43

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.end_txn_response import EndTxnResponse
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
 @dataclass(slots=True, kw_only=True)
-class EndTxnRequest(ApiMessage):
+class EndTxnRequest(Request["EndTxnResponse"]):
     """Kafka EndTxnRequest (request), versions 0-5."""
 
     API_KEY = 26

@@ -6,14 +6,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
 @dataclass(slots=True, kw_only=True)
-class EndTxnResponse(ApiMessage):
+class EndTxnResponse(Response):
     """Kafka EndTxnResponse (response), versions 0-5."""
 
     API_KEY = 26

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.expire_delegation_token_response import (
+        ExpireDelegationTokenResponse,
+    )
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
 @dataclass(slots=True, kw_only=True)
-class ExpireDelegationTokenRequest(ApiMessage):
+class ExpireDelegationTokenRequest(Request["ExpireDelegationTokenResponse"]):
     """Kafka ExpireDelegationTokenRequest (request), versions 0-2."""
 
     API_KEY = 40

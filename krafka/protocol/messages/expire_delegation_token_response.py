@@ -6,14 +6,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
 @dataclass(slots=True, kw_only=True)
-class ExpireDelegationTokenResponse(ApiMessage):
+class ExpireDelegationTokenResponse(Response):
     """Kafka ExpireDelegationTokenResponse (response), versions 0-2."""
 
     API_KEY = 40

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.fetch_response import FetchResponse
 
 _FLEX_VERSIONS = (12, 32767)
 _VALID_VERSIONS = (0, 17)
@@ -152,7 +156,7 @@ _ForgottenTopic = ForgottenTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class FetchRequest(ApiMessage):
+class FetchRequest(Request["FetchResponse"]):
     """Kafka FetchRequest (request), versions 0-17."""
 
     API_KEY = 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (12, 32767)
 _VALID_VERSIONS = (0, 17)
@@ -262,7 +262,7 @@ _NodeEndpoint = NodeEndpoint
 
 
 @dataclass(slots=True, kw_only=True)
-class FetchResponse(ApiMessage):
+class FetchResponse(Response):
     """Kafka FetchResponse (response), versions 0-17."""
 
     API_KEY = 1

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.find_coordinator_response import FindCoordinatorResponse
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 6)
 
 
 @dataclass(slots=True, kw_only=True)
-class FindCoordinatorRequest(ApiMessage):
+class FindCoordinatorRequest(Request["FindCoordinatorResponse"]):
     """Kafka FindCoordinatorRequest (request), versions 0-6."""
 
     API_KEY = 10

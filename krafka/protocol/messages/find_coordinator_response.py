@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 6)
@@ -54,7 +54,7 @@ _Coordinator = Coordinator
 
 
 @dataclass(slots=True, kw_only=True)
-class FindCoordinatorResponse(ApiMessage):
+class FindCoordinatorResponse(Response):
     """Kafka FindCoordinatorResponse (response), versions 0-6."""
 
     API_KEY = 10

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.get_telemetry_subscriptions_response import (
+        GetTelemetrySubscriptionsResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
 @dataclass(slots=True, kw_only=True)
-class GetTelemetrySubscriptionsRequest(ApiMessage):
+class GetTelemetrySubscriptionsRequest(Request["GetTelemetrySubscriptionsResponse"]):
     """Kafka GetTelemetrySubscriptionsRequest (request), versions 0-0."""
 
     API_KEY = 71

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.heartbeat_response import HeartbeatResponse
 
 _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
 @dataclass(slots=True, kw_only=True)
-class HeartbeatRequest(ApiMessage):
+class HeartbeatRequest(Request["HeartbeatResponse"]):
     """Kafka HeartbeatRequest (request), versions 0-4."""
 
     API_KEY = 12

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.incremental_alter_configs_response import (
+        IncrementalAlterConfigsResponse,
+    )
 
 _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
@@ -62,7 +68,7 @@ _AlterConfigsResource = AlterConfigsResource
 
 
 @dataclass(slots=True, kw_only=True)
-class IncrementalAlterConfigsRequest(ApiMessage):
+class IncrementalAlterConfigsRequest(Request["IncrementalAlterConfigsResponse"]):
     """Kafka IncrementalAlterConfigsRequest (request), versions 0-1."""
 
     API_KEY = 44

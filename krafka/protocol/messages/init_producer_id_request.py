@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.init_producer_id_response import InitProducerIdResponse
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
 @dataclass(slots=True, kw_only=True)
-class InitProducerIdRequest(ApiMessage):
+class InitProducerIdRequest(Request["InitProducerIdResponse"]):
     """Kafka InitProducerIdRequest (request), versions 0-5."""
 
     API_KEY = 22

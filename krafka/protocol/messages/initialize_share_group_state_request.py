@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.initialize_share_group_state_response import (
+        InitializeShareGroupStateResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -61,7 +67,7 @@ _InitializeStateData = InitializeStateData
 
 
 @dataclass(slots=True, kw_only=True)
-class InitializeShareGroupStateRequest(ApiMessage):
+class InitializeShareGroupStateRequest(Request["InitializeShareGroupStateResponse"]):
     """Kafka InitializeShareGroupStateRequest (request), versions 0-0."""
 
     API_KEY = 83

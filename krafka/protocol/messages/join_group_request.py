@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.join_group_response import JoinGroupResponse
 
 _FLEX_VERSIONS = (6, 32767)
 _VALID_VERSIONS = (0, 9)
@@ -34,7 +38,7 @@ _JoinGroupRequestProtocol = JoinGroupRequestProtocol
 
 
 @dataclass(slots=True, kw_only=True)
-class JoinGroupRequest(ApiMessage):
+class JoinGroupRequest(Request["JoinGroupResponse"]):
     """Kafka JoinGroupRequest (request), versions 0-9."""
 
     API_KEY = 11

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (6, 32767)
 _VALID_VERSIONS = (0, 9)
@@ -44,7 +44,7 @@ _JoinGroupResponseMember = JoinGroupResponseMember
 
 
 @dataclass(slots=True, kw_only=True)
-class JoinGroupResponse(ApiMessage):
+class JoinGroupResponse(Response):
     """Kafka JoinGroupResponse (response), versions 0-9."""
 
     API_KEY = 11

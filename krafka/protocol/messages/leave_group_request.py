@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.leave_group_response import LeaveGroupResponse
 
 _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 5)
@@ -45,7 +49,7 @@ _MemberIdentity = MemberIdentity
 
 
 @dataclass(slots=True, kw_only=True)
-class LeaveGroupRequest(ApiMessage):
+class LeaveGroupRequest(Request["LeaveGroupResponse"]):
     """Kafka LeaveGroupRequest (request), versions 0-5."""
 
     API_KEY = 13

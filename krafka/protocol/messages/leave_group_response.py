@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 5)
@@ -44,7 +44,7 @@ _MemberResponse = MemberResponse
 
 
 @dataclass(slots=True, kw_only=True)
-class LeaveGroupResponse(ApiMessage):
+class LeaveGroupResponse(Response):
     """Kafka LeaveGroupResponse (response), versions 0-5."""
 
     API_KEY = 13

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 5)
@@ -44,7 +44,7 @@ _ListedGroup = ListedGroup
 
 
 @dataclass(slots=True, kw_only=True)
-class ListGroupsResponse(ApiMessage):
+class ListGroupsResponse(Response):
     """Kafka ListGroupsResponse (response), versions 0-5."""
 
     API_KEY = 16

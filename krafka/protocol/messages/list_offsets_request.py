@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.list_offsets_response import ListOffsetsResponse
 
 _FLEX_VERSIONS = (6, 32767)
 _VALID_VERSIONS = (0, 10)
@@ -76,7 +80,7 @@ _ListOffsetsTopic = ListOffsetsTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class ListOffsetsRequest(ApiMessage):
+class ListOffsetsRequest(Request["ListOffsetsResponse"]):
     """Kafka ListOffsetsRequest (request), versions 0-10."""
 
     API_KEY = 2

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (6, 32767)
 _VALID_VERSIONS = (0, 10)
@@ -76,7 +76,7 @@ _ListOffsetsTopicResponse = ListOffsetsTopicResponse
 
 
 @dataclass(slots=True, kw_only=True)
-class ListOffsetsResponse(ApiMessage):
+class ListOffsetsResponse(Response):
     """Kafka ListOffsetsResponse (response), versions 0-10."""
 
     API_KEY = 2

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.list_partition_reassignments_response import (
+        ListPartitionReassignmentsResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -34,7 +40,7 @@ _ListPartitionReassignmentsTopics = ListPartitionReassignmentsTopics
 
 
 @dataclass(slots=True, kw_only=True)
-class ListPartitionReassignmentsRequest(ApiMessage):
+class ListPartitionReassignmentsRequest(Request["ListPartitionReassignmentsResponse"]):
     """Kafka ListPartitionReassignmentsRequest (request), versions 0-0."""
 
     API_KEY = 46

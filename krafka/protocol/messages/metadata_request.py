@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.metadata_response import MetadataResponse
 
 _FLEX_VERSIONS = (9, 32767)
 _VALID_VERSIONS = (0, 12)
@@ -36,7 +40,7 @@ _MetadataRequestTopic = MetadataRequestTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class MetadataRequest(ApiMessage):
+class MetadataRequest(Request["MetadataResponse"]):
     """Kafka MetadataRequest (request), versions 0-12."""
 
     API_KEY = 3

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (9, 32767)
 _VALID_VERSIONS = (0, 12)
@@ -141,7 +141,7 @@ _MetadataResponseTopic = MetadataResponseTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class MetadataResponse(ApiMessage):
+class MetadataResponse(Response):
     """Kafka MetadataResponse (response), versions 0-12."""
 
     API_KEY = 3

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.offset_commit_response import OffsetCommitResponse
 
 _FLEX_VERSIONS = (8, 32767)
 _VALID_VERSIONS = (0, 9)
@@ -81,7 +85,7 @@ _OffsetCommitRequestTopic = OffsetCommitRequestTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class OffsetCommitRequest(ApiMessage):
+class OffsetCommitRequest(Request["OffsetCommitResponse"]):
     """Kafka OffsetCommitRequest (request), versions 0-9."""
 
     API_KEY = 8

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (8, 32767)
 _VALID_VERSIONS = (0, 9)
@@ -63,7 +63,7 @@ _OffsetCommitResponseTopic = OffsetCommitResponseTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class OffsetCommitResponse(ApiMessage):
+class OffsetCommitResponse(Response):
     """Kafka OffsetCommitResponse (response), versions 0-9."""
 
     API_KEY = 8

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.offset_delete_response import OffsetDeleteResponse
 
 _FLEX_VERSIONS = (1, 0)
 _VALID_VERSIONS = (0, 0)
@@ -58,7 +62,7 @@ _OffsetDeleteRequestTopic = OffsetDeleteRequestTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class OffsetDeleteRequest(ApiMessage):
+class OffsetDeleteRequest(Request["OffsetDeleteResponse"]):
     """Kafka OffsetDeleteRequest (request), versions 0-0."""
 
     API_KEY = 47

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (1, 0)
 _VALID_VERSIONS = (0, 0)
@@ -63,7 +63,7 @@ _OffsetDeleteResponseTopic = OffsetDeleteResponseTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class OffsetDeleteResponse(ApiMessage):
+class OffsetDeleteResponse(Response):
     """Kafka OffsetDeleteResponse (response), versions 0-0."""
 
     API_KEY = 47

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.offset_fetch_response import OffsetFetchResponse
 
 _FLEX_VERSIONS = (6, 32767)
 _VALID_VERSIONS = (0, 9)
@@ -116,7 +120,7 @@ _OffsetFetchRequestGroup = OffsetFetchRequestGroup
 
 
 @dataclass(slots=True, kw_only=True)
-class OffsetFetchRequest(ApiMessage):
+class OffsetFetchRequest(Request["OffsetFetchResponse"]):
     """Kafka OffsetFetchRequest (request), versions 0-9."""
 
     API_KEY = 9

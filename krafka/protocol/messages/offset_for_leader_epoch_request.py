@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.offset_for_leader_epoch_response import (
+        OffsetForLeaderEpochResponse,
+    )
 
 _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 4)
@@ -76,7 +82,7 @@ _OffsetForLeaderTopic = OffsetForLeaderTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class OffsetForLeaderEpochRequest(ApiMessage):
+class OffsetForLeaderEpochRequest(Request["OffsetForLeaderEpochResponse"]):
     """Kafka OffsetForLeaderEpochRequest (request), versions 0-4."""
 
     API_KEY = 23

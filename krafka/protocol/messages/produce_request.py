@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.produce_response import ProduceResponse
 
 _FLEX_VERSIONS = (9, 32767)
 _VALID_VERSIONS = (0, 11)
@@ -63,7 +67,7 @@ _TopicProduceData = TopicProduceData
 
 
 @dataclass(slots=True, kw_only=True)
-class ProduceRequest(ApiMessage):
+class ProduceRequest(Request["ProduceResponse | None"]):
     """Kafka ProduceRequest (request), versions 0-11."""
 
     API_KEY = 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (9, 32767)
 _VALID_VERSIONS = (0, 11)
@@ -199,7 +199,7 @@ _NodeEndpoint = NodeEndpoint
 
 
 @dataclass(slots=True, kw_only=True)
-class ProduceResponse(ApiMessage):
+class ProduceResponse(Response):
     """Kafka ProduceResponse (response), versions 0-11."""
 
     API_KEY = 0

@@ -6,14 +6,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
 @dataclass(slots=True, kw_only=True)
-class PushTelemetryResponse(ApiMessage):
+class PushTelemetryResponse(Response):
     """Kafka PushTelemetryResponse (response), versions 0-0."""
 
     API_KEY = 72

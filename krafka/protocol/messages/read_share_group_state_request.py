@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.read_share_group_state_response import ReadShareGroupStateResponse
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -58,7 +62,7 @@ _ReadStateData = ReadStateData
 
 
 @dataclass(slots=True, kw_only=True)
-class ReadShareGroupStateRequest(ApiMessage):
+class ReadShareGroupStateRequest(Request["ReadShareGroupStateResponse"]):
     """Kafka ReadShareGroupStateRequest (request), versions 0-0."""
 
     API_KEY = 84

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -99,7 +99,7 @@ _ReadStateResult = ReadStateResult
 
 
 @dataclass(slots=True, kw_only=True)
-class ReadShareGroupStateResponse(ApiMessage):
+class ReadShareGroupStateResponse(Response):
     """Kafka ReadShareGroupStateResponse (response), versions 0-0."""
 
     API_KEY = 84

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.read_share_group_state_summary_response import (
+        ReadShareGroupStateSummaryResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -58,7 +64,7 @@ _ReadStateSummaryData = ReadStateSummaryData
 
 
 @dataclass(slots=True, kw_only=True)
-class ReadShareGroupStateSummaryRequest(ApiMessage):
+class ReadShareGroupStateSummaryRequest(Request["ReadShareGroupStateSummaryResponse"]):
     """Kafka ReadShareGroupStateSummaryRequest (request), versions 0-0."""
 
     API_KEY = 87

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.renew_delegation_token_response import (
+        RenewDelegationTokenResponse,
+    )
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
 @dataclass(slots=True, kw_only=True)
-class RenewDelegationTokenRequest(ApiMessage):
+class RenewDelegationTokenRequest(Request["RenewDelegationTokenResponse"]):
     """Kafka RenewDelegationTokenRequest (request), versions 0-2."""
 
     API_KEY = 39

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.sasl_authenticate_response import SaslAuthenticateResponse
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
 @dataclass(slots=True, kw_only=True)
-class SaslAuthenticateRequest(ApiMessage):
+class SaslAuthenticateRequest(Request["SaslAuthenticateResponse"]):
     """Kafka SaslAuthenticateRequest (request), versions 0-2."""
 
     API_KEY = 36

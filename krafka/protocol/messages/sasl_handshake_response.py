@@ -6,14 +6,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (1, 0)
 _VALID_VERSIONS = (0, 1)
 
 
 @dataclass(slots=True, kw_only=True)
-class SaslHandshakeResponse(ApiMessage):
+class SaslHandshakeResponse(Response):
     """Kafka SaslHandshakeResponse (response), versions 0-1."""
 
     API_KEY = 17

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.share_acknowledge_response import ShareAcknowledgeResponse
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 2)
@@ -95,7 +99,7 @@ _AcknowledgeTopic = AcknowledgeTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class ShareAcknowledgeRequest(ApiMessage):
+class ShareAcknowledgeRequest(Request["ShareAcknowledgeResponse"]):
     """Kafka ShareAcknowledgeRequest (request), versions 1-2."""
 
     API_KEY = 79

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 2)
@@ -114,7 +114,7 @@ _NodeEndpoint = NodeEndpoint
 
 
 @dataclass(slots=True, kw_only=True)
-class ShareAcknowledgeResponse(ApiMessage):
+class ShareAcknowledgeResponse(Response):
     """Kafka ShareAcknowledgeResponse (response), versions 1-2."""
 
     API_KEY = 79

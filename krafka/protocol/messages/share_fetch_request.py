@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.share_fetch_response import ShareFetchResponse
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 2)
@@ -115,7 +119,7 @@ _ForgottenTopic = ForgottenTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class ShareFetchRequest(ApiMessage):
+class ShareFetchRequest(Request["ShareFetchResponse"]):
     """Kafka ShareFetchRequest (request), versions 1-2."""
 
     API_KEY = 78

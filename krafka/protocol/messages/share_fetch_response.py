@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 2)
@@ -160,7 +160,7 @@ _NodeEndpoint = NodeEndpoint
 
 
 @dataclass(slots=True, kw_only=True)
-class ShareFetchResponse(ApiMessage):
+class ShareFetchResponse(Response):
     """Kafka ShareFetchResponse (response), versions 1-2."""
 
     API_KEY = 78

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 1)
@@ -145,7 +145,7 @@ _DescribedGroup = DescribedGroup
 
 
 @dataclass(slots=True, kw_only=True)
-class ShareGroupDescribeResponse(ApiMessage):
+class ShareGroupDescribeResponse(Response):
     """Kafka ShareGroupDescribeResponse (response), versions 1-1."""
 
     API_KEY = 77

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.share_group_heartbeat_response import ShareGroupHeartbeatResponse
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 1)
 
 
 @dataclass(slots=True, kw_only=True)
-class ShareGroupHeartbeatRequest(ApiMessage):
+class ShareGroupHeartbeatRequest(Request["ShareGroupHeartbeatResponse"]):
     """Kafka ShareGroupHeartbeatRequest (request), versions 1-1."""
 
     API_KEY = 76

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.sync_group_response import SyncGroupResponse
 
 _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 5)
@@ -34,7 +38,7 @@ _SyncGroupRequestAssignment = SyncGroupRequestAssignment
 
 
 @dataclass(slots=True, kw_only=True)
-class SyncGroupRequest(ApiMessage):
+class SyncGroupRequest(Request["SyncGroupResponse"]):
     """Kafka SyncGroupRequest (request), versions 0-5."""
 
     API_KEY = 14

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.txn_offset_commit_response import TxnOffsetCommitResponse
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 4)
@@ -78,7 +82,7 @@ _TxnOffsetCommitRequestTopic = TxnOffsetCommitRequestTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class TxnOffsetCommitRequest(ApiMessage):
+class TxnOffsetCommitRequest(Request["TxnOffsetCommitResponse"]):
     """Kafka TxnOffsetCommitRequest (request), versions 0-4."""
 
     API_KEY = 28

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 4)
@@ -63,7 +63,7 @@ _TxnOffsetCommitResponseTopic = TxnOffsetCommitResponseTopic
 
 
 @dataclass(slots=True, kw_only=True)
-class TxnOffsetCommitResponse(ApiMessage):
+class TxnOffsetCommitResponse(Response):
     """Kafka TxnOffsetCommitResponse (response), versions 0-4."""
 
     API_KEY = 28

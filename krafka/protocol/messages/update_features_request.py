@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.update_features_response import UpdateFeaturesResponse
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 2)
@@ -45,7 +49,7 @@ _FeatureUpdateKey = FeatureUpdateKey
 
 
 @dataclass(slots=True, kw_only=True)
-class UpdateFeaturesRequest(ApiMessage):
+class UpdateFeaturesRequest(Request["UpdateFeaturesResponse"]):
     """Kafka UpdateFeaturesRequest (request), versions 0-2."""
 
     API_KEY = 57

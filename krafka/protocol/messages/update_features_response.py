@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 2)
@@ -37,7 +37,7 @@ _UpdatableFeatureResult = UpdatableFeatureResult
 
 
 @dataclass(slots=True, kw_only=True)
-class UpdateFeaturesResponse(ApiMessage):
+class UpdateFeaturesResponse(Response):
     """Kafka UpdateFeaturesResponse (response), versions 0-2."""
 
     API_KEY = 57

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.write_share_group_state_response import (
+        WriteShareGroupStateResponse,
+    )
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
@@ -96,7 +102,7 @@ _WriteStateData = WriteStateData
 
 
 @dataclass(slots=True, kw_only=True)
-class WriteShareGroupStateRequest(ApiMessage):
+class WriteShareGroupStateRequest(Request["WriteShareGroupStateResponse"]):
     """Kafka WriteShareGroupStateRequest (request), versions 0-0."""
 
     API_KEY = 85

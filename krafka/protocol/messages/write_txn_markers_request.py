@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.write_txn_markers_response import WriteTxnMarkersResponse
 
 _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
@@ -67,7 +71,7 @@ _WritableTxnMarker = WritableTxnMarker
 
 
 @dataclass(slots=True, kw_only=True)
-class WriteTxnMarkersRequest(ApiMessage):
+class WriteTxnMarkersRequest(Request["WriteTxnMarkersResponse"]):
     """Kafka WriteTxnMarkersRequest (request), versions 0-1."""
 
     API_KEY = 27

@@ -11,13 +11,13 @@ from enum import Enum
 from typing import Any
 
 from krafka.errors import AuthenticationError
+from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
     SaslHandshakeRequest,
     SaslHandshakeResponse,
 )
-from krafka.sansio.codes import Code
 from krafka.sansio.sasl.mechanism import SaslMechanism
 
 
@@ -54,13 +54,13 @@ class SaslExchange:
         raise AuthenticationError(f"SASL: response in state {self.step.name}")
 
     def _on_handshake(self, response: SaslHandshakeResponse) -> SaslAuthenticateRequest:
-        if response.error_code == Code.UNSUPPORTED_SASL_MECHANISM:
+        if response.error_code == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
             offered = ", ".join(response.mechanisms or ())
             raise AuthenticationError(
                 f"SASL mechanism {self.mechanism.name} not enabled on the broker "
                 f"(it offers: {offered})"
             )
-        if response.error_code != Code.NONE:
+        if response.error_code != ErrorCode.NONE:
             raise AuthenticationError(f"SaslHandshake failed with error code {response.error_code}")
         self.step = SaslStep.AUTHENTICATE
         return SaslAuthenticateRequest(auth_bytes=self.mechanism.initial_response())
@@ -68,7 +68,7 @@ class SaslExchange:
     def _on_authenticate(
         self, response: SaslAuthenticateResponse
     ) -> SaslAuthenticateRequest | None:
-        if response.error_code != Code.NONE:
+        if response.error_code != ErrorCode.NONE:
             detail = response.error_message or f"error code {response.error_code}"
             raise AuthenticationError(f"SASL {self.mechanism.name} authentication failed: {detail}")
         reply = self.mechanism.respond(bytes(response.auth_bytes or b""))

@@ -7,8 +7,8 @@ import pytest
 from _producer_scripted import TP, Harness, sequences, values
 
 from krafka.errors import (
+    KafkaConnectionError,
     KafkaTimeoutError,
-    NetworkError,
     OutOfOrderSequenceNumberError,
     ProducerFencedError,
     TopicAuthorizationFailedError,
@@ -205,7 +205,7 @@ def test_connection_loss_retries_with_the_same_sequence_and_duplicates_count_as_
     h = Harness()
     handle = h.send(b"a")
     (plan,) = h.drain()
-    h.sender.on_failure(plan, NetworkError("lost"), h.now)
+    h.sender.on_failure(plan, KafkaConnectionError("lost"), h.now)
     h.advance(1.0)
     (retry,) = h.drain()
     assert sequences(retry)[TP] == (0, 0, 1)

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from krafka.codec import decode_batches
-from krafka.errors import NetworkError
+from krafka.errors import KafkaConnectionError
 from krafka.sansio.producer import PartitionResult, ProducerConfig, ProduceRequestPlan
 
 MAX_RECORDS = 3
@@ -98,7 +98,7 @@ def test_every_record_lands_exactly_once_in_order_whatever_fails(data: st.DataOb
             for plan in in_flight[:processed]:
                 broker.handle(plan)  # written, but the answer is lost with the connection
             for plan in in_flight:
-                h.sender.on_failure(plan, NetworkError("connection lost"), h.now)
+                h.sender.on_failure(plan, KafkaConnectionError("connection lost"), h.now)
             in_flight.clear()
         elif action == "tick":
             h.advance(0.02)
