@@ -6,6 +6,8 @@ calls, which is most of the per-batch cost for small batches. Fields are read-on
 """
 
 cimport cython
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
 from krafka._codec.types import Compression, TimestampType
 
@@ -70,6 +72,95 @@ cdef Record new_record(object offset, object timestamp, object key, object value
     r.value = value
     r.headers = headers
     return r
+
+
+# ---------------------------------------------------------------- Record(...) without tp_init
+# `Record(...)` is the producer's per-record call. A vectorcall entry on the type skips the
+# argument tuple, tp_new/tp_init dispatch and keyword parsing of a `def __init__`; it behaves
+# exactly as `__init__` (same defaults, `int()` of offset and timestamp).
+
+cdef extern from *:
+    """
+    #include <structmember.h>
+    #define KRAFKA_RECORD_STRUCT struct __pyx_obj_6krafka_6_codec_6_types_Record
+    static PyMemberDef krafka_record_members[6];
+    static int krafka_record_install_impl(PyTypeObject *t, vectorcallfunc vc, Py_ssize_t *offsets) {
+        static const char *names[5] = {"offset", "timestamp", "key", "value", "headers"};
+        int i;
+        for (i = 0; i < 5; i++) {
+            PyObject *descr;
+            krafka_record_members[i].name = names[i];
+            krafka_record_members[i].type = T_OBJECT_EX;
+            krafka_record_members[i].offset = offsets[i];
+            krafka_record_members[i].flags = READONLY;
+            krafka_record_members[i].doc = NULL;
+            descr = PyDescr_NewMember(t, &krafka_record_members[i]);
+            if (descr == NULL) return -1;
+            if (PyDict_SetItemString(t->tp_dict, names[i], descr) < 0) { Py_DECREF(descr); return -1; }
+            Py_DECREF(descr);
+        }
+        t->tp_vectorcall = vc;
+        PyType_Modified(t);
+        return 0;
+    }
+    #define krafka_record_install(t, vc) krafka_record_install_impl((t), (vectorcallfunc)(vc), \
+        (Py_ssize_t[5]){offsetof(KRAFKA_RECORD_STRUCT, offset), \
+                        offsetof(KRAFKA_RECORD_STRUCT, timestamp), \
+                        offsetof(KRAFKA_RECORD_STRUCT, key), \
+                        offsetof(KRAFKA_RECORD_STRUCT, value), \
+                        offsetof(KRAFKA_RECORD_STRUCT, headers)})
+    """
+    int krafka_record_install(PyTypeObject* t, void* vc) except -1
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
+
+
+cdef tuple _RECORD_FIELD_NAMES = RECORD_FIELDS
+cdef object _ZERO = 0
+cdef tuple _NO_HEADERS = ()
+
+
+cdef Py_ssize_t _field_index(PyObject* name) except -2:
+    """Position of a keyword among Record's fields (-1: not one of them)."""
+    cdef Py_ssize_t i
+    for i in range(5):
+        if <PyObject*>PyTuple_GET_ITEM(_RECORD_FIELD_NAMES, i) == name:
+            return i
+    for i in range(5):
+        if <object>PyTuple_GET_ITEM(_RECORD_FIELD_NAMES, i) == <object>name:
+            return i
+    return -1
+
+
+cdef object _record_vectorcall(object cls, PyObject** args, size_t nargsf, PyObject* kwnames):
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), i, j, nkw = 0
+    cdef PyObject* vals[5]
+    if nargs > 5:
+        raise TypeError(f"Record() takes at most 5 positional arguments ({nargs} given)")
+    for i in range(5):
+        vals[i] = args[i] if i < nargs else NULL
+    if kwnames != NULL:
+        nkw = PyTuple_GET_SIZE(<object>kwnames)
+        for j in range(nkw):
+            i = _field_index(PyTuple_GET_ITEM(<object>kwnames, j))
+            if i < 0:
+                raise TypeError(f"Record() got an unexpected keyword argument "
+                                f"{<object>PyTuple_GET_ITEM(<object>kwnames, j)!r}")
+            if vals[i] != NULL:
+                raise TypeError(f"Record() got multiple values for argument "
+                                f"{<object>PyTuple_GET_ITEM(_RECORD_FIELD_NAMES, i)!r}")
+            vals[i] = args[nargs + j]
+    offset = _ZERO if vals[0] == NULL else <object>vals[0]
+    if type(offset) is not int:
+        offset = int(offset)
+    timestamp = None if vals[1] == NULL else <object>vals[1]
+    if timestamp is not None and type(timestamp) is not int:
+        timestamp = int(timestamp)
+    return new_record(offset, timestamp, None if vals[2] == NULL else <object>vals[2],
+                      None if vals[3] == NULL else <object>vals[3],
+                      _NO_HEADERS if vals[4] == NULL else <object>vals[4])
+
+
+krafka_record_install(<PyTypeObject*>Record, <void*>_record_vectorcall)
 
 
 @cython.final
