@@ -10,12 +10,21 @@ strings, so a header costs one bytes object and one tuple.
 from krafka._codec._types import BatchHeader, Record, RecordBatch  # noqa: F401 - re-exported
 
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.bytes cimport (
+    PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE,
+)
+from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_CheckExact
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-from cpython.unicode cimport PyUnicode_DecodeUTF8
+from cpython.sequence cimport PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
+from cpython.tuple cimport (
+    PyTuple_CheckExact, PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM,
+)
+from cpython.unicode cimport (
+    PyUnicode_CheckExact, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH,
+)
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
@@ -30,6 +39,7 @@ from krafka._codec._types cimport BatchHeader, Record, RecordBatch, new_record
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
+    bint PyUnicode_IS_COMPACT_ASCII(object)
     const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
     object PyMemoryView_FromMemory(char* mem, Py_ssize_t size, int flags)
     int PyBUF_READ
@@ -350,110 +360,209 @@ def iter_batch_records(buf, header, bint check_crc=True,
 
 
 # ---------------------------------------------------------------- encoding
-# Two passes: sizes first (kept in a C array), then every byte is written straight into the
-# output `bytes` object — no growing buffer, no final copy (a compressed batch copies only the
-# compressed payload).
+# One pass reads every record into a C slot (borrowed fields, timestamp, body size), then every
+# byte is written straight into the output `bytes` object: no growing buffer, no final copy (a
+# compressed batch copies only the compressed payload). Records whose fields need converting
+# (buffers other than bytes, header sequences of other types, duck-typed records) are replaced by
+# a converted compiled Record first; converting may run Python code, so the slots are then read
+# again before anything is written.
 
-cdef inline Py_ssize_t _blob_size(object data):
+cdef struct Slot:
+    PyObject* key           # bytes or None, borrowed from the record
+    PyObject* value
+    PyObject* headers       # list or tuple of (str, bytes | None) tuples; NULL: none
+    int64_t ts
+    Py_ssize_t body         # size of the record after its length varint
+
+cdef enum:
+    STACK_SLOTS = 16
+
+
+cdef struct Stamps:
+    int64_t default_ts      # given by the caller, or the clock read once when first needed
+    bint have_default
+    int64_t first_ts
+    int64_t max_ts
+
+
+cdef inline bint _is_blob(PyObject* o) noexcept:
+    return o == <PyObject*>None or PyBytes_CheckExact(<object>o)
+
+
+cdef inline Py_ssize_t _blob_size(PyObject* o) noexcept:
     cdef Py_ssize_t n
-    if data is None:
+    if o == <PyObject*>None:
         return 1
-    n = PyBytes_GET_SIZE(data)
+    n = PyBytes_GET_SIZE(<object>o)
     return size_varint(<int32_t>n) + n
 
 
-cdef inline uint8_t* _put_blob(uint8_t* w, object data):
+cdef inline uint8_t* _put_blob(uint8_t* w, PyObject* o) noexcept:
     cdef Py_ssize_t n
-    if data is None:
+    if o == <PyObject*>None:
         w[0] = 1
         return w + 1
-    n = PyBytes_GET_SIZE(data)
+    n = PyBytes_GET_SIZE(<object>o)
     w += write_varint(w, <int32_t>n)
-    memcpy(w, PyBytes_AS_STRING(data), n)
+    memcpy(w, PyBytes_AS_STRING(<object>o), n)
     return w + n
 
 
-cdef object _plain_headers(object headers):
-    """Headers as a list of (str, bytes | None) with exact types, converting only if needed."""
-    cdef bint plain = type(headers) is list
-    if plain:
-        for item in <list>headers:
-            if type(item) is not tuple or len(<tuple>item) != 2 or type((<tuple>item)[0]) is not str:
-                plain = False
-                break
-            hval = (<tuple>item)[1]
-            if hval is not None and type(hval) is not bytes:
-                plain = False
-                break
-    if plain:
-        return headers
-    return [(str(k), None if v is None else bytes(v)) for k, v in headers]
+cdef inline const char* _utf8(PyObject* s, Py_ssize_t* n) except NULL:
+    if PyUnicode_IS_COMPACT_ASCII(<object>s):
+        n[0] = PyUnicode_GET_LENGTH(<object>s)
+        return <const char*>PyUnicode_DATA(<object>s)
+    return PyUnicode_AsUTF8AndSize(<object>s, n)
 
 
-cdef inline bint _is_plain(Record r):
-    """Fields already of the exact types the writer reads without conversion."""
-    return ((r.key is None or type(r.key) is bytes)
-            and (r.value is None or type(r.value) is bytes)
-            and (not r.headers or _plain_headers(r.headers) is r.headers))
+cdef Py_ssize_t _headers_size(PyObject* headers) except -2:
+    """Encoded size of plain headers (a list/tuple of (str, bytes | None)), -1 if not plain."""
+    cdef Py_ssize_t i, count = PySequence_Fast_GET_SIZE(<object>headers), klen
+    cdef Py_ssize_t size = size_varint(<int32_t>count)
+    cdef PyObject* item
+    cdef PyObject* hkey
+    cdef PyObject* hval
+    for i in range(count):
+        item = PySequence_Fast_GET_ITEM(<object>headers, i)
+        if not PyTuple_CheckExact(<object>item) or PyTuple_GET_SIZE(<object>item) != 2:
+            return -1
+        hkey = PyTuple_GET_ITEM(<object>item, 0)
+        hval = PyTuple_GET_ITEM(<object>item, 1)
+        if not PyUnicode_CheckExact(<object>hkey) or not _is_blob(hval):
+            return -1
+        _utf8(hkey, &klen)
+        size += size_varint(<int32_t>klen) + klen + _blob_size(hval)
+    return size
 
 
-cdef Record _normalized(object rec):
-    """`rec` as a compiled Record with exact field types (itself when it already is one)."""
-    if type(rec) is Record and _is_plain(<Record>rec):
-        return <Record>rec
-    key, value, headers = rec.key, rec.value, rec.headers
+cdef int _read_slot(Slot* s, object rec, int32_t delta, Stamps* stamps) except -1:
+    """Fill `s` from a compiled Record or a (key, value, headers, timestamp) tuple whose fields
+    have exactly the types written as they are; 0 (and nothing read) if `rec` needs converting.
+    Runs no Python code."""
+    cdef PyObject* ts
+    cdef PyObject* headers
+    cdef Py_ssize_t hsize
+    if type(rec) is Record:
+        s.key = <PyObject*>(<Record>rec).key
+        s.value = <PyObject*>(<Record>rec).value
+        headers = <PyObject*>(<Record>rec).headers
+        ts = <PyObject*>(<Record>rec).timestamp
+    elif type(rec) is tuple and PyTuple_GET_SIZE(rec) == 4:
+        s.key = PyTuple_GET_ITEM(rec, 0)
+        s.value = PyTuple_GET_ITEM(rec, 1)
+        headers = PyTuple_GET_ITEM(rec, 2)
+        ts = PyTuple_GET_ITEM(rec, 3)
+    else:
+        return 0
+    if not _is_blob(s.key) or not _is_blob(s.value):
+        return 0
+    if ts == <PyObject*>None:
+        if not stamps.have_default:
+            stamps.default_ts = _now_ms()
+            stamps.have_default = True
+        s.ts = stamps.default_ts
+    elif PyLong_CheckExact(<object>ts):
+        s.ts = <int64_t><object>ts
+    else:
+        return 0
+    if headers == <PyObject*>None or ((PyList_CheckExact(<object>headers)
+                                       or PyTuple_CheckExact(<object>headers))
+                                      and PySequence_Fast_GET_SIZE(<object>headers) == 0):
+        s.headers = NULL
+        hsize = 1
+    elif PyList_CheckExact(<object>headers) or PyTuple_CheckExact(<object>headers):
+        hsize = _headers_size(headers)
+        if hsize < 0:
+            return 0
+        s.headers = headers
+    else:
+        return 0
+    # the timestamp delta's size is added once the first timestamp is known
+    s.body = 1 + size_varint(delta) + _blob_size(s.key) + _blob_size(s.value) + hsize
+    return 1
+
+
+cdef Record _converted(object rec):
+    """`rec` (any record-like object or record tuple) as a compiled Record of exact types."""
+    if type(rec) is tuple:
+        if len(<tuple>rec) != 4:
+            raise ValueError(f"a record tuple is (key, value, headers, timestamp), "
+                             f"got {len(<tuple>rec)} items")
+        key, value, headers, timestamp = <tuple>rec
+    else:
+        key, value, headers, timestamp = rec.key, rec.value, rec.headers, rec.timestamp
+    if timestamp is not None and type(timestamp) is not int:
+        timestamp = int(timestamp)
     return new_record(
-        0, rec.timestamp, None if key is None else bytes(key),
-        None if value is None else bytes(value), _plain_headers(headers) if headers else [])
+        0, timestamp, None if key is None else bytes(key), None if value is None else bytes(value),
+        [(str(k), None if v is None else bytes(v)) for k, v in headers] if headers else None)
 
 
-cdef inline int64_t _ts(Record r, int64_t default_ts) except? -1:
-    return default_ts if r.timestamp is None else r.timestamp
+cdef list _read_slots(list recs, bint owned, Slot* slots, Stamps* stamps,
+                      Py_ssize_t* total):
+    """Fill every slot, converting records as needed (into a copy of `recs` unless `owned`);
+    return the list whose records the slots borrow from."""
+    cdef Py_ssize_t i, count = len(recs)
+    cdef bint converted = False
+    for i in range(count):
+        if not _read_slot(&slots[i], <object>PyList_GET_ITEM(recs, i), <int32_t>i, stamps):
+            if not owned:
+                recs = list(recs)
+                owned = True
+            recs[i] = _converted(<object>PyList_GET_ITEM(recs, i))
+            converted = True
+    if converted:
+        # conversions ran Python code, which may have changed records read before: read again
+        for i in range(count):
+            if not _read_slot(&slots[i], <object>PyList_GET_ITEM(recs, i), <int32_t>i, stamps):
+                raise RuntimeError("records changed while being encoded")
+    cdef int64_t first_ts = slots[0].ts, max_ts = first_ts
+    total[0] = 0
+    for i in range(count):
+        if slots[i].ts > max_ts:
+            max_ts = slots[i].ts
+        slots[i].body += size_varlong(slots[i].ts - first_ts)
+        total[0] += size_varint(<int32_t>slots[i].body) + slots[i].body
+    stamps.first_ts = first_ts
+    stamps.max_ts = max_ts
+    return recs
 
 
-cdef Py_ssize_t _record_body_size(Record f, int32_t delta, int64_t ts_delta) except -1:
-    cdef Py_ssize_t klen
-    cdef object headers = f.headers or ()
-    cdef Py_ssize_t body = (1 + size_varlong(ts_delta) + size_varint(delta) + _blob_size(f.key)
-                           + _blob_size(f.value) + size_varint(<int32_t>len(headers)))
-    for item in headers:
-        PyUnicode_AsUTF8AndSize((<tuple>item)[0], &klen)
-        body += size_varint(<int32_t>klen) + klen + _blob_size((<tuple>item)[1])
-    return body
-
-
-cdef uint8_t* _write_record(uint8_t* w, Record f, Py_ssize_t body, int32_t delta,
-                            int64_t ts_delta) except NULL:
+cdef uint8_t* _write_record(uint8_t* w, Slot* s, int32_t delta, int64_t first_ts) except NULL:
+    cdef Py_ssize_t i, count, klen
     cdef const char* kraw
-    cdef Py_ssize_t klen
-    w += write_varint(w, <int32_t>body)
+    cdef PyObject* item
+    cdef int64_t ts_delta = s.ts - first_ts
+    w += write_varint(w, <int32_t>s.body)
     w[0] = 0
     w += 1
     w += write_varlong(w, ts_delta)
     w += write_varint(w, delta)
-    w = _put_blob(w, f.key)
-    w = _put_blob(w, f.value)
-    cdef object headers = f.headers or ()
-    w += write_varint(w, <int32_t>len(headers))
-    for item in headers:
-        kraw = PyUnicode_AsUTF8AndSize((<tuple>item)[0], &klen)
+    w = _put_blob(w, s.key)
+    w = _put_blob(w, s.value)
+    if s.headers == NULL:
+        w[0] = 0
+        return w + 1
+    count = PySequence_Fast_GET_SIZE(<object>s.headers)
+    w += write_varint(w, <int32_t>count)
+    for i in range(count):
+        item = PySequence_Fast_GET_ITEM(<object>s.headers, i)
+        kraw = _utf8(PyTuple_GET_ITEM(<object>item, 0), &klen)
         w += write_varint(w, <int32_t>klen)
         memcpy(w, kraw, klen)
         w += klen
-        w = _put_blob(w, (<tuple>item)[1])
+        w = _put_blob(w, PyTuple_GET_ITEM(<object>item, 1))
     return w
 
 
-cdef object _encode_records(list fields, Py_ssize_t* sizes, Py_ssize_t offset,
-                            Py_ssize_t total, int64_t first_ts, int64_t default_ts):
+cdef object _encode_records(Slot* slots, Py_ssize_t count, Py_ssize_t offset, Py_ssize_t total,
+                            int64_t first_ts):
     """A new bytes object of `offset + total` bytes with the records written from `offset`."""
     cdef object out = PyBytes_FromStringAndSize(NULL, offset + total)
     cdef uint8_t* w = <uint8_t*>PyBytes_AS_STRING(out) + offset
     cdef Py_ssize_t i
-    cdef Record f
-    for i in range(len(fields)):
-        f = <Record>fields[i]
-        w = _write_record(w, f, sizes[i], <int32_t>i, _ts(f, default_ts) - first_ts)
+    for i in range(count):
+        w = _write_record(w, &slots[i], <int32_t>i, first_ts)
     return out
 
 
@@ -462,45 +571,41 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
                  bint transactional=False, bint control=False,
                  timestamp_type=TimestampType.CREATE_TIME, int32_t partition_leader_epoch=-1,
                  compression_level=None, now_ms=None):
-    """Encode one v2 record batch with its CRC32C filled in (see `records.encode_batch`)."""
-    cdef list recs = records if type(records) is list else list(records)
-    cdef Py_ssize_t count = len(recs), i, total = 0
+    """Encode one v2 record batch with its CRC32C filled in (see `records.encode_batch`).
+
+    `records` holds Records (or any object with their fields) and/or
+    (key, value, headers, timestamp) tuples.
+    """
+    cdef bint owned = type(records) is not list
+    cdef list recs = list(records) if owned else records
+    cdef Py_ssize_t count = len(recs), total
     if count == 0:
         raise ValueError("a record batch needs at least one record")
     code_obj = _CODE_OF.get(compression)
     if code_obj is None:
         code_obj = Compression.parse(compression).code
     cdef int code = code_obj
-    cdef int64_t default_ts = now_ms if now_ms is not None else _now_ms()
-    cdef list fields = recs
-    cdef Record f, norm
-    for i in range(count):
-        norm = _normalized(recs[i])
-        if norm is not recs[i]:
-            if fields is recs:
-                fields = list(recs)
-            fields[i] = norm
-    cdef int64_t first_ts = _ts(<Record>fields[0], default_ts), max_ts = first_ts, ts
-    cdef Py_ssize_t* sizes = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
-    if sizes == NULL:
-        raise MemoryError()
+    cdef Stamps stamps
+    stamps.have_default = now_ms is not None
+    stamps.default_ts = now_ms if stamps.have_default else 0
+    cdef Slot stack_slots[STACK_SLOTS]
+    cdef Slot* slots = stack_slots
+    if count > STACK_SLOTS:
+        slots = <Slot*>PyMem_Malloc(count * sizeof(Slot))
+        if slots == NULL:
+            raise MemoryError()
     try:
-        for i in range(count):
-            f = <Record>fields[i]
-            ts = _ts(f, default_ts)
-            if ts > max_ts:
-                max_ts = ts
-            sizes[i] = _record_body_size(f, <int32_t>i, ts - first_ts)
-            total += size_varint(<int32_t>sizes[i]) + sizes[i]
+        recs = _read_slots(recs, owned, slots, &stamps, &total)  # keeps converted records alive
         if code == 0:
-            out = _encode_records(fields, sizes, HEADER_SIZE, total, first_ts, default_ts)
+            out = _encode_records(slots, count, HEADER_SIZE, total, stamps.first_ts)
         else:
-            raw = _encode_records(fields, sizes, 0, total, first_ts, default_ts)
+            raw = _encode_records(slots, count, 0, total, stamps.first_ts)
             payload = _compression_mod.compress(_CODECS[code], raw, compression_level)
             out = PyBytes_FromStringAndSize(NULL, HEADER_SIZE + len(payload))
             memcpy(PyBytes_AS_STRING(out) + HEADER_SIZE, PyBytes_AS_STRING(payload), len(payload))
     finally:
-        PyMem_Free(sizes)
+        if slots != stack_slots:
+            PyMem_Free(slots)
     cdef int attributes = code | ((<int>timestamp_type & 1) << 3)
     if transactional:
         attributes |= 0x10
@@ -514,8 +619,8 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
     h[16] = 2
     put16(h + 21, attributes)
     put32(h + 23, <int32_t>(count - 1))
-    put64(h + 27, first_ts)
-    put64(h + 35, max_ts)
+    put64(h + 27, stamps.first_ts)
+    put64(h + 35, stamps.max_ts)
     put64(h + 43, producer_id)
     put16(h + 51, producer_epoch)
     put32(h + 53, base_sequence)

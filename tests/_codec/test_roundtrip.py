@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from krafka._codec import implementations
 from krafka._codec.types import Compression
 from krafka.errors import CorruptRecordError
 from tests._codec.helpers import record_tuple
@@ -103,3 +104,59 @@ def test_lazy_record_iteration(codec: ModuleType):
     assert [next(it).key for _ in range(6)] == [b"%d" % i for i in range(6)]
     with pytest.raises(CorruptRecordError):
         next(it)
+
+
+@settings(max_examples=40, deadline=None)
+@given(fields=st.lists(record_fields, min_size=1, max_size=12), opts=batch_options, data=st.data())
+def test_record_tuples_encode_as_records(
+    codec: ModuleType, fields: list[dict[str, Any]], opts: dict[str, Any], data: st.DataObject
+):
+    as_tuple = data.draw(st.lists(st.booleans(), min_size=len(fields), max_size=len(fields)))
+    mixed = [
+        (f["key"], f["value"], f["headers"], f["timestamp"]) if t else codec.Record(**f)
+        for f, t in zip(fields, as_tuple, strict=True)
+    ]
+    assert encode(codec, mixed, opts) == encode(codec, build(codec, fields), opts)
+    assert encode(codec, iter(mixed), opts) == encode(codec, build(codec, fields), opts)
+
+
+def test_record_tuple_defaults_and_conversions(codec: ModuleType):
+    def enc(records: list[Any]) -> bytes:
+        return bytes(codec.encode_batch(records, "none", 0, -1, -1, -1, False, False, 0, -1,
+                                        None, 99))  # fmt: skip
+
+    assert enc([(b"k", None, None, None)]) == enc([codec.Record(0, 99, b"k", None, [])])
+    assert enc([(bytearray(b"k"), memoryview(b"v"), (("h", bytearray(b"x")),), 5)]) == enc(
+        [codec.Record(0, 5, b"k", b"v", [("h", b"x")])]
+    )
+    assert enc([(b"k", b"v", [], 5.9)]) == enc([codec.Record(0, 5, b"k", b"v", [])])
+    for bad in [(b"k", b"v"), (b"k", b"v", [], 1, 2), ()]:
+        with pytest.raises(ValueError, match="record tuple"):
+            enc([codec.Record(value=b"ok"), bad])
+
+
+def test_encoding_leaves_the_callers_list_alone(codec: ModuleType):
+    records: list[Any] = [(bytearray(b"k"), b"v", None, 1), codec.Record(value=bytearray(b"x"))]
+    before = list(records)
+    codec.encode_batch(records, "none", 0, -1, -1, -1, False)
+    assert records == before and records[0] is before[0]
+
+
+def test_records_changed_while_converting_are_read_again():
+    """Converting one record may run Python code that changes another one already read."""
+    compiled = implementations().get("compiled")
+    if compiled is None:
+        pytest.skip("extensions not built")
+    hdrs = [("h", b"x")]
+
+    class Growing:
+        def __bytes__(self) -> bytes:
+            hdrs.extend([("more", b"y" * 1000)] * 50)
+            return b"v"
+
+    blob = compiled.encode_batch(
+        [compiled.Record(0, 1, b"k", b"v", hdrs), (b"k", Growing(), None, 1)]
+    )
+    (batch,) = compiled.decode_batches(blob)
+    assert batch.records[0].headers == hdrs and len(hdrs) == 51
+    assert batch.records[1].value == b"v"
