@@ -3,8 +3,9 @@
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from libc.stdint cimport int32_t, uint8_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
+from krafka._codec._crc cimport crc32c_of
 from krafka._codec._cvarint cimport be32, be64
 from krafka._codec._recordwalk cimport MIN_RECORD_SIZE
 
@@ -64,10 +65,11 @@ cdef V2Body open_v2(object owner, const uint8_t* q, Py_ssize_t start, Py_ssize_t
     b.count = be32(q + 57)
     b.where = start
     cdef int code = b.attributes & 7
+    cdef int64_t actual
     if code > 4:
         raise CorruptRecordError(f"unknown compression codec {code}", start)
     if check_crc:
-        actual = _crc32c(_window(q, CRC_START, length))
+        actual = crc32c_of(_crc32c, q + CRC_START, length - CRC_START)
         if actual != stored:
             raise CorruptRecordError(
                 f"record batch CRC mismatch: stored {stored:#010x}, computed {actual:#010x}", start)

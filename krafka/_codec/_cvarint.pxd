@@ -10,6 +10,17 @@ cdef inline int read_uvarint64(const uint8_t* p, Py_ssize_t* pos, Py_ssize_t end
     cdef int i
     cdef uint8_t b
     cdef Py_ssize_t q = pos[0]
+    # one- and two-byte varints (most lengths and deltas) without the loop
+    if q + 1 < end:
+        b = p[q]
+        if b < 0x80:
+            pos[0] = q + 1
+            out[0] = b
+            return 0
+        if p[q + 1] < 0x80:
+            pos[0] = q + 2
+            out[0] = (b & 0x7F) | (<uint64_t>p[q + 1] << 7)
+            return 0
     for i in range(max_bytes):
         if q >= end:
             return -1

@@ -29,6 +29,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
 from krafka._codec._batchbody cimport BufferView, V2Body, open_v2
+from krafka._codec._crc cimport crc32c_of
 from krafka._codec._cvarint cimport (
     be32, be64, put16, put32, put64, size_varint, size_varlong, write_varint, write_varlong,
 )
@@ -41,8 +42,6 @@ cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
     bint PyUnicode_IS_COMPACT_ASCII(object)
     const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
-    object PyMemoryView_FromMemory(char* mem, Py_ssize_t size, int flags)
-    int PyBUF_READ
 
 import time
 
@@ -85,15 +84,16 @@ cdef list _hk_str = [None] * 256
 
 
 cdef inline object _header_key(const uint8_t* p, Py_ssize_t n):
-    cdef unsigned int h = <unsigned int>n
-    cdef Py_ssize_t i
+    # the slot is picked from the length and the first and last bytes; a collision only costs
+    # a decode, since the cached raw bytes are compared in full
+    cdef unsigned int h
     cdef object raw_obj
     cdef bytes raw
     if n > 64:
         return _decode_key(p, n)
-    for i in range(n):
-        h = h * 31 + p[i]
-    h &= 255
+    h = <unsigned int>n * 31
+    if n > 0:
+        h = (h + p[0] * 7 + p[n - 1] * 131 + p[n >> 1]) & 255
     raw_obj = <object>PyList_GET_ITEM(_hk_raw, h)
     if raw_obj is not None:
         raw = <bytes>raw_obj
@@ -625,6 +625,5 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
     put16(h + 51, producer_epoch)
     put32(h + 53, base_sequence)
     put32(h + 57, <int32_t>count)
-    crc = _crc32c(PyMemoryView_FromMemory(<char*>h + CRC_START, n - CRC_START, PyBUF_READ))
-    put32(h + 17, <int32_t><uint32_t>crc)
+    put32(h + 17, <int32_t><uint32_t>crc32c_of(_crc32c, h + CRC_START, n - CRC_START))
     return out

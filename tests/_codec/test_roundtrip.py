@@ -160,3 +160,18 @@ def test_records_changed_while_converting_are_read_again():
     (batch,) = compiled.decode_batches(blob)
     assert batch.records[0].headers == hdrs and len(hdrs) == 51
     assert batch.records[1].value == b"v"
+
+
+@pytest.mark.parametrize("sizes", [range(0, 40), range(1980, 2020), range(4090, 4100)])
+def test_checksums_of_small_and_large_batches(codec: ModuleType, sizes: range):
+    """Small batches are checksummed inline, larger ones by the crc32c package: both agree
+    with kafka-python, and a flipped bit is caught either way."""
+    from kafka.record.default_records import DefaultRecordBatch
+
+    for size in sizes:
+        blob = bytearray(codec.encode_batch([(b"k", b"\x5a" * size, None, 1)]))
+        assert DefaultRecordBatch(bytearray(blob)).validate_crc(), size
+        assert codec.decode_batches(bytes(blob))[0].records[0].value == b"\x5a" * size
+        blob[-1] ^= 0x10
+        with pytest.raises(CorruptRecordError, match="CRC"):
+            codec.decode_batches(bytes(blob))
