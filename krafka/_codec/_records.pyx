@@ -78,22 +78,35 @@ cdef object _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
 cdef object _TS_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 
 
-# ---------------------------------------------------------------- header-key cache
-cdef list _hk_raw = [None] * 256
-cdef list _hk_str = [None] * 256
+# ---------------------------------------------------------------- header caches
+# Header keys repeat from record to record, and so do many header values (content types, schema
+# ids, sources): a key's string is decoded once and kept, and the last (key, value) tuple seen
+# for a key is handed out again while the value bytes are the same. Both are immutable, so
+# sharing them is invisible; each record still gets its own headers list.
+cdef enum:
+    HEADER_SLOTS = 256
+    MAX_CACHED_KEY = 64
+    MAX_CACHED_VALUE = 64
+
+cdef list _hk_raw = [None] * HEADER_SLOTS
+cdef list _hk_str = [None] * HEADER_SLOTS
+cdef list _hk_pair = [None] * HEADER_SLOTS
 
 
-cdef inline object _header_key(const uint8_t* p, Py_ssize_t n):
-    # the slot is picked from the length and the first and last bytes; a collision only costs
-    # a decode, since the cached raw bytes are compared in full
+cdef inline object _header_key(const uint8_t* p, Py_ssize_t n, Py_ssize_t* slot):
+    """The decoded key; `slot` is its cache slot, or -1 if it is not cached."""
+    # the slot is picked from the length and three bytes; a collision only costs a decode,
+    # since the cached raw bytes are compared in full
     cdef unsigned int h
     cdef object raw_obj
     cdef bytes raw
-    if n > 64:
+    if n > MAX_CACHED_KEY:
+        slot[0] = -1
         return _decode_key(p, n)
     h = <unsigned int>n * 31
     if n > 0:
-        h = (h + p[0] * 7 + p[n - 1] * 131 + p[n >> 1]) & 255
+        h = (h + p[0] * 7 + p[n - 1] * 131 + p[n >> 1]) & (HEADER_SLOTS - 1)
+    slot[0] = h
     raw_obj = <object>PyList_GET_ITEM(_hk_raw, h)
     if raw_obj is not None:
         raw = <bytes>raw_obj
@@ -102,7 +115,38 @@ cdef inline object _header_key(const uint8_t* p, Py_ssize_t n):
     s = _decode_key(p, n)
     _hk_raw[h] = PyBytes_FromStringAndSize(<const char*>p, n)
     _hk_str[h] = s
+    _hk_pair[h] = None
     return s
+
+
+cdef inline tuple _header(const uint8_t* p, HeaderSpan* h):
+    """The (key, value) tuple of one header, shared with the previous record when equal."""
+    cdef Py_ssize_t slot
+    cdef object hkey = _header_key(p + h.key, h.klen, &slot)
+    cdef object last, last_value
+    cdef object hval = None
+    cdef tuple pair
+    if slot >= 0 and h.vlen <= MAX_CACHED_VALUE:
+        last = <object>PyList_GET_ITEM(_hk_pair, slot)
+        if last is not None and <object>PyTuple_GET_ITEM(last, 0) is hkey:
+            last_value = <object>PyTuple_GET_ITEM(last, 1)
+            if h.vlen < 0:
+                if last_value is None:
+                    return <tuple>last
+            elif (last_value is not None and PyBytes_GET_SIZE(last_value) == h.vlen
+                    and memcmp(PyBytes_AS_STRING(last_value), p + h.value, h.vlen) == 0):
+                return <tuple>last
+    if h.vlen >= 0:
+        hval = PyBytes_FromStringAndSize(<const char*>p + h.value, h.vlen)
+    pair = PyTuple_New(2)
+    Py_INCREF(hkey)
+    PyTuple_SET_ITEM(pair, 0, hkey)
+    Py_INCREF(hval)
+    PyTuple_SET_ITEM(pair, 1, hval)
+    PyObject_GC_UnTrack(pair)  # atomic contents: CPython would untrack it anyway
+    if slot >= 0 and h.vlen <= MAX_CACHED_VALUE:
+        _hk_pair[slot] = pair
+    return pair
 
 
 cdef object _decode_key(const uint8_t* p, Py_ssize_t n):
@@ -220,7 +264,7 @@ cdef class _RecordReader:
         cdef HeaderSpan h
         cdef int err = walk_record(p, &pos, self.body.n, &r)
         cdef int32_t j
-        cdef object key = None, value = None, hkey, hval
+        cdef object key = None, value = None
         cdef list headers
         cdef tuple pair
         if err:
@@ -235,16 +279,7 @@ cdef class _RecordReader:
             err = walk_header(p, &pos, &r, &h)
             if err:
                 self.fail(err, &r)
-            hkey = _header_key(p + h.key, h.klen)
-            hval = None
-            if h.vlen >= 0:
-                hval = PyBytes_FromStringAndSize(<const char*>p + h.value, h.vlen)
-            pair = PyTuple_New(2)
-            Py_INCREF(hkey)
-            PyTuple_SET_ITEM(pair, 0, hkey)
-            Py_INCREF(hval)
-            PyTuple_SET_ITEM(pair, 1, hval)
-            PyObject_GC_UnTrack(pair)  # atomic contents: CPython would untrack it anyway
+            pair = _header(p, &h)
             Py_INCREF(pair)
             PyList_SET_ITEM(headers, j, pair)
         err = end_record(pos, &r)

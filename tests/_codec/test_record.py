@@ -108,3 +108,25 @@ def test_compiled_offset_and_timestamp_become_ints():
     assert type(r.offset) is int and type(r.timestamp) is int
     with pytest.raises(ValueError):
         COMPILED.Record(timestamp="soon")
+
+
+def test_repeated_headers_decode_into_independent_lists(codec: ModuleType):
+    """Equal headers may share their (immutable) tuples, never a record's headers list."""
+    variants = [
+        [("ct", b"json"), ("n", None)],
+        [("ct", b"json"), ("n", None)],
+        [("ct", b"xml"), ("n", b"")],
+        [("ct", b"json"), ("n", b"")],
+        [("big", b"x" * 100), ("ct", b"json")],
+        [("big", b"x" * 100), ("ct", b"json")],
+        [("\u00e9t\u00e9", b"\x00"), ("k" * 80, b"v")],
+        [("\u00e9t\u00e9", b"\x00"), ("k" * 80, b"v")],
+        [],
+    ]
+    records = [(b"k", b"v", h, i) for i, h in enumerate(variants)] * 3
+    decoded = codec.decode_batches(codec.encode_batch(records))[0].records
+    assert [r.headers for r in decoded] == [h for _, _, h, _ in records]
+    assert len({id(r.headers) for r in decoded}) == len(decoded)
+    decoded[0].headers.append(("extra", None))
+    assert decoded[1].headers == variants[1]
+    assert decoded[len(variants)].headers == variants[0]
