@@ -2,7 +2,7 @@
 """Opening a v2 batch for the compiled decoders: checks first, then the (decompressed) body."""
 
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 from krafka._codec._crc cimport crc32c_of
@@ -35,17 +35,21 @@ cdef inline object _window(const uint8_t* q, Py_ssize_t start, Py_ssize_t end):
 
 @cython.freelist(16)
 cdef class BufferView:
-    """A caller's buffer with its raw pointer, valid while this object lives."""
+    """A caller's buffer with its raw pointer, valid while this object lives (see `view_of`)."""
 
-    def __cinit__(self, object buf):
-        self.obj = buf
-        if isinstance(buf, bytes):
-            self.p = <const uint8_t*>PyBytes_AS_STRING(buf)
-            self.n = PyBytes_GET_SIZE(buf)
-        else:
-            self.mv = memoryview(buf).cast("B")
-            self.n = self.mv.shape[0]
-            self.p = &self.mv[0] if self.n > 0 else <const uint8_t*>""
+
+cdef BufferView view_of(object buf):
+    """Pin `buf` (bytes, or anything with a buffer) for C access."""
+    cdef BufferView v = BufferView.__new__(BufferView)
+    v.obj = buf
+    if PyBytes_Check(buf):
+        v.p = <const uint8_t*>PyBytes_AS_STRING(buf)
+        v.n = PyBytes_GET_SIZE(buf)
+    else:
+        v.mv = memoryview(buf).cast("B")
+        v.n = v.mv.shape[0]
+        v.p = &v.mv[0] if v.n > 0 else <const uint8_t*>""
+    return v
 
 
 @cython.freelist(16)

@@ -28,7 +28,7 @@ from cpython.unicode cimport (
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
-from krafka._codec._batchbody cimport BufferView, V2Body, open_v2
+from krafka._codec._batchbody cimport BufferView, V2Body, open_v2, view_of
 from krafka._codec._crc cimport crc32c_of
 from krafka._codec._cvarint cimport (
     be32, be64, put16, put32, put64, size_varint, size_varlong, write_varint, write_varlong,
@@ -203,7 +203,7 @@ cdef Py_ssize_t _entry_length(const uint8_t* p, Py_ssize_t pos, Py_ssize_t n) ex
 
 def scan_batches(buf):
     """Read only the header of every complete entry: no CRC check, no decompression."""
-    cdef BufferView v = BufferView(buf)
+    cdef BufferView v = view_of(buf)
     cdef Py_ssize_t pos = 0, size
     out = []
     while v.n - pos >= 17:
@@ -355,7 +355,7 @@ cdef object _legacy(object buf, BufferView v, Py_ssize_t pos, bint check_crc, ob
 
 
 def decode_entry(buf, header, bint check_crc=True, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
-    cdef BufferView v = BufferView(buf)
+    cdef BufferView v = view_of(buf)
     if header.magic == 2:
         return _v2_batch(v, header.byte_offset, header.byte_length, check_crc,
                          max_decompressed_size)
@@ -364,7 +364,7 @@ def decode_entry(buf, header, bint check_crc=True, max_decompressed_size=DEFAULT
 
 def decode_batches(buf, bint check_crc=True, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
     """Decode every complete batch of `buf` (v2 and legacy, in any mix)."""
-    cdef BufferView v = BufferView(buf)
+    cdef BufferView v = view_of(buf)
     cdef Py_ssize_t pos = 0, size
     cdef list out = []
     while v.n - pos >= 17:
@@ -389,7 +389,7 @@ def iter_batch_records(buf, header, bint check_crc=True,
                        max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
     """The records of one entry, decoded one at a time for v2 batches."""
     if header.magic == 2:
-        return _v2_reader(BufferView(buf), header.byte_offset, header.byte_length, check_crc,
+        return _v2_reader(view_of(buf), header.byte_offset, header.byte_length, check_crc,
                           max_decompressed_size)
     return iter(decode_entry(buf, header, check_crc, max_decompressed_size).records)
 
