@@ -414,8 +414,7 @@ cdef enum:
 
 
 cdef struct Stamps:
-    int64_t default_ts      # given by the caller, or the clock read once when first needed
-    bint have_default
+    int64_t default_ts      # for records without a timestamp: `now_ms`, else the clock
     int64_t first_ts
     int64_t max_ts
 
@@ -492,9 +491,6 @@ cdef int _read_slot(Slot* s, object rec, int32_t delta, Stamps* stamps) except -
     if not _is_blob(s.key) or not _is_blob(s.value):
         return 0
     if ts == <PyObject*>None:
-        if not stamps.have_default:
-            stamps.default_ts = _now_ms()
-            stamps.have_default = True
         s.ts = stamps.default_ts
     elif PyLong_CheckExact(<object>ts):
         s.ts = <int64_t><object>ts
@@ -621,8 +617,9 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
         code_obj = Compression.parse(compression).code
     cdef int code = code_obj
     cdef Stamps stamps
-    stamps.have_default = now_ms is not None
-    stamps.default_ts = now_ms if stamps.have_default else 0
+    # read before any record: the clock is Python code (it may be patched, as in tests), and
+    # the records are read with none running
+    stamps.default_ts = _now_ms() if now_ms is None else now_ms
     cdef Slot stack_slots[STACK_SLOTS]
     cdef Slot* slots = stack_slots
     if count > STACK_SLOTS:

@@ -175,3 +175,21 @@ def test_checksums_of_small_and_large_batches(codec: ModuleType, sizes: range):
         blob[-1] ^= 0x10
         with pytest.raises(CorruptRecordError, match="CRC"):
             codec.decode_batches(bytes(blob))
+
+
+def test_clock_is_read_before_the_records(codec: ModuleType, monkeypatch: pytest.MonkeyPatch):
+    """The default timestamp comes from `time.time()`, which may be patched Python code: it
+    runs before any record is read, so what it changes is what gets encoded."""
+    import time
+
+    hdrs = [("h", b"x")]
+
+    def clock() -> float:
+        hdrs.extend([("more", b"y" * 500)] * 20)
+        return 1.5
+
+    monkeypatch.setattr(time, "time", clock)
+    blob = codec.encode_batch([codec.Record(0, None, b"k", b"v", hdrs)], "none")
+    (record,) = codec.decode_batches(blob)[0].records
+    assert (record.timestamp, record.headers) == (1500, hdrs)
+    assert len(hdrs) == 21
