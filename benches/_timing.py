@@ -40,7 +40,7 @@ def rate(n: int, seconds: float) -> str:
 
 
 def compare(
-    fns: dict[str, Callable[[], object]], samples: int = 9, min_time: float = 0.02
+    fns: dict[str, Callable[[], object]], samples: int = 15, min_time: float = 0.05
 ) -> dict[str, float]:
     """Median seconds per call of each function, sampled in alternation (a, b, c, a, b, c, ...).
 
