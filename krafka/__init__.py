@@ -10,15 +10,26 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from krafka.io.producer import Producer, RecordMetadata
+    from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
+    "ConsumerGroupMetadata": "krafka.structs",
+    "OffsetAndMetadata": "krafka.structs",
     "Producer": "krafka.io.producer",
     "RecordMetadata": "krafka.io.producer",
+    "TopicPartition": "krafka.structs",
 }
 
-__all__ = ["Producer", "RecordMetadata", "__version__"]
+__all__ = [
+    "ConsumerGroupMetadata",
+    "OffsetAndMetadata",
+    "Producer",
+    "RecordMetadata",
+    "TopicPartition",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -58,6 +58,7 @@ async def produce(client: KafkaClient, topic: str, partition: int, records: Sequ
     response = await client.send_to_leader(
         topic, partition, produce_request(topic, partition, batch)
     )
+    assert response is not None, "acks=-1 always answers"
     result = response.responses[0].partition_responses[0]
     if result.error_code:
         client.report_error(result.error_code, topic)

@@ -1,4 +1,5 @@
-"""Value types every client layer shares: where a record lives and what a group committed.
+"""Value types every client layer shares: where a record lives, what a group committed, who
+a group member is.
 
 `TopicPartition` and `OffsetAndMetadata` are the names Java, kafka-python and aiokafka users
 know; the producer's transactions, the consumer and the admin client all key by them.
@@ -6,6 +7,7 @@ know; the producer's transactions, the consumer and the admin client all key by 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 
@@ -31,4 +33,15 @@ class OffsetAndMetadata(NamedTuple):
     leader_epoch: int | None = None
 
 
-__all__ = ["OffsetAndMetadata", "TopicPartition"]
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMetadata:
+    """A consumer's group membership, as `Producer.send_offsets_to_transaction` needs it
+    (Java's ConsumerGroupMetadata): the broker fences commits from a stale generation."""
+
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
+
+
+__all__ = ["ConsumerGroupMetadata", "OffsetAndMetadata", "TopicPartition"]

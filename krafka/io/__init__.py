@@ -5,10 +5,11 @@ are built on: pooled TLS/SASL connections, metadata, and request routing to any 
 partition leader or a group coordinator.
 """
 
-from krafka.io.client import CoordinatorType, KafkaClient
+from krafka.io.client import KafkaClient
 from krafka.io.connection import Connection
 from krafka.io.pool import ConnectionPool, Lane
 from krafka.io.transport import TransportConfig, create_ssl_context
+from krafka.sansio.coordinator import CoordinatorType
 
 __all__ = [
     "Connection",

@@ -6,9 +6,10 @@
         meta = await client.refresh_metadata(["orders"])          # ClusterMetadata
         response = await client.send(MetadataRequest(topics=[]))   # any broker
         response = await client.send(request, node_id=1, timeout=5.0)
-        response = await client.send_to_leader("orders", 0, produce_request, ordered=True)
+        response = await client.send_to_leader("orders", 0, produce_request)
         response = await client.send_to_coordinator("my-group", heartbeat_request)
         broker = await client.find_coordinator("my-group")        # BrokerInfo
+        response = await client.execute(send_request)              # a sans-IO machine's action
         leader = await client.leader_for("orders", 0)              # BrokerInfo
         version = await client.api_version(ApiKey.FETCH, node_id)  # build the request for it
         client.report_error(error_code, "orders")                  # stale metadata -> refresh
@@ -17,7 +18,11 @@
 
 `client.metadata` is the live `krafka.sansio.metadata.ClusterMetadata` (brokers, racks,
 partitions, leaders, leader epochs, topic ids). `send*` take a generated request
-(`krafka.protocol.messages`) and return its decoded response (None for a Produce with acks=0).
+(`krafka.protocol.messages`, typed `Request[R]`) and return its decoded response `R` (None for
+a Produce with acks=0); `execute` carries out a sans-IO machine's `SendRequest` (its target
+resolved to a broker, a partition leader, or any broker). Produce requests to one broker always
+share one connection, written in call order, so an idempotent producer's batches arrive in the
+order it sent them whatever `connections_per_broker` is.
 The version is the highest both sides support unless `version=` or `max_version=` says
 otherwise; an API the broker does not advertise raises
 `UnsupportedVersionError` without sending anything. Response error codes are the caller's to
@@ -35,27 +40,37 @@ from __future__ import annotations
 import logging
 import random
 import ssl
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import anyio
 import anyio.abc
 
-from krafka.errors import InvalidStateError, KafkaConnectionError, KrafkaError, error_for_code
+from krafka.errors import (
+    InvalidStateError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    KrafkaError,
+    error_for_code,
+)
 from krafka.io.connection import Connection
 from krafka.io.pool import ConnectionPool, Lane
 from krafka.io.transport import TransportConfig
 from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
-from krafka.protocol.messages import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-    MetadataRequest,
-    MetadataResponse,
-)
-from krafka.sansio.backoff import BackoffPolicy
+from krafka.protocol.messages import MetadataRequest, MetadataResponse
+from krafka.protocol.schema import Request
+from krafka.sansio.actions import AnyBroker, LeaderOf, SendRequest, Versioned
+from krafka.sansio.backoff import Backoff, BackoffPolicy
+from krafka.sansio.codes import COORDINATOR_MOVED_CODES
 from krafka.sansio.connection import ConnectionConfig, Priority
+from krafka.sansio.coordinator import (
+    DEFAULT_COORDINATOR_BACKOFF,
+    CoordinatorDisposition,
+    CoordinatorLink,
+    CoordinatorType,
+)
 from krafka.sansio.metadata import (
     BrokerInfo,
     ClusterMetadata,
@@ -67,6 +82,7 @@ from krafka.sansio.sasl import SaslMechanism, TokenProvider, mechanism_factory
 from krafka.sansio.secret import Secret
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 #: Requests that take the control lane and the HIGH priority queue.
 HIGH_PRIORITY_APIS: Final = frozenset(
@@ -92,19 +108,8 @@ RETRY_SAFE_APIS: Final = frozenset(
         ApiKey.DESCRIBE_CLUSTER,
     }
 )
-_COORDINATOR_RETRY: Final = frozenset(
-    {
-        ErrorCode.NOT_COORDINATOR,
-        ErrorCode.COORDINATOR_NOT_AVAILABLE,
-        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
-    }
-)
-
-
-class CoordinatorType:
-    GROUP: Final = 0
-    TRANSACTION: Final = 1
-    SHARE: Final = 2
+#: Requests whose order on the wire matters: always one connection per broker, in call order.
+ORDERED_APIS: Final = frozenset({ApiKey.PRODUCE})
 
 
 class KafkaClient:
@@ -168,7 +173,8 @@ class KafkaClient:
         self._refresh_lock = anyio.Lock()
         self._refresh_generation = 0
         self._refresh_wanted = anyio.Event()
-        self._coordinators: dict[tuple[int, str], BrokerInfo] = {}
+        self._links: dict[tuple[CoordinatorType, str], CoordinatorLink] = {}
+        self._order_locks: dict[int | None, anyio.Lock] = {}
         self._closed = False
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -219,83 +225,156 @@ class KafkaClient:
 
     async def send(
         self,
-        request: Any,
+        request: Request[R] | Versioned[R],
         *,
         node_id: int | None = None,
         timeout: float | None = None,
         version: int | None = None,
         max_version: int | None = None,
+        min_version: int | None = None,
         priority: Priority | None = None,
-        ordered: bool = False,
-    ) -> Any:
-        """Send `request` to broker `node_id` (None: any broker) and return the response.
-
-        `ordered=True` keeps every such request to a broker on one connection, written in
-        call order (what an idempotent producer needs with `connections_per_broker > 1`).
-        """
+    ) -> R:
+        """Send `request` to broker `node_id` (None: any broker) and return its response."""
         api_key = ApiKey(int(request.API_KEY))
         prio = priority or (Priority.HIGH if api_key in HIGH_PRIORITY_APIS else Priority.NORMAL)
         attempts = 1 + (self.retries if api_key in RETRY_SAFE_APIS else 0)
+        ordered = api_key in ORDERED_APIS
+        options: dict[str, Any] = {
+            "timeout": timeout,
+            "version": version,
+            "max_version": max_version,
+            "min_version": min_version,
+            "priority": prio,
+        }
+        if ordered:
+            return await self._send_ordered(request, node_id, prio, options)
         for attempt in range(attempts):
             conn = await self._connection_for(node_id, prio, ordered)
             try:
-                return await conn.request(
-                    request,
-                    timeout=timeout,
-                    version=version,
-                    max_version=max_version,
-                    priority=prio,
-                )
+                response: R = await conn.request(request, **options)
+                return response
             except KafkaConnectionError:
                 if attempt + 1 >= attempts or self._closed:
                     raise
         raise AssertionError("unreachable")
 
-    async def send_to_leader(self, topic: str, partition: int, request: Any, **kwargs: Any) -> Any:
+    async def _send_ordered(
+        self,
+        request: Request[R] | Versioned[R],
+        node_id: int | None,
+        priority: Priority,
+        options: dict[str, Any],
+    ) -> R:
+        """Requests whose order matters take the broker's one ordered connection and are queued
+        on it in call order: a FIFO lock per broker is held from the call until the request has
+        its place on the wire (only that long: answers are awaited outside it)."""
+        lock = self._order_locks.get(node_id)
+        if lock is None:
+            lock = self._order_locks[node_id] = anyio.Lock()
+        async with lock:
+            conn = await self._connection_for(node_id, priority, ordered=True)
+            pending = conn.submit(request, **options)
+        response: R = await pending.wait()
+        return response
+
+    async def execute(self, action: SendRequest[R]) -> R:
+        """Carry out a sans-IO machine's `SendRequest`: resolve its target, send, answer."""
+        options: dict[str, Any] = {
+            "timeout": action.timeout,
+            "max_version": action.max_version,
+            "min_version": action.min_version,
+            "priority": action.priority,
+        }
+        target = action.target
+        if isinstance(target, AnyBroker):
+            return await self.send(action.request, **options)
+        if isinstance(target, LeaderOf):
+            leader = await self.leader_for(target.topic, target.partition)
+            return await self.send(action.request, node_id=leader.node_id, **options)
+        if target.host is not None and target.port is not None:
+            broker = BrokerInfo(target.node_id, target.host, target.port)
+            return await self._send_to(broker, action.request, **options)
+        return await self.send(action.request, node_id=target.node_id, **options)
+
+    async def send_to_leader(
+        self, topic: str, partition: int, request: Request[R], **kwargs: Any
+    ) -> R:
         """Send `request` to the current leader of `topic`/`partition`."""
         leader = await self.leader_for(topic, partition)
         return await self.send(request, node_id=leader.node_id, **kwargs)
 
     async def send_to_coordinator(
-        self, key: str, request: Any, *, key_type: int = CoordinatorType.GROUP, **kwargs: Any
-    ) -> Any:
-        """Send `request` to the coordinator of group (or transactional id) `key`.
+        self,
+        key: str,
+        request: Request[R],
+        *,
+        key_type: CoordinatorType = CoordinatorType.GROUP,
+        error_codes: Callable[[R], Iterable[int]] | None = None,
+        **kwargs: Any,
+    ) -> R:
+        """Send `request` to the coordinator of `key` (a group id, a transactional id ...).
 
-        A top-level NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE answer drops the cached
-        coordinator and the request is sent once more to the newly found one.
+        `error_codes(response)` lists the codes in the response (default: its top-level
+        `error_code`). When one says the coordinator moved, the request goes once more to the
+        newly found coordinator; while it is loading, again after backoff (bounded by the
+        request timeout). Other codes are the caller's to interpret.
         """
-        response: Any = None
-        for _ in range(2):
-            coordinator = await self.find_coordinator(key, key_type)
-            response = await self._send_to(coordinator, request, **kwargs)
-            if getattr(response, "error_code", 0) not in _COORDINATOR_RETRY:
+        codes = error_codes or _top_level_code
+        deadline = anyio.current_time() + self.request_timeout
+        loading = Backoff(DEFAULT_COORDINATOR_BACKOFF)
+        while True:
+            link = self._link(key, key_type)
+            broker = await self.find_coordinator(key, key_type)
+            try:
+                response = await self._send_to(broker, request, **kwargs)
+            except KafkaConnectionError:
+                link.on_connection_failure()
+                if anyio.current_time() >= deadline:
+                    raise
+                continue
+            now = anyio.current_time()
+            dispositions = {link.on_error_code(code, now) for code in codes(response)}
+            dispositions.discard(CoordinatorDisposition.NOT_COORDINATOR_ERROR)
+            if not dispositions or now >= deadline:
                 return response
-            self._coordinators.pop((key_type, key), None)
-        return response
+            if CoordinatorDisposition.RETRY_LATER in dispositions:
+                await anyio.sleep(loading.failed(now) - now)
 
     async def find_coordinator(
-        self, key: str, key_type: int = CoordinatorType.GROUP, *, timeout: float | None = None
+        self,
+        key: str,
+        key_type: CoordinatorType = CoordinatorType.GROUP,
+        *,
+        timeout: float | None = None,
     ) -> BrokerInfo:
-        """The coordinator broker for `key` (cached until it moves)."""
-        cached = self._coordinators.get((key_type, key))
-        if cached is not None:
-            return cached
-        deadline = anyio.current_time() + (timeout or self.request_timeout)
-        failures = 0
-        while True:
-            conn = await self._connection_for(None, Priority.HIGH)
-            version = conn.version_for(ApiKey.FIND_COORDINATOR)
-            response = await conn.request(
-                _find_coordinator_request(key, key_type, version), priority=Priority.HIGH
-            )
-            code, broker = _coordinator_from(response, version)
-            if code == ErrorCode.NONE and broker is not None:
-                self._coordinators[(key_type, key)] = broker
-                return broker
-            failures += 1
-            if code not in _COORDINATOR_RETRY or anyio.current_time() >= deadline:
-                raise error_for_code(code, f"FindCoordinator for {key!r}")
-            await anyio.sleep(self._backoff.delay(failures, random.random))
+        """The coordinator broker for `key` (cached until it moves), looked up through the
+        same sans-IO `CoordinatorLink` the group and transaction machines use."""
+        link = self._link(key, key_type)
+        limit = timeout or self.request_timeout
+        with anyio.move_on_after(limit):
+            while (target := link.target()) is None:
+                now = anyio.current_time()
+                fatal = link.fatal_error()
+                if fatal is not None:
+                    raise fatal
+                sent = link.lookup(now)
+                if sent is None:
+                    await anyio.sleep(max(0.0, (link.next_deadline() or now) - now))
+                    continue
+                try:
+                    response = await self.execute(sent)
+                except KrafkaError as exc:
+                    link.on_failure(sent, exc, anyio.current_time())
+                    if not exc.retriable:
+                        raise
+                else:
+                    link.on_response(sent, response, anyio.current_time())
+            assert target.host is not None and target.port is not None
+            return BrokerInfo(target.node_id, target.host, target.port)
+        raise KafkaTimeoutError(
+            f"no coordinator for {key_type.name.lower()} {key!r} within {limit}s"
+            + (f" (last error: {link.last_error})" if link.last_error else "")
+        )
 
     async def api_version(self, api_key: int, node_id: int | None = None) -> int:
         """The version of `api_key` requests to broker `node_id` will use."""
@@ -351,11 +430,20 @@ class KafkaClient:
     def report_error(self, code: int, topic: str | None = None) -> None:
         """Tell the client a response carried `code` (stale metadata, REBOOTSTRAP_REQUIRED)."""
         self.metadata.on_error(code, topic)
-        if code in (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE):
-            self._coordinators.clear()
+        if code in COORDINATOR_MOVED_CODES:
+            for link in self._links.values():
+                link.mark_unknown()
         self._refresh_wanted.set()
 
     # -- internals ------------------------------------------------------------------------------
+
+    def _link(self, key: str, key_type: CoordinatorType) -> CoordinatorLink:
+        link = self._links.get((key_type, key))
+        if link is None:
+            link = self._links[(key_type, key)] = CoordinatorLink(
+                key, key_type, DEFAULT_COORDINATOR_BACKOFF
+            )
+        return link
 
     async def _refresh_once(self) -> None:
         meta = self.metadata
@@ -384,7 +472,8 @@ class KafkaClient:
         assert self._pool is not None
         for node in list(self.metadata.brokers.values()):
             self._pool.close_address(node.host, node.port)
-        self._coordinators.clear()
+        for link in self._links.values():
+            link.mark_unknown()
         self.metadata.rebootstrap(now)
 
     async def _any_broker(self, request: Any, **kwargs: Any) -> MetadataResponse:
@@ -426,7 +515,9 @@ class KafkaClient:
             raise KafkaConnectionError(f"broker {node_id} is not in the cluster metadata")
         return await self._pool.get(broker.host, broker.port, lane, ordered=ordered)
 
-    async def _send_to(self, broker: BrokerInfo, request: Any, **kwargs: Any) -> Any:
+    async def _send_to(
+        self, broker: BrokerInfo, request: Request[R] | Versioned[R], **kwargs: Any
+    ) -> R:
         assert self._pool is not None
         api_key = ApiKey(int(request.API_KEY))
         prio = kwargs.pop("priority", None) or (
@@ -434,7 +525,8 @@ class KafkaClient:
         )
         lane = Lane.CONTROL if prio is Priority.HIGH else Lane.DATA
         conn = await self._pool.get(broker.host, broker.port, lane)
-        return await conn.request(request, priority=prio, **kwargs)
+        response: R = await conn.request(request, priority=prio, **kwargs)
+        return response
 
     async def _metadata_loop(self) -> None:
         while not self._closed:
@@ -459,21 +551,6 @@ def _metadata_topic(name: str) -> Any:
     return MetadataRequest.MetadataRequestTopic(name=name)
 
 
-def _find_coordinator_request(key: str, key_type: int, version: int) -> FindCoordinatorRequest:
-    if version >= 4:
-        return FindCoordinatorRequest(key_type=key_type, coordinator_keys=[key])
-    return FindCoordinatorRequest(key=key, key_type=key_type)
-
-
-def _coordinator_from(
-    response: FindCoordinatorResponse, version: int
-) -> tuple[int, BrokerInfo | None]:
-    if version >= 4:
-        if not response.coordinators:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE, None
-        entry: Any = response.coordinators[0]
-    else:
-        entry = response
-    if entry.error_code != ErrorCode.NONE:
-        return int(entry.error_code), None
-    return ErrorCode.NONE, BrokerInfo(int(entry.node_id), str(entry.host), int(entry.port))
+def _top_level_code(response: Any) -> list[int]:
+    code = getattr(response, "error_code", None)
+    return [] if code is None else [int(code)]

@@ -16,8 +16,10 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from krafka.errors import KafkaConnectionError, KrafkaError
+from krafka.errors import KafkaConnectionError, KrafkaError, UnsupportedVersionError
 from krafka.io.transport import TransportConfig, open_transport, transport_error
+from krafka.protocol import ApiKey
+from krafka.sansio.actions import Versioned
 from krafka.sansio.connection import BrokerConnection, ConnectionConfig, Priority
 from krafka.sansio.events import (
     Authenticated,
@@ -47,6 +49,25 @@ class _Waiter:
     def fail(self, error: KrafkaError) -> None:
         self.error = error
         self.done.set()
+
+
+class PendingResponse:
+    """A request already queued on a connection; `await pending.wait()` for its response."""
+
+    __slots__ = ("_cid", "_conn", "_waiter")
+
+    def __init__(self, conn: Connection, cid: int, waiter: _Waiter) -> None:
+        self._conn, self._cid, self._waiter = conn, cid, waiter
+
+    async def wait(self) -> Any:
+        waiter = self._waiter
+        try:
+            await waiter.done.wait()
+        finally:
+            self._conn._forget(self._cid)
+        if waiter.error is not None:
+            raise waiter.error
+        return waiter.response
 
 
 class Connection:
@@ -103,20 +124,39 @@ class Connection:
         """The version this broker and krafka agree on for `api_key` (UnsupportedVersionError)."""
         return self.machine.version_for(api_key)
 
-    async def request(
+    async def request(self, body: Any, **options: Any) -> Any:
+        """Send `body` and wait for its decoded response (None for a Produce with acks=0).
+
+        Options as for `submit`.
+        """
+        return await self.submit(body, **options).wait()
+
+    def submit(
         self,
         body: Any,
         *,
         timeout: float | None = None,
         version: int | None = None,
         max_version: int | None = None,
+        min_version: int | None = None,
         priority: Priority = Priority.NORMAL,
-    ) -> Any:
-        """Send `body` and wait for its decoded response (None for a Produce with acks=0)."""
+    ) -> PendingResponse:
+        """Queue `body` now (its place on the wire is fixed by this call); wait on the result.
+
+        A `Versioned` body is built for the version negotiated on this connection; a broker
+        offering less than `min_version` gets nothing (`UnsupportedVersionError`).
+        """
         if not self.usable:
             raise KafkaConnectionError(f"connection to {self.where} is closed") from self.error
-        if version is None and max_version is not None:
-            version = min(self.version_for(int(body.API_KEY)), max_version)
+        if min_version is not None:
+            _require_version(self, int(body.API_KEY), min_version)
+        if version is None and (max_version is not None or isinstance(body, Versioned)):
+            version = self.version_for(int(body.API_KEY))
+            if max_version is not None:
+                version = min(version, max_version)
+        if isinstance(body, Versioned):
+            assert version is not None
+            body = body.build(version)
         cid = self.machine.send_request(
             body, anyio.current_time(), timeout=timeout, version=version, priority=priority
         )
@@ -124,13 +164,10 @@ class Connection:
         self._waiters[cid] = waiter
         self._dispatch(self.machine.drain_events())
         self._kick()
-        try:
-            await waiter.done.wait()
-        finally:
-            self._waiters.pop(cid, None)
-        if waiter.error is not None:
-            raise waiter.error
-        return waiter.response
+        return PendingResponse(self, cid, waiter)
+
+    def _forget(self, cid: int) -> None:
+        self._waiters.pop(cid, None)
 
     def close(self) -> None:
         """Start closing: pending requests fail with `KafkaConnectionError`; returns at once."""
@@ -255,3 +292,12 @@ def _handshake_error(conn: Connection, transport: TransportConfig | None) -> Kra
             "broker rejected the client certificate (mTLS) or does not speak TLS"
         )
     return error
+
+
+def _require_version(conn: Connection, api_key: int, min_version: int) -> None:
+    offered = conn.version_for(api_key)
+    if offered < min_version:
+        raise UnsupportedVersionError(
+            f"{ApiKey(api_key).name} needs v{min_version}+ but {conn.where} offers "
+            f"v{offered} at most"
+        )

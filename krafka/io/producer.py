@@ -17,17 +17,18 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 
 from krafka.codec import Compression, Record
-from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError, ProducerFencedError
+from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
+from krafka.io.driver import MachineDriver
 from krafka.io.producer_config import keywords_from_config
 from krafka.io.producer_handle import (
     DeliveryHandle,
@@ -35,27 +36,28 @@ from krafka.io.producer_handle import (
     ProducerRecord,
     wake_waiters,
 )
-from krafka.io.producer_txn import GroupMetadata, TxnCoordinator, normalize_offsets
+from krafka.io.producer_txn import group_metadata_of, normalize_offsets
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
 from krafka.sansio.producer import wire
-from krafka.sansio.producer.accumulator import SEALED, RecordAccumulator
+from krafka.sansio.producer.accumulator import SEALED
 from krafka.sansio.producer.batch import ProducerBatch
 from krafka.sansio.producer.config import Acks, ProducerConfig
-from krafka.sansio.producer.idempotence import IdempotenceState, ProducerIdentity
-from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
+from krafka.sansio.producer.core import ProducerCore
+from krafka.sansio.producer.metrics import ProducerMetricsSnapshot
 from krafka.sansio.producer.record import Header, RecordHandle, RecordMetadata, estimate_size
-from krafka.sansio.producer.sender import ProduceRequestPlan, Sender
+from krafka.sansio.producer.sender import ProduceRequestPlan
 from krafka.sansio.producer.transaction import (
-    TRANSITIONS,
+    PartitionsAdded,
+    ProducerFatal,
+    ProducerIdAssigned,
+    TransactionAbortable,
     TransactionManager,
-    TxnEvent,
-    TxnState,
 )
+from krafka.structs import ConsumerGroupMetadata
 
 __all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
 
 log = logging.getLogger(__name__)
-_T = TypeVar("_T")
 _monotonic = time.monotonic
 _TURNS_PER_SEAL = 3
 _wall = time.time
@@ -140,20 +142,20 @@ class Producer:
         self._own_client = client is None
         self._partitioner = make_partitioner(partitioner)
         self._interceptors = tuple(interceptors)
-        self._metrics = ProducerMetrics()
-        self._accumulator = RecordAccumulator(self.config, on_seal=self._on_seal)
+        core = ProducerCore.build(self.config, on_seal=self._on_seal)
+        self._metrics = core.metrics
+        self._accumulator = core.accumulator
         self._accumulator.on_done = self._on_batch_done
         self._accumulator.handle_type = DeliveryHandle
-        self._idempotence = IdempotenceState() if self.config.idempotent else None
-        self._txn = (
-            TransactionManager(transactional_id, self.config.transaction_timeout)
-            if transactional_id is not None
+        self._sender = core.sender
+        self._txn = core.transactions
+        self._txn_driver = (
+            MachineDriver(
+                self._client, self._txn, on_event=self._on_txn_event, name="krafka transactions"
+            )
+            if self._txn is not None
             else None
         )
-        self._sender = Sender(
-            self.config, self._accumulator, self._metrics, self._idempotence, self._txn
-        )
-        self._coordinator = TxnCoordinator(self._client, self.config)
         self._partitions: dict[str, int] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._wakeup: anyio.Event = _NoEvent()
@@ -203,15 +205,15 @@ class Producer:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         try:
-            if self._txn is not None:
-                await self.init_transactions()
-            elif self._idempotence is not None:
-                await self._init_producer_id()
+            if self._txn is not None and self._txn_driver is not None:
+                await self._tg.start(self._txn_driver.run)
+                op = self._txn.initialize(anyio.current_time())
+                await self._txn_driver.outcome(op, self.max_block)
         except BaseException:
             await self.close(0)
             raise
         self._tg.start_soon(self._sender_loop, name="krafka producer sender")
-        if not self._interceptors and self._txn is None:
+        if not self._interceptors and self.config.transactional_id is None:
             self._fast_open = self._accumulator.open_by_topic
 
     async def close(self, timeout: float | None = None) -> None:
@@ -377,118 +379,71 @@ class Producer:
     # -- transactions ---------------------------------------------------------------------------
 
     async def init_transactions(self) -> None:
-        """Register the transactional id, fencing older producers (done by `start`)."""
-        txn = self._require_txn()
-        if txn.state is not TxnState.UNINITIALIZED:
-            return
-        txn.handle(TxnEvent.INIT)
-        try:
-            await self._init_producer_id()
-        except KrafkaError as exc:
-            txn.handle(TxnEvent.INIT_FAILED, exc)
-            raise
-        txn.handle(TxnEvent.INIT_DONE)
+        """Get the producer id, fencing older producers of the transactional id (done by
+        `start`)."""
+        txn, driver = self._machine()
+        await driver.outcome(txn.initialize(anyio.current_time()), self.max_block)
 
     def begin_transaction(self) -> _Done:
         """Start a transaction (local; the coordinator hears of it with the first record)."""
-        self._require_txn().handle(TxnEvent.BEGIN)
+        txn, _ = self._machine()
+        txn.begin(anyio.current_time())
         return _Done()
 
     async def send_offsets_to_transaction(
-        self, offsets: Mapping[Any, Any], group_metadata: Any
+        self, offsets: Mapping[Any, Any], group_metadata: ConsumerGroupMetadata | str
     ) -> None:
         """Commit consumer offsets as part of the transaction (AddOffsetsToTxn, TxnOffsetCommit).
 
-        `offsets`: `{TopicPartition or (topic, partition): OffsetAndMetadata or offset}`, the
-        offsets of the *next* records to consume; `group_metadata`: a group id or a consumer's
-        group metadata (with `group_id`, `generation_id`, `member_id`, `group_instance_id`).
+        `offsets`: `{TopicPartition: OffsetAndMetadata or offset}`, the offsets of the *next*
+        records to consume; `group_metadata`: the consumer's `group_metadata()` (so the broker
+        fences a zombie of an older generation) or a bare group id.
         """
-        txn = self._require_txn()
-        txn.check_can_send()
-        await self._guard_fenced(
-            self._coordinator.send_offsets(
-                self._identity(), normalize_offsets(offsets), GroupMetadata.of(group_metadata)
-            )
+        txn, driver = self._machine()
+        op = txn.send_offsets(
+            normalize_offsets(offsets), group_metadata_of(group_metadata), anyio.current_time()
         )
-        txn.offsets_added = True
+        await driver.outcome(op, self.max_block)
 
     async def commit_transaction(self) -> None:
-        """Deliver the transaction's records, then commit it (EndTxn)."""
-        txn = self._require_txn()
-        await self.flush()
-        if txn.state is TxnState.ABORTABLE_ERROR:
-            raise InvalidStateError(f"transaction must be aborted: {txn.error}") from txn.error
-        txn.handle(TxnEvent.COMMIT)
-        await self._end_transaction(txn, committed=True)
+        """Commit: no `send` is accepted from now on; once the transaction's records are
+        delivered, EndTxn(commit). Raises if the transaction can only be aborted."""
+        txn, driver = self._machine()
+        op = txn.commit(anyio.current_time())
+        self._accumulator.flush()
+        self._wakeup.set()
+        try:
+            await driver.outcome(op, self.max_block)
+        finally:
+            self._accumulator.flush_done()
 
     async def abort_transaction(self) -> None:
         """Drop unsent records of the transaction, wait for those in flight, abort it (EndTxn)."""
-        txn = self._require_txn()
-        had_error = txn.state is TxnState.ABORTABLE_ERROR
-        txn.handle(TxnEvent.ABORT)
+        txn, driver = self._machine()
+        op = txn.abort(anyio.current_time())
         self._sender.fail_all(KrafkaError("transaction aborted"))
-        await self.flush()
-        await self._end_transaction(txn, committed=False)
-        if had_error:
-            await self._init_producer_id()
+        self._notify_progress()
+        await driver.outcome(op, self.max_block)
 
-    async def _end_transaction(self, txn: TransactionManager, *, committed: bool) -> None:
-        if txn.added or txn.offsets_added:
-            try:
-                await self._guard_fenced(self._coordinator.end_txn(self._identity(), committed))
-            except KrafkaError as exc:
-                if not txn.fatal:
-                    txn.handle(TxnEvent.ABORTABLE_ERROR, exc)
-                raise
-        txn.handle(TxnEvent.END_DONE)
-
-    def _require_txn(self) -> TransactionManager:
-        if self._txn is None:
+    def _machine(self) -> tuple[TransactionManager, MachineDriver]:
+        if self.config.transactional_id is None or self._txn is None or self._txn_driver is None:
             raise InvalidStateError("not a transactional producer: set transactional_id")
         if self._txn.fatal and self._txn.error is not None:
             raise self._txn.error
-        return self._txn
+        return self._txn, self._txn_driver
 
-    async def _guard_fenced(self, call: Awaitable[None]) -> None:
-        await self._fenced_guard(call)
-
-    async def _fenced_guard(self, call: Awaitable[_T]) -> _T:
-        """Await `call`; a `ProducerFencedError` makes the transactional producer unusable."""
-        try:
-            return await call
-        except ProducerFencedError as exc:
-            if self._txn is not None:
-                self._sender.fatal_error = exc
-                if not self._txn.fatal:
-                    self._txn.handle(TxnEvent.FATAL_ERROR, exc)
-            raise
-
-    # -- internals ------------------------------------------------------------------------------
-
-    def _identity(self) -> ProducerIdentity:
-        idem = self._idempotence
-        if idem is None or idem.identity is None:
-            raise InvalidStateError("no producer id")
-        return idem.identity
-
-    async def _init_producer_id(self) -> None:
-        """Get a producer id, or (after a sequence error, or for transactions) bump the epoch.
-
-        A broker refusing the bump gets asked for a fresh id instead.
-        """
-        idem = self._idempotence
-        assert idem is not None
-        current = idem.identity if idem.bump_needed or self._txn is not None else None
-        try:
-            identity = await self._fenced_guard(self._coordinator.init_producer_id(current))
-        except KrafkaError as exc:
-            if current is None or isinstance(exc, ProducerFencedError):
-                raise
-            # Tansu refuses bumps (UNKNOWN_SERVER_ERROR); a fresh InitProducerId also resets
-            # sequences (and, for a transactional id, bumps the epoch on the coordinator).
-            log.info("epoch bump refused (%s); asking for a new producer id", exc)
-            identity = await self._fenced_guard(self._coordinator.init_producer_id(None))
-        self._sender.producer_id_received(identity.producer_id, identity.producer_epoch)
+    def _on_txn_event(self, event: Any) -> None:
+        """What the transaction machine tells the producer (in the driver's task)."""
+        if isinstance(event, ProducerIdAssigned | PartitionsAdded):
+            self._wakeup.set()
+        elif isinstance(event, TransactionAbortable):
+            self._sender.fail_all(event.error)
+            self._notify_progress()
+        elif isinstance(event, ProducerFatal):
+            self._loop_error = event.error
+            self._fast_open = {}
+            self._sender.fail_all(event.error)
+            self._notify_progress()
 
     def _intercept(self, record: ProducerRecord) -> ProducerRecord:
         for interceptor in self._interceptors:
@@ -577,16 +532,14 @@ class Producer:
         self._wakeup = wakeup = anyio.Event()
         now = _monotonic()
         sender.expire(now)
-        if sender.needs_producer_id:
-            await self._init_producer_id()
-        if self._txn is not None and self._txn.pending:
-            await self._add_partitions(self._txn)
         if sender.stale_topics and not self._refreshing:
             topics, sender.stale_topics = list(sender.stale_topics), set()
             self._spawn(self._refresh, topics)
         metadata = self._client.metadata
         for plan in sender.drain(now, _leader_lookup(metadata)):
             self._dispatch(plan)
+        if self._txn_driver is not None:
+            self._txn_driver.wake()  # partitions may be waiting to join the transaction
         ready_at = self._accumulator.next_ready_at()
         if ready_at is None:
             await wakeup.wait()
@@ -628,6 +581,8 @@ class Producer:
             self._sender.on_response(plan, results, _monotonic())
         self._wakeup.set()
         self._notify_progress()
+        if self._txn_driver is not None:
+            self._txn_driver.wake()
 
     async def _refresh(self, topics: list[str]) -> None:
         self._refreshing = True
@@ -643,21 +598,6 @@ class Producer:
         finally:
             self._refreshing = False
             self._wakeup.set()
-
-    async def _add_partitions(self, txn: TransactionManager) -> None:
-        tps = txn.take_pending()
-        if not tps:
-            return
-        try:
-            await self._guard_fenced(self._coordinator.add_partitions(self._identity(), tps))
-        except KrafkaError as exc:
-            if txn.fatal:
-                raise
-            if (txn.state, TxnEvent.ABORTABLE_ERROR) in TRANSITIONS:
-                txn.handle(TxnEvent.ABORTABLE_ERROR, exc)
-            self._sender.fail_all(exc)
-            return
-        txn.partitions_added(tps)
 
 
 class _NoEvent(anyio.Event):

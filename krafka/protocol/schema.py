@@ -188,6 +188,8 @@ class Request(ApiMessage, Generic[R_co]):
 
     __slots__ = ()
 
+    API_KEY: ClassVar[int]
+
 
 class Response(ApiMessage):
     """A response body."""

@@ -6,9 +6,11 @@ import uuid
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
-from krafka.demo import fetch_request, roundtrip
+from krafka.codec import Record, encode_batch
+from krafka.demo import fetch_request, produce_request, roundtrip
 from krafka.errors import UnsupportedVersionError
 from krafka.io.client import KafkaClient
 from krafka.protocol import REQUESTS, ApiKey
@@ -129,15 +131,22 @@ def _fields(message: Any) -> dict[str, Any]:
     return {name: getattr(message, name) for name in message.__dataclass_fields__}
 
 
-async def test_ordered_requests_stay_on_one_connection(broker: Any) -> None:
+async def test_produce_requests_keep_their_order_over_several_connections(broker: Any) -> None:
+    """Produce requests to one broker share one connection, so offsets follow call order."""
     topic = _topic()
     async with KafkaClient(broker.bootstrap_servers, connections_per_broker=3) as client:
         await client.refresh_metadata([topic])
-        version = await client.api_version(ApiKey.FETCH)
-        request = fetch_request(client.metadata, topic, 0, 0, version)
+        offsets: list[tuple[int, int]] = []
+
+        async def produce(i: int) -> None:
+            batch = encode_batch([Record(value=str(i).encode())])
+            response = await client.send_to_leader(topic, 0, produce_request(topic, 0, batch, 1))
+            assert response is not None
+            offsets.append((i, response.responses[0].partition_responses[0].base_offset))
+
         async with anyio.create_task_group() as tg:
-            for _ in range(3):
-                tg.start_soon(lambda: client.send_to_leader(topic, 0, request, ordered=True))
-                await anyio.sleep(0.01)
-        assert client._pool is not None
-        assert len(client._pool.connections()) == 2  # 1 data + 1 control
+            for i in range(30):
+                tg.start_soon(produce, i)
+                await anyio.lowlevel.checkpoint()
+        by_call = [offset for _, offset in sorted(offsets)]
+        assert by_call == sorted(by_call) and len(set(by_call)) == 30

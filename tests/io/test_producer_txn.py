@@ -136,71 +136,111 @@ async def test_a_second_producer_with_the_same_id_fences_the_first(broker: Any) 
     assert ("control", ControlType.COMMIT) not in log[: log.index(("data", [b"alive"]))]
 
 
-async def test_init_producer_id_needs_v3_and_says_so() -> None:
+async def test_a_request_below_its_minimum_version_is_refused_before_sending(
+    broker: Any,
+) -> None:
+    """The transaction machine asks InitProducerId v3+ (epoch bumps); the client refuses a
+    broker offering less without sending anything, naming the versions."""
     from krafka.errors import UnsupportedVersionError
-    from krafka.io.producer_txn import TxnCoordinator
-    from krafka.sansio.producer import ProducerConfig
+    from krafka.protocol.messages import InitProducerIdRequest
 
-    class OldBroker:
-        async def api_version(self, api_key: int, node_id: int | None = None) -> int:
-            return 2
-
-    coordinator = TxnCoordinator(OldBroker(), ProducerConfig())  # type: ignore[arg-type]
-    with pytest.raises(UnsupportedVersionError, match=r"InitProducerId v3\+.*offers v2"):
-        await coordinator.init_producer_id(None)
+    async with KafkaClient(broker.bootstrap_servers) as client:
+        with pytest.raises(
+            UnsupportedVersionError, match=r"INIT_PRODUCER_ID needs v99\+.*offers v"
+        ):
+            await client.send(InitProducerIdRequest(), min_version=99)
 
 
-def test_group_metadata_and_offsets_accept_consumer_shapes() -> None:
-    from types import SimpleNamespace
+def test_send_offsets_accepts_what_consumers_give() -> None:
+    from krafka.io.producer_txn import group_metadata_of, normalize_offsets
+    from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
-    from krafka.io.producer_txn import GroupMetadata, normalize_offsets
-
-    member = SimpleNamespace(
-        group_id="g", generation_id=3, member_id="m-1", group_instance_id="static-1"
-    )
-    assert GroupMetadata.of(member) == GroupMetadata("g", 3, "m-1", "static-1")
-    assert GroupMetadata.of("g") == GroupMetadata("g")
-    from collections import namedtuple
-
-    tp = namedtuple("TopicPartition", "topic partition")("t", 2)
-    committed = SimpleNamespace(offset=10, metadata="meta")
-    assert normalize_offsets({tp: committed, ("u", 0): 5}) == {
-        ("t", 2): (10, "meta"),
-        ("u", 0): (5, ""),
+    member = ConsumerGroupMetadata("g", 3, "m-1", "static-1")
+    assert group_metadata_of(member) is member
+    assert group_metadata_of("g") == ConsumerGroupMetadata("g")
+    with pytest.raises(TypeError, match="group_metadata"):
+        group_metadata_of(3)  # type: ignore[arg-type]
+    assert normalize_offsets(
+        {TopicPartition("t", 2): OffsetAndMetadata(10, "meta"), ("u", 0): 5}
+    ) == {
+        TopicPartition("t", 2): OffsetAndMetadata(10, "meta"),
+        TopicPartition("u", 0): OffsetAndMetadata(5),
     }
 
 
 async def test_after_an_abortable_error_abort_bumps_the_epoch_and_work_goes_on(
     broker: Any,
 ) -> None:
-    from krafka.errors import KrafkaError
-    from krafka.sansio.producer import TxnEvent
+    """A record that expires in the accumulator (delivery_timeout) makes the transaction
+    abortable-only; abort ends it and bumps the epoch (Tansu: a fresh producer id), and the
+    next transaction commits under the new identity."""
+    from krafka.errors import KafkaTimeoutError
 
     topic = unique("txn-recover")
     async with Producer(
-        bootstrap_servers=broker.bootstrap_servers, transactional_id=unique("tx")
+        bootstrap_servers=broker.bootstrap_servers,
+        transactional_id=unique("tx"),
+        linger=1.0,
+        delivery_timeout=0.3,
     ) as producer:
         producer.begin_transaction()
-        await producer.send_and_wait(topic, b"doomed", partition=0)
-        before = producer._idempotence.identity  # type: ignore[union-attr]
-        producer._txn.handle(TxnEvent.ABORTABLE_ERROR, KrafkaError("a batch failed"))  # type: ignore[union-attr]
-        with pytest.raises(InvalidStateError, match="a batch failed"):
+        await producer.send(topic, b"sent", partition=0)
+        await producer.flush()
+        doomed = await producer.send(topic, b"doomed", partition=1)
+        with pytest.raises(KafkaTimeoutError, match="expired"):
+            await doomed
+        with pytest.raises(InvalidStateError, match="must be aborted"):
             await producer.commit_transaction()
         await producer.abort_transaction()
-        after = producer._idempotence.identity  # type: ignore[union-attr]
-        assert after is not None and before is not None
-        assert (after.producer_id, after.producer_epoch) != (
-            before.producer_id,
-            before.producer_epoch,
-        )
         producer.begin_transaction()
         await producer.send(topic, b"kept", partition=0)
         await producer.commit_transaction()
     async with KafkaClient(broker.bootstrap_servers) as client:
-        log = markers(await fetch_batches(client, topic))
-    assert log == [
-        ("data", [b"doomed"]),
+        batches = await fetch_batches(client, topic)
+    assert markers(batches) == [
+        ("data", [b"sent"]),
         ("control", ControlType.ABORT),
         ("data", [b"kept"]),
         ("control", ControlType.COMMIT),
     ]
+    first, kept = batches[0], batches[2]
+    assert (first.producer_id, first.producer_epoch) != (kept.producer_id, kept.producer_epoch)
+
+
+async def test_records_sent_during_a_commit_are_in_it_or_refused(broker: Any) -> None:
+    """One task sends in a loop while another commits: every record is either in the
+    committed transaction or its send raised; none lands after the commit marker."""
+    topic = unique("txn-race")
+    accepted: list[bytes] = []
+    refused = 0
+    async with Producer(
+        bootstrap_servers=broker.bootstrap_servers, transactional_id=unique("tx"), linger=0.01
+    ) as producer:
+        producer.begin_transaction()
+        committed = anyio.Event()
+
+        async def sender() -> None:
+            nonlocal refused
+            i = 0
+            while not committed.is_set():
+                value = b"r%d" % i
+                i += 1
+                try:
+                    await producer.send(topic, value, partition=0)
+                except InvalidStateError:
+                    refused += 1
+                else:
+                    accepted.append(value)
+                await anyio.sleep(0)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(sender)
+            await anyio.sleep(0.2)
+            await producer.commit_transaction()
+            committed.set()
+    async with KafkaClient(broker.bootstrap_servers) as client:
+        log = markers(await fetch_batches(client, topic))
+    assert log[-1] == ("control", ControlType.COMMIT)
+    assert all(kind == "data" for kind, _ in log[:-1])
+    in_log = [v for _, values in log[:-1] for v in values]
+    assert in_log == accepted and refused >= 1 and len(accepted) > 10

@@ -7,7 +7,8 @@ partition when idempotent). The driver sends each plan and reports `on_response`
 `on_failure`; the sender then completes batches, re-enqueues retriable ones in order after an
 exponential backoff bounded by `delivery_timeout`, splits batches the broker found too large,
 asks for metadata on stale-leader errors (`stale_topics`) and for a new producer epoch when
-sequences broke (`needs_producer_id`).
+sequences broke (the transaction machine sends InitProducerId; queued batches are re-stamped
+with the new identity when they are drained).
 """
 
 from __future__ import annotations
@@ -31,13 +32,14 @@ from krafka.errors import (
     UnknownProducerIdError,
     error_for_code,
 )
+from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.codes import STALE_METADATA_CODES
 from krafka.sansio.producer.accumulator import RecordAccumulator, TopicPartition
 from krafka.sansio.producer.batch import BatchState, ProducerBatch
 from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.idempotence import IdempotenceState
 from krafka.sansio.producer.metrics import ProducerMetrics
-from krafka.sansio.producer.transaction import TRANSITIONS, TransactionManager, TxnEvent
+from krafka.sansio.producer.transaction import TransactionManager
 
 LeaderLookup = Callable[[str, int], "int | None"]
 
@@ -90,8 +92,14 @@ class Sender:
         self.idempotence = idempotence
         self.transaction = transaction
         self.stale_topics: set[str] = set()
-        self.fatal_error: KrafkaError | None = None
         self._rand = rand
+        self._retry_policy = BackoffPolicy(
+            initial=config.retry_backoff,
+            maximum=max(config.retry_backoff, config.retry_backoff_max),
+            jitter=_JITTER,
+            max_retries=None,
+        )
+        self._identity = idempotence.identity if idempotence is not None else None
         self._ids = itertools.count(1)
         self._node_in_flight: dict[int, int] = {}
         self._tp_in_flight: dict[TopicPartition, list[ProducerBatch]] = {}
@@ -108,28 +116,18 @@ class Sender:
         """Batches sent and not yet answered."""
         return [batch for batches in self._tp_in_flight.values() for batch in batches]
 
-    @property
-    def needs_producer_id(self) -> bool:
-        """The driver should send InitProducerId now (first time, or an epoch bump)."""
-        idem = self.idempotence
-        if idem is None or self.fatal_error is not None:
-            return False
-        return idem.identity is None or (idem.bump_needed and self._in_flight == 0)
-
-    def producer_id_received(self, producer_id: int, producer_epoch: int) -> None:
-        """InitProducerId succeeded: queued batches are re-stamped with the new identity."""
-        if self.idempotence is None:
-            raise RuntimeError("not an idempotent producer")
-        self.idempotence.set_identity(producer_id, producer_epoch)
-        for batch in self.accumulator.batches():
-            if batch.base_sequence >= 0:
-                batch.reset_identity()
+    def has_unsent(self) -> bool:
+        """Records are queued that no Produce request carried yet."""
+        return not self.accumulator.empty
 
     def drain(self, now: float, leader_for: LeaderLookup) -> list[ProduceRequestPlan]:
         """Produce requests to send now, at most one per broker per call."""
         idem = self.idempotence
-        if self.fatal_error is not None or (idem is not None and not idem.ready):
+        txn = self.transaction
+        if (txn is not None and txn.blocks_sending) or (idem is not None and not idem.ready):
             return []
+        if idem is not None and idem.identity is not self._identity:
+            self._restamp(idem)
         plans: dict[int, ProduceRequestPlan] = {}
         limit = self.config.max_in_flight_requests_per_connection
         for tp in list(self.accumulator.sendable(now)):
@@ -145,6 +143,13 @@ class Sender:
             if self._may_take(tp, plan):
                 self._take(tp, plan)
         return [self._dispatch(plan, now) for plan in plans.values() if plan.batches]
+
+    def _restamp(self, idem: IdempotenceState) -> None:
+        """A new producer id or epoch: queued batches get new sequences when drained."""
+        self._identity = idem.identity
+        for batch in self.accumulator.batches():
+            if batch.base_sequence >= 0:
+                batch.reset_identity()
 
     def _may_take(self, tp: TopicPartition, plan: ProduceRequestPlan) -> bool:
         in_flight = len(self._tp_in_flight.get(tp, ()))
@@ -264,8 +269,7 @@ class Sender:
     def _fenced(self, batch: ProducerBatch, error: KrafkaError) -> None:
         fenced = ProducerFencedError(str(error))
         if self.transaction is not None:
-            self.fatal_error = fenced
-            self.transaction.handle(TxnEvent.FATAL_ERROR, fenced)
+            self.transaction.fenced(fenced)
         elif self.idempotence is not None:
             self.idempotence.request_bump()
         self._fail(batch, fenced)
@@ -279,9 +283,8 @@ class Sender:
     def _fail(self, batch: ProducerBatch, error: KrafkaError) -> None:
         self.accumulator.release(batch)
         self.metrics.errors += 1
-        txn = self.transaction
-        if txn is not None and (txn.state, TxnEvent.ABORTABLE_ERROR) in TRANSITIONS:
-            txn.handle(TxnEvent.ABORTABLE_ERROR, error)
+        if self.transaction is not None:
+            self.transaction.record_failed(error)
         batch.fail(error)
 
     def _retry(self, batch: ProducerBatch, now: float, error: KrafkaError) -> None:
@@ -300,11 +303,7 @@ class Sender:
             self.accumulator.reenqueue(batch, now + delay)
 
     def _backoff(self, attempts: int) -> float:
-        base = min(
-            self.config.retry_backoff_max,
-            self.config.retry_backoff * 2.0 ** max(0, attempts - 1),
-        )
-        return base * (1 - _JITTER + 2 * _JITTER * self._rand())
+        return self._retry_policy.delay(max(1, attempts), self._rand)
 
     def _split(self, batch: ProducerBatch, now: float) -> None:
         first, second = batch.split()

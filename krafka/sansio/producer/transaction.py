@@ -1,102 +1,225 @@
-"""The transactional producer's state machine, as an explicit table (state x event -> state).
+"""Producer ids and transactions as one sans-IO machine (Java's TransactionManager).
 
-The driver reports what the user asked for (`BEGIN`, `COMMIT`, `ABORT`) and what the
-coordinator answered (`INIT_DONE`, `END_DONE`, errors); anything not in `TRANSITIONS` is an
-`InvalidStateError` naming the state and the event. It also tracks which partitions joined
-the current transaction (AddPartitionsToTxn must precede the first produce to each) and
-whether consumer offsets were added.
+It speaks the contract of `krafka.sansio.actions`: the application's calls (`initialize`,
+`begin`, `send_offsets`, `commit`, `abort`) return operation ids and are answered by
+`Completed` / `Failed` events; requests come out of `next_actions(now)`; answers go in through
+`on_response` / `on_failure`. Requests to the coordinator go one at a time, in call order, as
+in Java: InitProducerId, AddPartitionsToTxn (for partitions the sender wants to write to),
+AddOffsetsToTxn + TxnOffsetCommit, EndTxn. EndTxn waits until every record of the transaction
+is settled (`ProduceProgress`); `commit` enters COMMITTING at once, so no `send` can add a
+record behind the marker.
+
+Error handling lives here, once: the coordinator moving or loading (`CoordinatorLink`), retriable
+codes retried with exponential backoff within `retry_window` seconds, fencing (PRODUCER_FENCED,
+INVALID_PRODUCER_EPOCH) is fatal, other errors make the transaction abortable-only. A broker
+that refuses an epoch bump (Tansu) is asked for a fresh producer id instead. An idempotent
+producer without a transactional id uses the same machine for its InitProducerId and bumps.
 """
 
 from __future__ import annotations
 
+import itertools
+import random
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Final
+from typing import Any, Final, Protocol
 
-from krafka.errors import InvalidStateError, KrafkaError
+from krafka.errors import (
+    InvalidStateError,
+    KafkaTimeoutError,
+    KrafkaError,
+    ProducerFencedError,
+    UnsupportedVersionError,
+    error_for_code,
+)
+from krafka.protocol.error_codes import ErrorCode
+from krafka.sansio.actions import AnyBroker, Broker, Completed, Failed, SendRequest
+from krafka.sansio.backoff import Backoff, BackoffPolicy
+from krafka.sansio.coordinator import CoordinatorDisposition, CoordinatorLink, CoordinatorType
+from krafka.sansio.producer import txn_wire as wire
+from krafka.sansio.producer.config import ProducerConfig
+from krafka.sansio.producer.idempotence import IdempotenceState, ProducerIdentity
+from krafka.sansio.producer.txn_state import (
+    ABORTABLE_ON_FAILURE,
+    TRANSITIONS,
+    TxnEvent,
+    TxnState,
+)
+from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
+
+_FENCED: Final = frozenset({ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH})
+#: AddPartitionsToTxn answers this for partitions it skipped because another one failed.
+_NOT_ATTEMPTED: Final = ErrorCode.OPERATION_NOT_ATTEMPTED
+_GROUP_FENCING: Final = frozenset(
+    {ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION, ErrorCode.FENCED_INSTANCE_ID}
+)
 
 
-class TxnState(Enum):
-    UNINITIALIZED = "uninitialized"
-    INITIALIZING = "initializing"
-    READY = "ready"
-    IN_TRANSACTION = "in-transaction"
-    COMMITTING = "committing"
-    ABORTING = "aborting"
-    ABORTABLE_ERROR = "abortable-error"
-    FATAL_ERROR = "fatal-error"
+class ProduceProgress(Protocol):
+    """What the transaction machine must know of the sender: are records still unsettled?"""
+
+    @property
+    def in_flight(self) -> int: ...
+
+    def has_unsent(self) -> bool: ...
 
 
-class TxnEvent(Enum):
-    INIT = "init"
-    INIT_DONE = "init-done"
-    INIT_FAILED = "init-failed"
-    BEGIN = "begin"
-    COMMIT = "commit"
-    ABORT = "abort"
-    END_DONE = "end-done"
-    ABORTABLE_ERROR = "abortable-error"
-    FATAL_ERROR = "fatal-error"
+@dataclass(frozen=True, slots=True)
+class ProducerIdAssigned:
+    """InitProducerId answered: batches may be stamped and sent (wake the sender)."""
+
+    identity: ProducerIdentity
 
 
-S, E = TxnState, TxnEvent
+@dataclass(frozen=True, slots=True)
+class PartitionsAdded:
+    """These partitions joined the transaction: their batches may be sent (wake the sender)."""
 
-TRANSITIONS: Final[dict[tuple[TxnState, TxnEvent], TxnState]] = {
-    (S.UNINITIALIZED, E.INIT): S.INITIALIZING,
-    (S.INITIALIZING, E.INIT_DONE): S.READY,
-    (S.INITIALIZING, E.INIT_FAILED): S.UNINITIALIZED,
-    (S.READY, E.BEGIN): S.IN_TRANSACTION,
-    (S.IN_TRANSACTION, E.COMMIT): S.COMMITTING,
-    (S.IN_TRANSACTION, E.ABORT): S.ABORTING,
-    (S.IN_TRANSACTION, E.ABORTABLE_ERROR): S.ABORTABLE_ERROR,
-    (S.COMMITTING, E.END_DONE): S.READY,
-    (S.COMMITTING, E.ABORTABLE_ERROR): S.ABORTABLE_ERROR,
-    (S.ABORTING, E.END_DONE): S.READY,
-    (S.ABORTING, E.ABORTABLE_ERROR): S.ABORTABLE_ERROR,
-    (S.ABORTABLE_ERROR, E.ABORT): S.ABORTING,
-    (S.ABORTABLE_ERROR, E.ABORTABLE_ERROR): S.ABORTABLE_ERROR,
-    **{(state, E.FATAL_ERROR): S.FATAL_ERROR for state in S},
-}
+    partitions: tuple[TopicPartition, ...]
 
-del S, E
+
+@dataclass(frozen=True, slots=True)
+class TransactionAbortable:
+    """The transaction can only be aborted now; its queued records should fail with `error`."""
+
+    error: KrafkaError
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerFatal:
+    """The producer is fenced (or otherwise unusable): fail everything with `error`."""
+
+    error: KrafkaError
+
+
+class StepKind(Enum):
+    INIT_PRODUCER_ID = "InitProducerId"
+    ADD_PARTITIONS = "AddPartitionsToTxn"
+    ADD_OFFSETS = "AddOffsetsToTxn"
+    TXN_OFFSET_COMMIT = "TxnOffsetCommit"
+    END_TXN = "EndTxn"
+
+
+@dataclass(slots=True, eq=False)
+class _Step:
+    """One coordinator request to make (and retry) before the next one."""
+
+    kind: StepKind
+    op: int | None = None
+    partitions: tuple[TopicPartition, ...] = ()
+    offsets: Mapping[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
+    group: ConsumerGroupMetadata | None = None
+    committed: bool = False
+    fresh_id: bool = False
+    deadline: float | None = None
+    sent: SendRequest[Any] | None = None
+    backoff: Backoff | None = None
+
+    @property
+    def what(self) -> str:
+        if self.kind is StepKind.END_TXN:
+            return f"EndTxn({'commit' if self.committed else 'abort'})"
+        return str(self.kind.value)
 
 
 class TransactionManager:
-    """State, partitions and offsets of the current transaction of one transactional id."""
+    """Producer id, epoch bumps and the transaction of one producer."""
 
-    def __init__(self, transactional_id: str, timeout: float) -> None:
-        self.transactional_id = transactional_id
-        self.timeout = timeout
+    def __init__(
+        self,
+        config: ProducerConfig,
+        idempotence: IdempotenceState,
+        progress: ProduceProgress,
+        *,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.transactional_id = config.transactional_id
+        self.config = config
+        self.idempotence = idempotence
         self.state = TxnState.UNINITIALIZED
         self.error: KrafkaError | None = None
-        self.added: set[tuple[str, int]] = set()
-        self.pending: set[tuple[str, int]] = set()
+        self.added: set[TopicPartition] = set()
+        self.pending: set[TopicPartition] = set()
         self.offsets_added = False
+        self.retry_window = max(config.request_timeout, 5.0)
+        self._progress = progress
+        self._rand = rand
+        self._policy = BackoffPolicy(
+            initial=config.retry_backoff,
+            maximum=max(config.retry_backoff, config.retry_backoff_max),
+            max_retries=None,
+        )
+        self._link = (
+            CoordinatorLink(self.transactional_id, CoordinatorType.TRANSACTION, self._policy)
+            if self.transactional_id is not None
+            else None
+        )
+        self._group_links: dict[str, CoordinatorLink] = {}
+        self._steps: deque[_Step] = deque()
+        self._events: list[Any] = []
+        self._ops = itertools.count(1)
+        self._bump_after_abort = False
 
-    def handle(self, event: TxnEvent, error: KrafkaError | None = None) -> TxnState:
-        """Apply `event`; raises `InvalidStateError` when the table has no such transition."""
-        new = TRANSITIONS.get((self.state, event))
-        if new is None:
-            detail = f": {self.error}" if self.error is not None else ""
+    # -- the application's calls ----------------------------------------------------------------
+
+    def initialize(self, now: float) -> int:
+        """Get a producer id (registering the transactional id, fencing older producers)."""
+        op = next(self._ops)
+        if self.state is not TxnState.UNINITIALIZED:
+            self._events.append(Completed(op))
+            return op
+        self._move(TxnEvent.INIT)
+        self._steps.append(_Step(StepKind.INIT_PRODUCER_ID, op))
+        return op
+
+    def begin(self, now: float) -> None:
+        """Start a transaction (local: the coordinator hears of it with the first record)."""
+        self._require_transactional()
+        self._move(TxnEvent.BEGIN)
+
+    def send_offsets(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata],
+        group: ConsumerGroupMetadata,
+        now: float,
+    ) -> int:
+        """Commit consumer offsets within the transaction (AddOffsetsToTxn, TxnOffsetCommit)."""
+        self.check_can_send()
+        op = next(self._ops)
+        self._steps.append(_Step(StepKind.ADD_OFFSETS, group=group))
+        self._steps.append(_Step(StepKind.TXN_OFFSET_COMMIT, op, offsets=offsets, group=group))
+        return op
+
+    def commit(self, now: float) -> int:
+        """Commit: COMMITTING now, EndTxn once every record of the transaction is settled."""
+        self._require_transactional()
+        if self.state is TxnState.ABORTABLE_ERROR:
             raise InvalidStateError(
-                f"transaction {self.transactional_id!r}: cannot {event.value} "
-                f"in state {self.state.value}{detail}"
+                f"transaction {self.transactional_id!r} must be aborted: {self.error}"
             ) from self.error
-        if error is not None:
-            self.error = error
-        self.state = new
-        if new in (TxnState.READY, TxnState.IN_TRANSACTION) and event is not TxnEvent.INIT_DONE:
-            self.error = None
-        if new is TxnState.READY:
-            self._reset()
-        return new
+        self._move(TxnEvent.COMMIT)
+        op = next(self._ops)
+        self._steps.append(_Step(StepKind.END_TXN, op, committed=True))
+        return op
 
-    def _reset(self) -> None:
-        self.added.clear()
-        self.pending.clear()
-        self.offsets_added = False
+    def abort(self, now: float) -> int:
+        """Abort: ABORTING now, EndTxn once records in flight are settled (the driver fails the
+        unsent ones); after an error the epoch is bumped too (KIP-360)."""
+        self._require_transactional()
+        self._bump_after_abort |= self.state is TxnState.ABORTABLE_ERROR
+        self._move(TxnEvent.ABORT)
+        op = next(self._ops)
+        self._steps.append(_Step(StepKind.END_TXN, op, committed=False))
+        return op
+
+    # -- what the sender asks -------------------------------------------------------------------
 
     def check_can_send(self) -> None:
-        """Records may only be sent inside a transaction."""
+        """A transactional producer sends only inside a transaction; raises otherwise."""
+        if self.transactional_id is None:
+            return
         if self.state is not TxnState.IN_TRANSACTION:
             detail = f": {self.error}" if self.error is not None else ""
             raise InvalidStateError(
@@ -105,20 +228,415 @@ class TransactionManager:
             ) from self.error
 
     def may_send_to(self, tp: tuple[str, int]) -> bool:
-        """True when `tp` joined the transaction; else it is queued for AddPartitionsToTxn."""
+        """True when `tp` joined the transaction; otherwise it is queued for AddPartitionsToTxn."""
         if tp in self.added:
             return True
-        self.pending.add(tp)
+        self.pending.add(TopicPartition(*tp))
         return False
 
-    def take_pending(self) -> list[tuple[str, int]]:
-        out = sorted(self.pending - self.added)
-        self.pending.clear()
-        return out
+    @property
+    def blocks_sending(self) -> bool:
+        """No produce request may go out: no producer id yet, a bump pending, or an error."""
+        return (
+            self.state in (TxnState.FATAL_ERROR, TxnState.ABORTABLE_ERROR)
+            or not self.idempotence.ready
+        )
 
-    def partitions_added(self, tps: list[tuple[str, int]]) -> None:
-        self.added.update(tps)
+    def record_failed(self, error: KrafkaError) -> None:
+        """A record of the transaction failed: the transaction is abortable-only now."""
+        if self.transactional_id is not None and self.state in ABORTABLE_ON_FAILURE:
+            self._abortable(error)
+
+    def fenced(self, error: KrafkaError) -> None:
+        """A produce response said this producer is fenced."""
+        if self.transactional_id is None:
+            self.idempotence.request_bump()
+            return
+        self._fatal(error)
 
     @property
     def fatal(self) -> bool:
         return self.state is TxnState.FATAL_ERROR
+
+    # -- the contract ---------------------------------------------------------------------------
+
+    def next_actions(self, now: float) -> list[Any]:
+        self._maybe_bump()
+        self._maybe_add_partitions()
+        actions: list[Any] = []
+        step = self._steps[0] if self._steps else None
+        if step is not None and step.sent is None:
+            request = self._advance(step, now)
+            if request is not None:
+                actions.append(request)
+        actions[:0], self._events = self._events, []
+        return actions
+
+    def next_deadline(self) -> float | None:
+        step = self._steps[0] if self._steps else None
+        if step is None or step.sent is not None:
+            return None
+        times = [t for t in (step.deadline, self._wait_until(step)) if t is not None]
+        return min(times, default=None)
+
+    def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
+        link = self._link_owning(sent)
+        if link is not None:
+            link.on_response(sent, response, now)
+            self._check_lookup(link)
+            return
+        step = self._current(sent)
+        if step is None:
+            return
+        step.sent = None
+        code = self._code(step, response)
+        if code == ErrorCode.NONE:
+            self._succeeded(step, response)
+        else:
+            self._failed_with_code(step, code, now)
+
+    def on_failure(self, sent: SendRequest[Any], error: KrafkaError, now: float) -> None:
+        link = self._link_owning(sent)
+        if link is not None:
+            link.on_failure(sent, error, now)
+            self._check_lookup(link)
+            return
+        step = self._current(sent)
+        if step is None:
+            return
+        step.sent = None
+        if not error.retriable:
+            self._give_up(step, error)
+            return
+        self._target_link(step).on_connection_failure()
+        self._retry_later(step, now)
+
+    # -- steps ----------------------------------------------------------------------------------
+
+    def _advance(self, step: _Step, now: float) -> SendRequest[Any] | None:
+        """The request for `step` now, if it may go (else wait: backoff, coordinator, records)."""
+        if step.kind is StepKind.END_TXN and not self._end_txn_ready(step):
+            return None
+        if step.deadline is None:
+            step.deadline = now + self.retry_window
+        elif now >= step.deadline:
+            self._give_up(step, KafkaTimeoutError(self._timeout_message(step)))
+            return None
+        if step.backoff is not None and step.backoff.wait_time(now) > 0:
+            return None
+        destination: Broker | AnyBroker = AnyBroker()
+        if self._needs_coordinator(step):
+            link = self._target_link(step)
+            coordinator = link.target()
+            if coordinator is None:
+                return link.lookup(now)
+            destination = coordinator
+        is_init = step.kind is StepKind.INIT_PRODUCER_ID
+        step.sent = SendRequest(
+            destination,
+            self._request(step),
+            max_version=(
+                wire.ADD_PARTITIONS_MAX_VERSION if step.kind is StepKind.ADD_PARTITIONS else None
+            ),
+            min_version=wire.INIT_PRODUCER_ID_MIN_VERSION if is_init else None,
+        )
+        return step.sent
+
+    def _end_txn_ready(self, step: _Step) -> bool:
+        """EndTxn goes once every record is settled and every partition was added."""
+        if self._progress.in_flight or self._progress.has_unsent():
+            return False
+        if step.committed and self.state is TxnState.ABORTABLE_ERROR:
+            self._finish(step, error=self._must_abort())
+            return False
+        if not (self.added or self.offsets_added):
+            self._finish(step)  # nothing reached the coordinator: nothing to end
+            self._ended(step)
+            return False
+        return True
+
+    def _request(self, step: _Step) -> Any:
+        identity = self.idempotence.identity
+        if step.kind is StepKind.INIT_PRODUCER_ID:
+            current = None if step.fresh_id else identity
+            return wire.init_producer_id_request(self.config, current)
+        assert identity is not None and self.transactional_id is not None
+        txn_id = self.transactional_id
+        if step.kind is StepKind.ADD_PARTITIONS:
+            return wire.add_partitions_request(txn_id, identity, step.partitions)
+        if step.kind is StepKind.ADD_OFFSETS:
+            assert step.group is not None
+            return wire.add_offsets_request(txn_id, identity, step.group.group_id)
+        if step.kind is StepKind.TXN_OFFSET_COMMIT:
+            assert step.group is not None
+            return wire.txn_offset_commit_request(txn_id, identity, step.offsets, step.group)
+        return wire.end_txn_request(txn_id, identity, step.committed)
+
+    def _code(self, step: _Step, response: Any) -> int:
+        """The one code that decides the step (fencing first, OPERATION_NOT_ATTEMPTED ignored)."""
+        if step.kind is StepKind.ADD_PARTITIONS:
+            codes = set(wire.add_partitions_errors(response).values())
+        elif step.kind is StepKind.TXN_OFFSET_COMMIT:
+            codes = set(wire.txn_offset_commit_errors(response).values())
+        else:
+            codes = {int(response.error_code)}
+        codes -= {ErrorCode.NONE, _NOT_ATTEMPTED}
+        return max(codes, key=lambda c: (c in _FENCED, c), default=ErrorCode.NONE)
+
+    def _succeeded(self, step: _Step, response: Any) -> None:
+        if step.kind is StepKind.INIT_PRODUCER_ID:
+            identity = ProducerIdentity(int(response.producer_id), int(response.producer_epoch))
+            self.idempotence.set_identity(identity.producer_id, identity.producer_epoch)
+            self._move(TxnEvent.INIT_DONE)
+            self._events.append(ProducerIdAssigned(identity))
+        elif step.kind is StepKind.ADD_PARTITIONS:
+            self.added.update(step.partitions)
+            self._events.append(PartitionsAdded(step.partitions))
+        elif step.kind is StepKind.ADD_OFFSETS:
+            self.offsets_added = True
+        elif step.kind is StepKind.END_TXN:
+            self._ended(step)
+            if self._bump_after_abort and not step.committed:
+                self._bump_after_abort = False
+                self._move(TxnEvent.INIT)
+                self._steps.insert(1, _Step(StepKind.INIT_PRODUCER_ID, step.op))
+                self._steps.popleft()
+                return
+        self._finish(step)
+
+    def _ended(self, step: _Step) -> None:
+        self._move(TxnEvent.END_DONE)
+        self.added.clear()
+        self.pending.clear()
+        self.offsets_added = False
+
+    def _failed_with_code(self, step: _Step, code: int, now: float) -> None:
+        if code in _FENCED:
+            self._fatal(
+                ProducerFencedError(f"{step.what}: producer fenced ({ErrorCode(code).name})")
+            )
+            return
+        disposition = self._target_link(step).on_error_code(code, now)
+        if disposition is CoordinatorDisposition.RETRY_NOW:
+            return
+        if disposition is CoordinatorDisposition.RETRY_LATER:
+            self._retry_later(step, now)
+            return
+        error = error_for_code(code, f"{step.what} failed: {_name(code)}")
+        refused_bump = (
+            step.kind is StepKind.INIT_PRODUCER_ID
+            and not step.fresh_id
+            and not error.retriable
+            and self.idempotence.identity is not None
+        )
+        if refused_bump:
+            step.fresh_id = True  # the broker refused an epoch bump: ask for a new id (Tansu)
+            return
+        if error.retriable:
+            self._retry_later(step, now)
+        else:
+            self._give_up(step, error)
+
+    def _retry_later(self, step: _Step, now: float) -> None:
+        step.backoff = step.backoff or Backoff(self._policy)
+        step.backoff.failed(now, self._rand)
+
+    def _give_up(self, step: _Step, error: KrafkaError) -> None:
+        """`step` failed for good: fail its operation; the state follows Java's rules."""
+        if isinstance(error, UnsupportedVersionError) or step.kind is StepKind.INIT_PRODUCER_ID:
+            if self.state is TxnState.INITIALIZING:
+                self._move(TxnEvent.INIT_FAILED)
+        elif step.kind is StepKind.TXN_OFFSET_COMMIT and _code_of(error) in _GROUP_FENCING:
+            self._abortable(error)
+        elif self.state in ABORTABLE_ON_FAILURE or self.state is TxnState.ABORTING:
+            if self.state is TxnState.ABORTING:
+                self._move(TxnEvent.FATAL_ERROR, error)
+                self._events.append(ProducerFatal(error))
+            else:
+                self._abortable(error)
+        self._finish(step, error=error)
+        if step.kind is StepKind.ADD_OFFSETS:
+            self._drop_dependent_commit(error)
+
+    def _drop_dependent_commit(self, error: KrafkaError) -> None:
+        if self._steps and self._steps[0].kind is StepKind.TXN_OFFSET_COMMIT:
+            self._finish(self._steps[0], error=error)
+
+    def _finish(self, step: _Step, error: KrafkaError | None = None) -> None:
+        if self._steps and self._steps[0] is step:
+            self._steps.popleft()
+        if step.op is not None:
+            self._events.append(Completed(step.op) if error is None else Failed(step.op, error))
+
+    # -- internal work --------------------------------------------------------------------------
+
+    def _maybe_bump(self) -> None:
+        """An idempotent producer's broken sequences need a new epoch once nothing is in flight;
+        a transactional one's make the transaction abortable (the abort bumps the epoch)."""
+        idem = self.idempotence
+        if not idem.bump_needed or self.state is TxnState.FATAL_ERROR:
+            return
+        if self.transactional_id is not None:
+            if self.state in ABORTABLE_ON_FAILURE:
+                self._abortable(KrafkaError("the broker lost this producer's sequence state"))
+            return
+        if self._progress.in_flight or any(
+            s.kind is StepKind.INIT_PRODUCER_ID for s in self._steps
+        ):
+            return
+        if self.state is TxnState.READY:
+            self._move(TxnEvent.INIT)
+        self._steps.append(_Step(StepKind.INIT_PRODUCER_ID))
+
+    def _maybe_add_partitions(self) -> None:
+        new = sorted(self.pending - self.added)
+        self.pending.clear()
+        if not new or self.state not in (TxnState.IN_TRANSACTION, TxnState.COMMITTING):
+            return
+        queued = next(
+            (s for s in self._steps if s.kind is StepKind.ADD_PARTITIONS and s.sent is None), None
+        )
+        if queued is not None:
+            queued.partitions = tuple(sorted({*queued.partitions, *new}))
+            return
+        index = next(
+            (i for i, s in enumerate(self._steps) if s.kind is StepKind.END_TXN), len(self._steps)
+        )
+        self._steps.insert(index, _Step(StepKind.ADD_PARTITIONS, partitions=tuple(new)))
+
+    def _queued(self, kind: StepKind) -> _Step | None:
+        return next((s for s in self._steps if s.kind is kind), None)
+
+    def _abortable(self, error: KrafkaError) -> None:
+        if (self.state, TxnEvent.ABORTABLE_ERROR) in TRANSITIONS:
+            first = self.state is not TxnState.ABORTABLE_ERROR
+            self._move(TxnEvent.ABORTABLE_ERROR, error)
+            self._bump_after_abort = True
+            if first:
+                self._events.append(TransactionAbortable(error))
+
+    def _fatal(self, error: KrafkaError) -> None:
+        if self.state is TxnState.FATAL_ERROR:
+            return
+        self._move(TxnEvent.FATAL_ERROR, error)
+        self._events.append(ProducerFatal(error))
+        while self._steps:
+            self._finish(self._steps[0], error=error)
+
+    def _move(self, event: TxnEvent, error: KrafkaError | None = None) -> None:
+        new = TRANSITIONS.get((self.state, event))
+        if new is None:
+            detail = f": {self.error}" if self.error is not None else ""
+            name = self.transactional_id or "idempotent producer"
+            raise InvalidStateError(
+                f"transaction {name!r}: cannot {event.value} in state {self.state.value}{detail}"
+            ) from self.error
+        if error is not None:
+            self.error = error
+        elif new in (TxnState.READY, TxnState.IN_TRANSACTION):
+            self.error = None
+        self.state = new
+
+    def _must_abort(self) -> InvalidStateError:
+        error = InvalidStateError(
+            f"transaction {self.transactional_id!r} must be aborted: {self.error}"
+        )
+        error.__cause__ = self.error
+        return error
+
+    def _require_transactional(self) -> None:
+        if self.transactional_id is None:
+            raise InvalidStateError("not a transactional producer: set transactional_id")
+        if self.state is TxnState.FATAL_ERROR and self.error is not None:
+            raise self.error
+
+    # -- coordinators ---------------------------------------------------------------------------
+
+    def _needs_coordinator(self, step: _Step) -> bool:
+        """Transactional requests go to a coordinator; an idempotent producer's to any broker."""
+        return self.transactional_id is not None or step.kind is not StepKind.INIT_PRODUCER_ID
+
+    def _target_link(self, step: _Step) -> CoordinatorLink:
+        if step.kind is StepKind.TXN_OFFSET_COMMIT:
+            assert step.group is not None
+            group = step.group.group_id
+            link = self._group_links.get(group)
+            if link is None:
+                link = self._group_links[group] = CoordinatorLink(
+                    group, CoordinatorType.GROUP, self._policy, self._rand
+                )
+            return link
+        if self._link is None:
+            return _NO_LINK
+        return self._link
+
+    def _link_owning(self, sent: SendRequest[Any]) -> CoordinatorLink | None:
+        for link in (self._link, *self._group_links.values()):
+            if link is not None and link.owns(sent):
+                return link
+        return None
+
+    def _check_lookup(self, link: CoordinatorLink) -> None:
+        """A lookup failed in a way retrying cannot fix (authorization): fail the step."""
+        error = link.fatal_error()
+        if error is not None and self._steps:
+            self._give_up(self._steps[0], error)
+
+    def _current(self, sent: SendRequest[Any]) -> _Step | None:
+        step = self._steps[0] if self._steps else None
+        return step if step is not None and step.sent is sent else None
+
+    def _wait_until(self, step: _Step) -> float | None:
+        times = []
+        if step.backoff is not None and step.backoff.failures:
+            times.append(step.backoff.retry_at)
+        link = self._target_link(step) if self._needs_coordinator(step) else None
+        if link is not None:
+            deadline = link.next_deadline()
+            if deadline is not None:
+                times.append(deadline)
+        return min(times, default=None)
+
+    def _timeout_message(self, step: _Step) -> str:
+        detail = f" (last error: {self.error})" if self.error is not None else ""
+        return f"{step.what} did not succeed within {self.retry_window}s{detail}"
+
+
+class _NoLink(CoordinatorLink):
+    """An idempotent producer's InitProducerId goes to any broker: codes mean nothing here."""
+
+    def __init__(self) -> None:
+        super().__init__("", CoordinatorType.TRANSACTION)
+
+    def on_error_code(self, code: int, now: float) -> CoordinatorDisposition:
+        return CoordinatorDisposition.NOT_COORDINATOR_ERROR
+
+    def on_connection_failure(self) -> None:
+        return None
+
+
+_NO_LINK: Final = _NoLink()
+
+
+def _name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error {code}"
+
+
+def _code_of(error: KrafkaError) -> int | None:
+    code = getattr(type(error), "code", None)
+    return int(code) if isinstance(code, int) else None
+
+
+__all__ = [
+    "PartitionsAdded",
+    "ProduceProgress",
+    "ProducerFatal",
+    "ProducerIdAssigned",
+    "TransactionAbortable",
+    "TransactionManager",
+    "TxnEvent",
+    "TxnState",
+]

@@ -6,17 +6,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from krafka.codec import Record, decode_batches
-from krafka.protocol.messages import ProduceRequest, ProduceResponse
+from krafka.protocol.messages import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
 from krafka.sansio.producer import (
     ProducerConfig,
+    ProducerCore,
     ProduceRequestPlan,
-    RecordAccumulator,
     RecordHandle,
-    Sender,
+    TxnState,
     wire,
 )
-from krafka.sansio.producer.idempotence import IdempotenceState
-from krafka.sansio.producer.transaction import TransactionManager
+from krafka.testing.conversation import Conversation
 
 TP = ("t", 0)
 PRODUCE_VERSION = 9
@@ -43,7 +51,8 @@ def produce_response(results: Mapping[tuple[str, int], tuple[int, int]]) -> Any:
 
 
 class Harness:
-    """An accumulator + sender with a fake single-broker cluster and a controllable clock."""
+    """The producer's sans-IO core with a fake single-broker cluster and a controllable clock;
+    the transaction machine (producer ids, transactions) is driven by a scripted conversation."""
 
     def __init__(
         self,
@@ -53,21 +62,81 @@ class Harness:
         transactional: bool = False,
     ) -> None:
         self.config = config or ProducerConfig(linger=0.0, retry_backoff=0.01)
-        self.accumulator = RecordAccumulator(self.config)
-        self.idempotence = IdempotenceState() if self.config.idempotent else None
-        self.txn = (
-            TransactionManager(self.config.transactional_id or "tx", 60.0)
-            if transactional
-            else None
-        )
-        self.sender = Sender(
-            self.config, self.accumulator, idempotence=self.idempotence,
-            transaction=self.txn, rand=lambda: 0.5,
-        )  # fmt: skip
-        if self.idempotence is not None and identity is not None:
-            self.sender.producer_id_received(*identity)
+        assert transactional == (self.config.transactional_id is not None)
+        self.core = ProducerCore.build(self.config, rand=lambda: 0.5)
+        self.accumulator = self.core.accumulator
+        self.sender = self.core.sender
+        self.txn = self.core.transactions
+        self.talk = Conversation(self.txn) if self.txn is not None else None
         self.leaders: dict[tuple[str, int], int | None] = {}
-        self.now = 0.0
+        if self.txn is not None and identity is not None:
+            self.grant_id(*identity)
+
+    @property
+    def now(self) -> float:
+        return self.talk.now if self.talk is not None else self._now
+
+    @now.setter
+    def now(self, value: float) -> None:
+        if self.talk is not None:
+            self.talk.now = value
+        self._now = value
+
+    _now = 0.0
+
+    def wants_producer_id(self) -> bool:
+        """The transaction machine asks for InitProducerId now (first id or an epoch bump)."""
+        assert self.talk is not None
+        self.talk.step()
+        return any(
+            isinstance(self.talk.request(s), InitProducerIdRequest) for s in self.talk.outbox
+        )
+
+    def grant_id(self, producer_id: int, epoch: int) -> None:
+        """Answer the machine's InitProducerId (asking for the first id if needed)."""
+        assert self.txn is not None and self.talk is not None
+        if self.txn.state is TxnState.UNINITIALIZED:
+            self.txn.initialize(self.now)
+        if self.config.transactional_id is not None:
+            lookup = self.talk.expect(FindCoordinatorRequest)
+            key = self.talk.request(lookup).coordinator_keys[0]
+            entry = FindCoordinatorResponse.Coordinator(key=key, node_id=1, host="b", port=1)
+            self.talk.reply(lookup, FindCoordinatorResponse(coordinators=[entry]))
+        sent = self.talk.expect(InitProducerIdRequest)
+        response = InitProducerIdResponse(producer_id=producer_id, producer_epoch=epoch)
+        self.talk.reply(sent, response)
+        self.talk.step()
+
+    def begin_with(self, *tps: tuple[str, int]) -> None:
+        """Begin a transaction and add `tps` to it (answering AddPartitionsToTxn)."""
+        assert self.txn is not None and self.talk is not None
+        self.txn.begin(self.now)
+        for tp in tps:
+            self.txn.may_send_to(tp)
+        self.answer_add_partitions()
+
+    def answer_add_partitions(self, code: int = 0) -> set[tuple[str, int]]:
+        """Answer the machine's AddPartitionsToTxn; returns the partitions it asked for."""
+        assert self.talk is not None
+        sent = self.talk.expect(AddPartitionsToTxnRequest)
+        request = self.talk.request(sent)
+        asked = {(t.name, p) for t in request.v3_and_below_topics for p in t.partitions}
+        topic_cls = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
+        part_cls = topic_cls.AddPartitionsToTxnPartitionResult
+        results = [
+            topic_cls(
+                name=topic,
+                results_by_partition=[
+                    part_cls(partition_index=p, partition_error_code=code)
+                    for t, p in sorted(asked)
+                    if t == topic
+                ],
+            )
+            for topic in sorted({t for t, _ in asked})
+        ]
+        self.talk.reply(sent, AddPartitionsToTxnResponse(results_by_topic_v3_and_below=results))
+        self.talk.step()
+        return asked
 
     def send(
         self, value: bytes, tp: tuple[str, int] = TP, key: bytes | None = None
@@ -91,7 +160,7 @@ class Harness:
         self.sender.on_response(plan, wire.produce_results(response), self.now)
 
     def advance(self, seconds: float) -> None:
-        self.now += seconds
+        self.now = self.now + seconds
 
 
 def sequences(plan: ProduceRequestPlan) -> dict[tuple[str, int], tuple[int, int, int]]:

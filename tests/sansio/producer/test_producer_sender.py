@@ -13,10 +13,16 @@ from krafka.errors import (
     ProducerFencedError,
     TopicAuthorizationFailedError,
 )
+from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.producer import Acks, BatchState, ProducerConfig, TxnState
 from krafka.sansio.producer.batch import BATCH_OVERHEAD
 
-NOT_LEADER, TOO_LARGE, OUT_OF_ORDER, DUPLICATE, UNKNOWN_PID, FENCED = 6, 10, 45, 46, 59, 90
+NOT_LEADER = ErrorCode.NOT_LEADER_OR_FOLLOWER
+TOO_LARGE = ErrorCode.MESSAGE_TOO_LARGE
+OUT_OF_ORDER = ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+DUPLICATE = ErrorCode.DUPLICATE_SEQUENCE_NUMBER
+UNKNOWN_PID = ErrorCode.UNKNOWN_PRODUCER_ID
+FENCED = ErrorCode.PRODUCER_FENCED
 
 
 def cfg(**kw: object) -> ProducerConfig:
@@ -167,9 +173,9 @@ def test_out_of_order_without_an_earlier_failure_fails_and_bumps_the_epoch() -> 
     (plan,) = h.drain()
     h.answer(plan, OUT_OF_ORDER)
     assert isinstance(bad.exception(), OutOfOrderSequenceNumberError)
-    assert h.sender.needs_producer_id
+    assert h.wants_producer_id()
     assert h.drain() == []  # nothing is sent with the broken epoch
-    h.sender.producer_id_received(1000, 1)
+    h.grant_id(1000, 1)
     (plan,) = h.drain()
     assert sequences(plan)[TP] == (0, 1, 1)  # new epoch, sequences restart at 0
     h.answer(plan, base_offset=5)
@@ -182,9 +188,9 @@ def test_bump_waits_for_requests_in_flight() -> None:
     h.send(b"%09d" % 1)
     p0, p1 = h.drain()[0], h.drain()[0]
     h.answer(p0, UNKNOWN_PID)
-    assert not h.sender.needs_producer_id  # p1 is still out there
+    assert not h.wants_producer_id()  # p1 is still out there
     h.answer(p1, OUT_OF_ORDER)  # its predecessor is pending: retried, not failed
-    assert h.sender.needs_producer_id
+    assert h.wants_producer_id()
 
 
 def test_unknown_producer_id_retries_under_the_new_epoch() -> None:
@@ -192,8 +198,8 @@ def test_unknown_producer_id_retries_under_the_new_epoch() -> None:
     handle = h.send(b"a")
     (plan,) = h.drain()
     h.answer(plan, UNKNOWN_PID)
-    assert h.sender.needs_producer_id and not handle.done
-    h.sender.producer_id_received(1000, 3)
+    assert h.wants_producer_id() and not handle.done
+    h.grant_id(1000, 3)
     h.advance(1.0)
     (plan,) = h.drain()
     assert sequences(plan)[TP] == (0, 3, 1)
@@ -268,9 +274,9 @@ def test_acks_zero_completes_without_offsets() -> None:
 def test_idempotent_producer_waits_for_its_producer_id() -> None:
     h = Harness(identity=None)
     h.send(b"a")
-    assert h.sender.needs_producer_id and h.drain() == []
-    h.sender.producer_id_received(77, 0)
-    assert not h.sender.needs_producer_id and len(h.drain()) == 1
+    assert h.drain() == []
+    h.grant_id(77, 0)
+    assert not h.wants_producer_id() and len(h.drain()) == 1
 
 
 def test_max_request_size_spreads_partitions_over_requests() -> None:
@@ -294,26 +300,20 @@ def test_expired_batches_in_the_accumulator_fail() -> None:
 def test_fencing_is_fatal_for_a_transactional_producer() -> None:
     h = Harness(cfg(transactional_id="tx"), transactional=True)
     assert h.txn is not None
-    h.txn.state = TxnState.IN_TRANSACTION
-    h.txn.partitions_added([TP])
+    h.begin_with(TP)
     handle = h.send(b"a")
     other = h.send(b"b", tp=("t", 1))
     (plan,) = h.drain()
     assert set(plan.batches) == {TP}  # ("t", 1) has not joined the transaction yet
-    assert h.txn.pending == {("t", 1)}
     h.answer(plan, FENCED)
     assert isinstance(handle.exception(), ProducerFencedError)
     assert h.txn.state is TxnState.FATAL_ERROR
-    assert isinstance(h.sender.fatal_error, ProducerFencedError)
-    h.txn.partitions_added([("t", 1)])
     assert h.drain() == [] and not other.done
 
 
 def test_transactional_batches_carry_the_transactional_flag() -> None:
     h = Harness(cfg(transactional_id="tx"), transactional=True)
-    assert h.txn is not None
-    h.txn.state = TxnState.IN_TRANSACTION
-    h.txn.partitions_added([TP])
+    h.begin_with(TP)
     h.send(b"a")
     (plan,) = h.drain()
     batch = plan.batches[TP]
@@ -326,11 +326,10 @@ def test_transactional_batches_carry_the_transactional_flag() -> None:
 def test_failed_batch_makes_the_transaction_abortable() -> None:
     h = Harness(cfg(transactional_id="tx"), transactional=True)
     assert h.txn is not None
-    h.txn.state = TxnState.IN_TRANSACTION
-    h.txn.partitions_added([TP])
+    h.begin_with(TP)
     h.send(b"a")
     (plan,) = h.drain()
-    h.answer(plan, 29)
+    h.answer(plan, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     assert h.txn.state is TxnState.ABORTABLE_ERROR
 
 

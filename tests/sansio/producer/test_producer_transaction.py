@@ -1,20 +1,57 @@
-"""The transaction state table: every (state, event) pair, driven exhaustively."""
+"""The transaction machine, in scripted conversations: its table, its requests, its errors."""
 
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
-from krafka.errors import InvalidStateError, KrafkaError
-from krafka.sansio.producer import TRANSITIONS, TransactionManager, TxnEvent, TxnState
+from krafka.codec import Record
+from krafka.errors import (
+    IllegalGenerationError,
+    InvalidStateError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    KrafkaError,
+    ProducerFencedError,
+    TransactionalIdAuthorizationFailedError,
+)
+from krafka.protocol.error_codes import ErrorCode
+from krafka.protocol.messages import (
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    EndTxnRequest,
+    EndTxnResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+)
+from krafka.sansio.actions import AnyBroker, Broker, SendRequest
+from krafka.sansio.producer import ProducerConfig, ProducerCore, wire
+from krafka.sansio.producer.transaction import (
+    PartitionsAdded,
+    ProducerFatal,
+    ProducerIdAssigned,
+    TransactionAbortable,
+)
+from krafka.sansio.producer.txn_state import TRANSITIONS, TxnEvent, TxnState
+from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
+from krafka.testing.conversation import Conversation
 
 S, E = TxnState, TxnEvent
+TP = TopicPartition("t", 0)
 
 EXPECTED = {
     (S.UNINITIALIZED, E.INIT): S.INITIALIZING,
     (S.INITIALIZING, E.INIT_DONE): S.READY,
     (S.INITIALIZING, E.INIT_FAILED): S.UNINITIALIZED,
+    (S.READY, E.INIT): S.INITIALIZING,
     (S.READY, E.BEGIN): S.IN_TRANSACTION,
     (S.IN_TRANSACTION, E.COMMIT): S.COMMITTING,
     (S.IN_TRANSACTION, E.ABORT): S.ABORTING,
@@ -22,67 +59,383 @@ EXPECTED = {
     (S.COMMITTING, E.END_DONE): S.READY,
     (S.COMMITTING, E.ABORTABLE_ERROR): S.ABORTABLE_ERROR,
     (S.ABORTING, E.END_DONE): S.READY,
-    (S.ABORTING, E.ABORTABLE_ERROR): S.ABORTABLE_ERROR,
+    (S.ABORTING, E.INIT): S.INITIALIZING,
     (S.ABORTABLE_ERROR, E.ABORT): S.ABORTING,
     (S.ABORTABLE_ERROR, E.ABORTABLE_ERROR): S.ABORTABLE_ERROR,
     **{(state, E.FATAL_ERROR): S.FATAL_ERROR for state in S},
 }
 
 
-def manager_in(state: TxnState) -> TransactionManager:
-    txn = TransactionManager("tx", 60.0)
-    txn.state = state
-    return txn
-
-
 @pytest.mark.parametrize(("state", "event"), list(itertools.product(S, E)))
-def test_every_pair_follows_the_table(state: TxnState, event: TxnEvent) -> None:
-    txn = manager_in(state)
-    expected = EXPECTED.get((state, event))
-    assert TRANSITIONS.get((state, event)) == expected
-    if expected is None:
-        with pytest.raises(InvalidStateError, match=f"cannot {event.value} in state"):
-            txn.handle(event)
-        assert txn.state is state
-    else:
-        assert txn.handle(event) is expected
-        assert txn.state is expected
+def test_the_table_is_exactly_the_expected_one(state: TxnState, event: TxnEvent) -> None:
+    assert TRANSITIONS.get((state, event)) == EXPECTED.get((state, event))
+
+
+class Txn:
+    """A transactional producer's sans-IO core and a conversation with its machine."""
+
+    def __init__(self, transactional_id: str | None = "tx", **config: Any) -> None:
+        self.config = ProducerConfig(
+            transactional_id=transactional_id, linger=0.0, retry_backoff=0.01, **config
+        )
+        self.core = ProducerCore.build(self.config)
+        assert self.core.transactions is not None
+        self.machine = self.core.transactions
+        self.talk = Conversation(self.machine)
+
+    @property
+    def now(self) -> float:
+        return self.talk.now
+
+    def find_coordinator(self, node: int = 1, code: int = 0) -> SendRequest[Any]:
+        sent = self.talk.expect(FindCoordinatorRequest)
+        assert sent.target == AnyBroker()
+        entry = FindCoordinatorResponse.Coordinator(
+            key=self.talk.request(sent).coordinator_keys[0],
+            node_id=node,
+            host=f"b{node}",
+            port=9092,
+            error_code=code,
+        )
+        self.talk.reply(sent, FindCoordinatorResponse(coordinators=[entry]))
+        return sent
+
+    def init(self, pid: int = 1000, epoch: int = 0) -> None:
+        op = self.machine.initialize(self.now)
+        self.find_coordinator()
+        sent = self.talk.expect(InitProducerIdRequest)
+        assert self.talk.request(sent).transactional_id == "tx"
+        self.talk.reply(sent, InitProducerIdResponse(producer_id=pid, producer_epoch=epoch))
+        assert self.talk.outcome(op) is None
+        assert any(isinstance(e, ProducerIdAssigned) for e in self.talk.events)
+
+    def append(self, tp: TopicPartition = TP, value: bytes = b"v") -> Any:
+        record = Record(0, 1_700_000_000_000, None, value, ())
+        _, handle = self.core.accumulator.append(tp[0], tp[1], record, 30, self.now, 1)
+        return handle
+
+    def drain(self) -> list[Any]:
+        return self.core.sender.drain(self.now, lambda t, p: 1)
+
+    def add_partitions(self, *tps: TopicPartition, code: int = 0) -> SendRequest[Any]:
+        sent = self.talk.expect(AddPartitionsToTxnRequest)
+        assert sent.target == Broker(1, "b1", 9092) and sent.max_version == 3
+        request = self.talk.request(sent)
+        asked = {(t.name, p) for t in request.v3_and_below_topics for p in t.partitions}
+        assert asked == set(tps)
+        self.talk.reply(sent, add_partitions_response(asked, code))
+        self.talk.step()
+        return sent
+
+    def answer_produce(self, plan: Any, offset: int = 0) -> None:
+        results = {tp: wire.PartitionResult(base_offset=offset) for tp in plan.batches}
+        self.core.sender.on_response(plan, results, self.now)
+
+
+def add_partitions_response(tps: set[tuple[str, int]], code: int) -> AddPartitionsToTxnResponse:
+    topic_cls = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
+    part_cls = topic_cls.AddPartitionsToTxnPartitionResult
+    by_topic: dict[str, list[Any]] = {}
+    for topic, partition in sorted(tps):
+        by_topic.setdefault(topic, []).append(
+            part_cls(partition_index=partition, partition_error_code=code)
+        )
+    return AddPartitionsToTxnResponse(
+        results_by_topic_v3_and_below=[
+            topic_cls(name=t, results_by_partition=ps) for t, ps in by_topic.items()
+        ]
+    )
+
+
+def in_transaction_with_a_record() -> tuple[Txn, Any]:
+    """Initialised, a transaction begun, one record added to the transaction and sent."""
+    txn = Txn()
+    txn.init()
+    txn.machine.begin(txn.now)
+    handle = txn.append()
+    assert txn.drain() == []  # the partition must join the transaction first
+    txn.add_partitions(TP)
+    assert PartitionsAdded((TP,)) in txn.talk.events
+    (plan,) = txn.drain()
+    return txn, (plan, handle)
 
 
 def test_a_whole_transaction() -> None:
-    txn = TransactionManager("tx", 60.0)
-    for event in (E.INIT, E.INIT_DONE, E.BEGIN):
-        txn.handle(event)
-    txn.check_can_send()
-    assert not txn.may_send_to(("t", 0))
-    assert txn.take_pending() == [("t", 0)]
-    txn.partitions_added([("t", 0)])
-    assert txn.may_send_to(("t", 0))
-    txn.offsets_added = True
-    txn.handle(E.COMMIT)
+    txn, (plan, handle) = in_transaction_with_a_record()
+    op = txn.machine.commit(txn.now)
+    assert txn.machine.state is S.COMMITTING
+    txn.talk.expect_nothing()  # the record is still in flight: no EndTxn yet
+    txn.answer_produce(plan, offset=5)
+    assert handle.result().offset == 5
+    sent = txn.talk.expect(EndTxnRequest)
+    assert txn.talk.request(sent).committed is True
+    assert txn.talk.request(sent).producer_id == 1000
+    txn.talk.reply(sent, EndTxnResponse())
+    assert txn.talk.outcome(op) is None
+    assert txn.machine.state is S.READY
+
+
+def test_commit_refuses_new_sends_at_once() -> None:
+    """The race fixed: COMMITTING is entered before the last records are flushed, so a send
+    from another task cannot open a batch that drains after EndTxn."""
+    txn, _ = in_transaction_with_a_record()
+    txn.machine.commit(txn.now)
     with pytest.raises(InvalidStateError, match="cannot send in state committing"):
-        txn.check_can_send()
-    txn.handle(E.END_DONE)
-    assert txn.state is S.READY and not txn.added and not txn.offsets_added
+        txn.machine.check_can_send()
 
 
-def test_abortable_error_is_reported_until_aborted() -> None:
-    txn = manager_in(S.IN_TRANSACTION)
-    txn.handle(E.ABORTABLE_ERROR, KrafkaError("batch failed"))
-    with pytest.raises(InvalidStateError, match="batch failed"):
-        txn.check_can_send()
-    with pytest.raises(InvalidStateError):
-        txn.handle(E.COMMIT)
-    txn.handle(E.ABORT)
-    txn.handle(E.END_DONE)
-    assert txn.error is None and txn.state is S.READY
+def test_end_txn_waits_for_partitions_added_during_the_commit_flush() -> None:
+    txn, (plan, _) = in_transaction_with_a_record()
+    txn.append(TopicPartition("t", 1))  # appended before commit, not yet drained
+    op = txn.machine.commit(txn.now)
+    txn.answer_produce(plan)
+    assert txn.drain() == []
+    txn.add_partitions(TopicPartition("t", 1))
+    (second,) = txn.drain()
+    txn.talk.expect_nothing()
+    txn.answer_produce(second)
+    txn.talk.reply(txn.talk.expect(EndTxnRequest), EndTxnResponse())
+    assert txn.talk.outcome(op) is None
 
 
-def test_fatal_is_final() -> None:
-    txn = manager_in(S.READY)
-    txn.handle(E.FATAL_ERROR, KrafkaError("fenced"))
-    assert txn.fatal
-    for event in E:
-        if event is not E.FATAL_ERROR:
-            with pytest.raises(InvalidStateError, match="fenced"):
-                txn.handle(event)
+def test_an_empty_transaction_ends_without_end_txn() -> None:
+    txn = Txn()
+    txn.init()
+    txn.machine.begin(txn.now)
+    op = txn.machine.commit(txn.now)
+    assert txn.talk.outcome(op) is None
+    assert not txn.talk.outbox and txn.machine.state is S.READY
+
+
+def test_concurrent_transactions_is_retried_after_backoff() -> None:
+    txn, (plan, _) = in_transaction_with_a_record()
+    op = txn.machine.commit(txn.now)
+    txn.answer_produce(plan)
+    sent = txn.talk.expect(EndTxnRequest)
+    txn.talk.reply(sent, EndTxnResponse(error_code=ErrorCode.CONCURRENT_TRANSACTIONS))
+    txn.talk.expect_nothing()
+    before = txn.now
+    deadline = txn.talk.advance_to_deadline()
+    assert 0.005 < deadline - before <= 0.02  # retry_backoff=0.01 with 20 % jitter
+    txn.talk.reply(txn.talk.expect(EndTxnRequest), EndTxnResponse())
+    assert txn.talk.outcome(op) is None
+
+
+def test_not_coordinator_looks_the_coordinator_up_again() -> None:
+    txn, (plan, _) = in_transaction_with_a_record()
+    op = txn.machine.commit(txn.now)
+    txn.answer_produce(plan)
+    sent = txn.talk.expect(EndTxnRequest)
+    txn.talk.reply(sent, EndTxnResponse(error_code=ErrorCode.NOT_COORDINATOR))
+    txn.find_coordinator(node=2)
+    again = txn.talk.expect(EndTxnRequest)
+    assert again.target == Broker(2, "b2", 9092)
+    txn.talk.reply(again, EndTxnResponse())
+    assert txn.talk.outcome(op) is None
+
+
+def test_a_lost_connection_to_the_coordinator_retries_through_a_new_lookup() -> None:
+    txn, (plan, _) = in_transaction_with_a_record()
+    op = txn.machine.commit(txn.now)
+    txn.answer_produce(plan)
+    txn.talk.fail(txn.talk.expect(EndTxnRequest), KafkaConnectionError("reset"))
+    txn.talk.advance_to_deadline()
+    txn.find_coordinator(node=3)
+    txn.talk.reply(txn.talk.expect(EndTxnRequest), EndTxnResponse())
+    assert txn.talk.outcome(op) is None
+
+
+def test_load_in_progress_backs_off_then_retries() -> None:
+    txn = Txn()
+    op = txn.machine.initialize(txn.now)
+    txn.find_coordinator()
+    sent = txn.talk.expect(InitProducerIdRequest)
+    txn.talk.reply(sent, InitProducerIdResponse(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS))
+    txn.talk.expect_nothing()
+    txn.talk.advance_to_deadline()
+    sent = txn.talk.expect(InitProducerIdRequest)
+    txn.talk.reply(sent, InitProducerIdResponse(producer_id=7, producer_epoch=1))
+    assert txn.talk.outcome(op) is None
+
+
+def test_retries_stop_at_the_retry_window() -> None:
+    txn = Txn(request_timeout=5.0)
+    op = txn.machine.initialize(txn.now)
+    txn.find_coordinator()
+    while txn.talk.pending(op):
+        if txn.talk.outbox:
+            sent = txn.talk.outbox.pop()
+            code = ErrorCode.CONCURRENT_TRANSACTIONS
+            txn.talk.reply(sent, InitProducerIdResponse(error_code=code))
+        txn.talk.advance_to_deadline()
+    with pytest.raises(KafkaTimeoutError, match=r"InitProducerId did not succeed within 5\.0s"):
+        txn.talk.outcome(op)
+    assert txn.machine.state is S.UNINITIALIZED
+    assert txn.now >= 5.0
+
+
+def test_fencing_is_fatal() -> None:
+    txn, (plan, _) = in_transaction_with_a_record()
+    op = txn.machine.commit(txn.now)
+    txn.answer_produce(plan)
+    sent = txn.talk.expect(EndTxnRequest)
+    txn.talk.reply(sent, EndTxnResponse(error_code=ErrorCode.PRODUCER_FENCED))
+    with pytest.raises(ProducerFencedError, match="EndTxn"):
+        txn.talk.outcome(op)
+    assert txn.machine.state is S.FATAL_ERROR
+    assert any(isinstance(e, ProducerFatal) for e in txn.talk.events)
+    with pytest.raises(ProducerFencedError):
+        txn.machine.begin(txn.now)
+
+
+def test_a_fenced_produce_response_makes_the_machine_fatal() -> None:
+    txn, (plan, handle) = in_transaction_with_a_record()
+    results = {TP: wire.PartitionResult(error_code=ErrorCode.INVALID_PRODUCER_EPOCH)}
+    txn.core.sender.on_response(plan, results, txn.now)
+    assert txn.machine.fatal
+    with pytest.raises(ProducerFencedError):
+        handle.result()
+    txn.append()
+    assert txn.drain() == []
+
+
+def test_a_failed_record_makes_the_transaction_abortable_and_abort_bumps_the_epoch() -> None:
+    txn, (plan, _) = in_transaction_with_a_record()
+    results = {TP: wire.PartitionResult(error_code=ErrorCode.INVALID_RECORD)}
+    txn.core.sender.on_response(plan, results, txn.now)
+    assert txn.machine.state is S.ABORTABLE_ERROR
+    txn.talk.step()
+    assert any(isinstance(e, TransactionAbortable) for e in txn.talk.events)
+    with pytest.raises(InvalidStateError, match="must be aborted"):
+        txn.machine.commit(txn.now)
+    op = txn.machine.abort(txn.now)
+    sent = txn.talk.expect(EndTxnRequest)
+    assert txn.talk.request(sent).committed is False
+    txn.talk.reply(sent, EndTxnResponse())
+    bump = txn.talk.expect(InitProducerIdRequest)
+    request = txn.talk.request(bump)
+    assert (request.producer_id, request.producer_epoch) == (1000, 0)
+    txn.talk.reply(bump, InitProducerIdResponse(producer_id=1000, producer_epoch=1))
+    assert txn.talk.outcome(op) is None
+    assert txn.machine.state is S.READY and txn.machine.error is None
+    txn.machine.begin(txn.now)
+    txn.machine.check_can_send()
+
+
+def test_abort_does_not_turn_its_own_failed_records_into_an_error() -> None:
+    txn, (plan, _) = in_transaction_with_a_record()
+    txn.append(TopicPartition("t", 9))
+    op = txn.machine.abort(txn.now)
+    txn.core.sender.fail_all(KrafkaError("transaction aborted"))
+    assert txn.machine.state is S.ABORTING
+    txn.answer_produce(plan)
+    txn.talk.reply(txn.talk.expect(EndTxnRequest), EndTxnResponse())
+    assert txn.talk.outcome(op) is None
+    assert txn.machine.state is S.READY
+
+
+def test_send_offsets_commits_through_the_group_coordinator() -> None:
+    txn, _ = in_transaction_with_a_record()
+    group = ConsumerGroupMetadata("g", generation_id=7, member_id="m-1")
+    op = txn.machine.send_offsets({TP: OffsetAndMetadata(42, "meta", 3)}, group, txn.now)
+    sent = txn.talk.expect(AddOffsetsToTxnRequest)
+    assert txn.talk.request(sent).group_id == "g"
+    txn.talk.reply(sent, AddOffsetsToTxnResponse())
+    lookup = txn.talk.expect(FindCoordinatorRequest)
+    request = txn.talk.request(lookup)
+    assert (request.key_type, request.coordinator_keys) == (0, ["g"])
+    entry = FindCoordinatorResponse.Coordinator(key="g", node_id=4, host="b4", port=9092)
+    txn.talk.reply(lookup, FindCoordinatorResponse(coordinators=[entry]))
+    commit = txn.talk.expect(TxnOffsetCommitRequest)
+    assert commit.target == Broker(4, "b4", 9092)
+    body = txn.talk.request(commit)
+    assert (body.generation_id, body.member_id) == (7, "m-1")
+    (part,) = body.topics[0].partitions
+    assert (part.committed_offset, part.committed_metadata) == (42, "meta")
+    assert part.committed_leader_epoch == 3
+    txn.talk.reply(commit, txn_offset_commit_response(0))
+    assert txn.talk.outcome(op) is None
+    assert txn.machine.offsets_added
+
+
+def txn_offset_commit_response(code: int) -> TxnOffsetCommitResponse:
+    topic_cls = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
+    part = topic_cls.TxnOffsetCommitResponsePartition(partition_index=0, error_code=code)
+    return TxnOffsetCommitResponse(topics=[topic_cls(name="t", partitions=[part])])
+
+
+def test_a_stale_generation_makes_send_offsets_fail_and_the_transaction_abortable() -> None:
+    txn, _ = in_transaction_with_a_record()
+    group = ConsumerGroupMetadata("g", generation_id=7, member_id="m-1")
+    op = txn.machine.send_offsets({TP: OffsetAndMetadata(42)}, group, txn.now)
+    txn.talk.reply(txn.talk.expect(AddOffsetsToTxnRequest), AddOffsetsToTxnResponse())
+    lookup = txn.talk.expect(FindCoordinatorRequest)
+    entry = FindCoordinatorResponse.Coordinator(key="g", node_id=1, host="b1", port=9092)
+    txn.talk.reply(lookup, FindCoordinatorResponse(coordinators=[entry]))
+    commit = txn.talk.expect(TxnOffsetCommitRequest)
+    txn.talk.reply(commit, txn_offset_commit_response(ErrorCode.ILLEGAL_GENERATION))
+    with pytest.raises(IllegalGenerationError):
+        txn.talk.outcome(op)
+    assert txn.machine.state is S.ABORTABLE_ERROR
+
+
+def test_an_authorization_failure_of_the_lookup_fails_the_call() -> None:
+    txn = Txn()
+    op = txn.machine.initialize(txn.now)
+    txn.find_coordinator(code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    with pytest.raises(TransactionalIdAuthorizationFailedError):
+        txn.talk.outcome(op)
+    assert txn.machine.state is S.UNINITIALIZED
+
+
+def test_init_producer_id_requires_v3() -> None:
+    txn = Txn()
+    txn.machine.initialize(txn.now)
+    txn.find_coordinator()
+    sent = txn.talk.expect(InitProducerIdRequest)
+    assert sent.min_version == 3
+
+
+class TestIdempotentOnly:
+    """Without a transactional id the machine keeps the producer id and bumps epochs."""
+
+    def start(self) -> Txn:
+        txn = Txn(transactional_id=None)
+        op = txn.machine.initialize(txn.now)
+        sent = txn.talk.expect(InitProducerIdRequest)
+        assert sent.target == AnyBroker()
+        assert txn.talk.request(sent).transactional_id is None
+        txn.talk.reply(sent, InitProducerIdResponse(producer_id=50, producer_epoch=0))
+        assert txn.talk.outcome(op) is None
+        return txn
+
+    def test_sends_nothing_else(self) -> None:
+        txn = self.start()
+        txn.talk.expect_nothing()
+        with pytest.raises(InvalidStateError, match="not a transactional producer"):
+            txn.machine.begin(txn.now)
+
+    def test_a_refused_bump_asks_for_a_new_id(self) -> None:
+        txn = self.start()
+        txn.core.sender.idempotence.request_bump()  # type: ignore[union-attr]
+        sent = txn.talk.expect(InitProducerIdRequest)
+        assert (txn.talk.request(sent).producer_id, txn.talk.request(sent).producer_epoch) == (
+            50,
+            0,
+        )
+        txn.talk.reply(sent, InitProducerIdResponse(error_code=ErrorCode.UNKNOWN_SERVER_ERROR))
+        fresh = txn.talk.expect(InitProducerIdRequest)
+        assert txn.talk.request(fresh).producer_id == -1
+        txn.talk.reply(fresh, InitProducerIdResponse(producer_id=51, producer_epoch=0))
+        txn.talk.step()
+        identity = txn.core.sender.idempotence.identity  # type: ignore[union-attr]
+        assert identity is not None and identity.producer_id == 51
+
+    def test_the_bump_waits_for_requests_in_flight(self) -> None:
+        txn = self.start()
+        txn.append()
+        (plan,) = txn.drain()
+        txn.core.sender.idempotence.request_bump()  # type: ignore[union-attr]
+        txn.talk.expect_nothing()
+        txn.answer_produce(plan)
+        txn.talk.expect(InitProducerIdRequest)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from krafka.codec import Record, decode_batches
+from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
@@ -11,8 +12,16 @@ from krafka.protocol.messages import (
     ProduceRequest,
     TxnOffsetCommitRequest,
 )
-from krafka.sansio.producer import ProducerConfig, ProducerIdentity, RecordAccumulator, Sender, wire
+from krafka.sansio.producer import (
+    ProducerConfig,
+    ProducerIdentity,
+    RecordAccumulator,
+    Sender,
+    txn_wire,
+    wire,
+)
 from krafka.sansio.producer.config import Acks
+from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 ID = ProducerIdentity(5, 2)
 
@@ -38,8 +47,8 @@ def test_produce_request_round_trips_at_every_record_batch_version() -> None:
 
 def test_init_producer_id_asks_for_a_bump_with_the_current_identity() -> None:
     config = ProducerConfig(transactional_id="tx", transaction_timeout=30.0)
-    fresh = wire.init_producer_id_request(config, None)
-    bump = wire.init_producer_id_request(config, ID)
+    fresh = txn_wire.init_producer_id_request(config, None)
+    bump = txn_wire.init_producer_id_request(config, ID)
     assert (fresh.producer_id, fresh.producer_epoch) == (-1, -1)
     assert (bump.producer_id, bump.producer_epoch) == (5, 2)
     assert bump.transaction_timeout_ms == 30_000
@@ -47,24 +56,31 @@ def test_init_producer_id_asks_for_a_bump_with_the_current_identity() -> None:
 
 
 def test_add_partitions_uses_the_client_versions() -> None:
-    request = wire.add_partitions_request("tx", ID, [("a", 0), ("a", 2), ("b", 1)])
+    request = txn_wire.add_partitions_request("tx", ID, [("a", 0), ("a", 2), ("b", 1)])
     back = AddPartitionsToTxnRequest.decode(request.encode(3), 3)
     assert {t.name: t.partitions for t in back.v3_and_below_topics} == {"a": [0, 2], "b": [1]}
     topic = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
     part = topic.AddPartitionsToTxnPartitionResult
     response = AddPartitionsToTxnResponse(
         results_by_topic_v3_and_below=[
-            topic(name="a", results_by_partition=[part(partition_index=0, partition_error_code=51)])
+            topic(
+                name="a",
+                results_by_partition=[
+                    part(partition_index=0, partition_error_code=ErrorCode.CONCURRENT_TRANSACTIONS)
+                ],
+            )
         ]
     )
-    assert wire.add_partitions_errors(response) == {("a", 0): 51}
+    assert txn_wire.add_partitions_errors(response) == {("a", 0): ErrorCode.CONCURRENT_TRANSACTIONS}
 
 
 def test_txn_offset_commit_and_end_txn() -> None:
-    request = wire.txn_offset_commit_request("tx", ID, {("t", 3): (42, "m")}, "g", 7, "member")
+    offsets = {TopicPartition("t", 3): OffsetAndMetadata(42, "m")}
+    group = ConsumerGroupMetadata("g", 7, "member")
+    request = txn_wire.txn_offset_commit_request("tx", ID, offsets, group)
     back = TxnOffsetCommitRequest.decode(request.encode(3), 3)
     assert back.generation_id == 7 and back.member_id == "member"
     (topic,) = back.topics
     assert topic.partitions[0].committed_offset == 42
-    end = wire.end_txn_request("tx", ID, committed=True)
+    end = txn_wire.end_txn_request("tx", ID, committed=True)
     assert EndTxnRequest.decode(end.encode(3), 3).committed is True

@@ -1,0 +1,138 @@
+"""The one contract between a sans-IO state machine and whatever drives it.
+
+Every machine that talks to brokers (the fetcher, transactions, group membership classic and
+KIP-848, share groups) speaks it, h11 style:
+
+* **inputs**, each with an explicit `now`: the responses and failures of requests it asked for
+  (`on_response(sent, response, now)`, `on_failure(sent, error, now)`), the time passing
+  (`next_actions(now)`), and the application's calls (machine-specific methods, also with `now`);
+* **outputs**: `next_actions(now)` returns what to do now — `SendRequest`s (a request for a
+  `Target`) and events for the application — and `next_deadline()` says when to ask again.
+
+The machine never calls back into its driver and the driver never reads the machine's
+internals: everything crosses as values. A `SendRequest` object is its own correlation handle:
+the driver hands the very same object back with the response or failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from krafka.errors import KrafkaError
+from krafka.protocol.schema import Request
+from krafka.sansio.connection import Priority
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class AnyBroker:
+    """Any reachable broker (the least loaded connection)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    """Broker `node_id`; `host`/`port` when the machine learned them itself (FindCoordinator)."""
+
+    node_id: int
+    host: str | None = None
+    port: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderOf:
+    """The current leader of one partition (the driver resolves it through metadata)."""
+
+    topic: str
+    partition: int
+
+
+Target = AnyBroker | Broker | LeaderOf
+
+
+@dataclass(frozen=True, slots=True)
+class Versioned(Generic[R]):
+    """A request whose body depends on the negotiated version (FindCoordinator's batching).
+
+    The driver picks the version for `api_key` on the chosen connection and calls `build`.
+    """
+
+    api_key: int
+    build: Callable[[int], Request[R]]
+
+    @property
+    def API_KEY(self) -> int:
+        return self.api_key
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SendRequest(Generic[R]):
+    """Send `request` to `target` and report the outcome back with this very object.
+
+    `timeout` overrides the request timeout (JoinGroup waits up to the rebalance timeout);
+    `priority` None means by API (heartbeats and coordinator lookups go first, on the control
+    lane); `max_version` caps negotiation when the machine only speaks older versions;
+    `min_version` refuses (UnsupportedVersionError, nothing sent) a broker offering less.
+    """
+
+    target: Target
+    request: Request[R] | Versioned[R]
+    timeout: float | None = None
+    priority: Priority | None = None
+    max_version: int | None = None
+    min_version: int | None = None
+
+    @property
+    def api_key(self) -> int:
+        return self.request.API_KEY
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    """Application operation `op` (an id a machine method returned) finished with `value`."""
+
+    op: int
+    value: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """Application operation `op` failed with `error`."""
+
+    op: int
+    error: KrafkaError
+
+
+class Machine(Protocol):
+    """What a driver needs of any coordinator-facing (or broker-facing) sans-IO machine."""
+
+    def next_actions(self, now: float) -> list[Any]:
+        """Everything to do at `now`: `SendRequest`s and events, in order. Drains them."""
+        ...
+
+    def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
+        """The response to a request this machine asked for."""
+        ...
+
+    def on_failure(self, sent: SendRequest[Any], error: KrafkaError, now: float) -> None:
+        """That request got no response: connection lost, timed out, or refused locally."""
+        ...
+
+    def next_deadline(self) -> float | None:
+        """When `next_actions` has something to do even if nothing arrives (None: no timer)."""
+        ...
+
+
+__all__ = [
+    "AnyBroker",
+    "Broker",
+    "Completed",
+    "Failed",
+    "LeaderOf",
+    "Machine",
+    "SendRequest",
+    "Target",
+    "Versioned",
+]
