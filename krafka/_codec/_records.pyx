@@ -4,7 +4,7 @@
 Same API and results as the pure-Python modules; per-record work happens in C with every length
 checked against the bytes that remain before anything is allocated. Records, headers and batches
 are extension types built from C (`_types.pyx`); header keys go through a small cache of decoded
-strings, so a header costs one bytes object and one tuple.
+strings, and a header equal to the last one seen for its key reuses that (key, value) tuple.
 """
 
 from krafka._codec._types import BatchHeader, Record, RecordBatch  # noqa: F401 - re-exported
