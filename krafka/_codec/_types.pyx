@@ -85,8 +85,12 @@ cdef extern from *:
         PyObject *offset, *timestamp, *key, *value, *headers;
     } KrafkaRecord;
 
+    #ifdef Py_GIL_DISABLED
+    #define KRAFKA_RECORD_FREELIST 0  /* the freelist relies on the GIL */
+    #else
     #define KRAFKA_RECORD_FREELIST 8192
-    static PyObject *krafka_record_freelist[KRAFKA_RECORD_FREELIST];
+    #endif
+    static PyObject *krafka_record_freelist[KRAFKA_RECORD_FREELIST + 1];
     static Py_ssize_t krafka_record_nfree = 0;
     static PyTypeObject *krafka_record_type = NULL;
     static PyMemberDef krafka_record_members[] = {
