@@ -37,3 +37,35 @@ def table(title: str, header: list[str], rows: list[list[str]]) -> str:
 def rate(n: int, seconds: float) -> str:
     per = n / seconds
     return f"{per / 1e6:.2f} M" if per >= 1e6 else f"{per / 1e3:.1f} k"
+
+
+def compare(
+    fns: dict[str, Callable[[], object]], samples: int = 15, min_time: float = 0.05
+) -> dict[str, float]:
+    """Median seconds per call of each function, sampled in alternation (a, b, c, a, b, c, ...).
+
+    Noise from other processes then hits every contender alike instead of whichever ran during
+    a busy second; each round starts with a different contender.
+    """
+    loops = {name: _calibrate(fn, min_time) for name, fn in fns.items()}
+    names = list(fns)
+    results: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(samples):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            fn, n = fns[name], loops[name]
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            results[name].append((time.perf_counter() - start) / n)
+    return {name: statistics.median(r) for name, r in results.items()}
+
+
+def _calibrate(fn: Callable[[], object], min_time: float) -> int:
+    loops = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        if time.perf_counter() - start >= min_time:
+            return loops
+        loops *= 2

@@ -23,6 +23,7 @@ from krafka._codec.types import (
     ControlRecord,
     ControlType,
     RecordLike,
+    RecordTuple,
     TimestampType,
 )
 from krafka._codec.types import RecordBatch as _PureRecordBatch
@@ -58,7 +59,7 @@ __all__ = [
 
 
 def encode_batch(
-    records: Iterable[RecordLike],
+    records: Iterable[RecordLike | RecordTuple],
     compression: str | Compression = "none",
     base_offset: int = 0,
     producer_id: int = -1,
@@ -74,8 +75,10 @@ def encode_batch(
 ) -> bytes:
     """Encode one magic-2 record batch with its CRC32C filled in.
 
-    Records without a timestamp are stamped `now_ms` (default: the wall clock); offset deltas are
-    the records' positions in the batch.
+    `records` are `Record`s (or objects with their fields) and/or `(key, value, headers,
+    timestamp)` tuples, each written as `Record(0, timestamp, key, value, headers)` would be
+    (headers and timestamp may be None) without building the Record. Records without a timestamp
+    are stamped `now_ms` (default: the wall clock); offset deltas are the records' positions.
     """
     return bytes(
         impl.encode_batch(

@@ -19,7 +19,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport INT32_MAX, INT64_MAX, INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
-from krafka._codec._batchbody cimport BufferView, V2Body, open_v2
+from krafka._codec._batchbody cimport BufferView, V2Body, open_v2, view_of
 from krafka._codec._recordwalk cimport (
     HeaderSpan, RecordSpan, end_record, walk_header, walk_message, walk_record,
 )
@@ -317,7 +317,7 @@ cdef class ArrowSink:
 
     cdef BufferView _bind(self, object buf):
         if self._view is None or self._view.obj is not buf:
-            self._view = BufferView(buf)
+            self._view = view_of(buf)
         return self._view
 
     cdef Mark _mark(self):

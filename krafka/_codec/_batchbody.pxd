@@ -20,5 +20,6 @@ cdef class V2Body:
     cdef int64_t base_offset, base_ts, max_ts, producer_id
 
 
+cdef BufferView view_of(object buf)
 cdef V2Body open_v2(object owner, const uint8_t* q, Py_ssize_t start, Py_ssize_t length,
                     bint check_crc, object max_size)

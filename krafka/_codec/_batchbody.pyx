@@ -2,9 +2,10 @@
 """Opening a v2 batch for the compiled decoders: checks first, then the (decompressed) body."""
 
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from libc.stdint cimport int32_t, uint8_t, uint32_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
+from krafka._codec._crc cimport crc32c_of
 from krafka._codec._cvarint cimport be32, be64
 from krafka._codec._recordwalk cimport MIN_RECORD_SIZE
 
@@ -34,17 +35,21 @@ cdef inline object _window(const uint8_t* q, Py_ssize_t start, Py_ssize_t end):
 
 @cython.freelist(16)
 cdef class BufferView:
-    """A caller's buffer with its raw pointer, valid while this object lives."""
+    """A caller's buffer with its raw pointer, valid while this object lives (see `view_of`)."""
 
-    def __cinit__(self, object buf):
-        self.obj = buf
-        if isinstance(buf, bytes):
-            self.p = <const uint8_t*>PyBytes_AS_STRING(buf)
-            self.n = PyBytes_GET_SIZE(buf)
-        else:
-            self.mv = memoryview(buf).cast("B")
-            self.n = self.mv.shape[0]
-            self.p = &self.mv[0] if self.n > 0 else <const uint8_t*>""
+
+cdef BufferView view_of(object buf):
+    """Pin `buf` (bytes, or anything with a buffer) for C access."""
+    cdef BufferView v = BufferView.__new__(BufferView)
+    v.obj = buf
+    if PyBytes_Check(buf):
+        v.p = <const uint8_t*>PyBytes_AS_STRING(buf)
+        v.n = PyBytes_GET_SIZE(buf)
+    else:
+        v.mv = memoryview(buf).cast("B")
+        v.n = v.mv.shape[0]
+        v.p = &v.mv[0] if v.n > 0 else <const uint8_t*>""
+    return v
 
 
 @cython.freelist(16)
@@ -64,10 +69,11 @@ cdef V2Body open_v2(object owner, const uint8_t* q, Py_ssize_t start, Py_ssize_t
     b.count = be32(q + 57)
     b.where = start
     cdef int code = b.attributes & 7
+    cdef int64_t actual
     if code > 4:
         raise CorruptRecordError(f"unknown compression codec {code}", start)
     if check_crc:
-        actual = _crc32c(_window(q, CRC_START, length))
+        actual = crc32c_of(_crc32c, q + CRC_START, length - CRC_START)
         if actual != stored:
             raise CorruptRecordError(
                 f"record batch CRC mismatch: stored {stored:#010x}, computed {actual:#010x}", start)

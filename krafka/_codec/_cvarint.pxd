@@ -10,6 +10,17 @@ cdef inline int read_uvarint64(const uint8_t* p, Py_ssize_t* pos, Py_ssize_t end
     cdef int i
     cdef uint8_t b
     cdef Py_ssize_t q = pos[0]
+    # one- and two-byte varints (most lengths and deltas) without the loop
+    if q + 1 < end:
+        b = p[q]
+        if b < 0x80:
+            pos[0] = q + 1
+            out[0] = b
+            return 0
+        if p[q + 1] < 0x80:
+            pos[0] = q + 2
+            out[0] = (b & 0x7F) | (<uint64_t>p[q + 1] << 7)
+            return 0
     for i in range(max_bytes):
         if q >= end:
             return -1
@@ -46,6 +57,13 @@ cdef inline int read_varlong(const uint8_t* p, Py_ssize_t* pos, Py_ssize_t end,
 
 cdef inline Py_ssize_t write_uvarint(uint8_t* p, uint64_t raw) noexcept nogil:
     cdef Py_ssize_t n = 0
+    if raw < 0x80:
+        p[0] = <uint8_t>raw
+        return 1
+    if raw < 0x4000:
+        p[0] = <uint8_t>((raw & 0x7F) | 0x80)
+        p[1] = <uint8_t>(raw >> 7)
+        return 2
     while raw > 0x7F:
         p[n] = <uint8_t>((raw & 0x7F) | 0x80)
         raw >>= 7
@@ -64,6 +82,12 @@ cdef inline Py_ssize_t write_varlong(uint8_t* p, int64_t v) noexcept nogil:
 
 cdef inline Py_ssize_t size_uvarint(uint64_t raw) noexcept nogil:
     cdef Py_ssize_t n = 1
+    if raw < 0x80:
+        return 1
+    if raw < 0x4000:
+        return 2
+    if raw < 0x200000:
+        return 3
     while raw > 0x7F:
         raw >>= 7
         n += 1

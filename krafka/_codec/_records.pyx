@@ -4,22 +4,32 @@
 Same API and results as the pure-Python modules; per-record work happens in C with every length
 checked against the bytes that remain before anything is allocated. Records, headers and batches
 are extension types built from C (`_types.pyx`); header keys go through a small cache of decoded
-strings, so a header costs one bytes object and one tuple.
+strings, and a header equal to the last one seen for its key reuses that (key, value) tuple.
 """
 
 from krafka._codec._types import BatchHeader, Record, RecordBatch  # noqa: F401 - re-exported
 
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.bytes cimport (
+    PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE,
+)
+from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_CheckExact
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-from cpython.unicode cimport PyUnicode_DecodeUTF8
+from cpython.sequence cimport PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
+from cpython.tuple cimport (
+    PyTuple_CheckExact, PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM,
+)
+from cpython.unicode cimport (
+    PyUnicode_CheckExact, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH,
+)
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 
-from krafka._codec._batchbody cimport BufferView, V2Body, open_v2
+from krafka._codec._batchbody cimport BufferView, V2Body, open_v2, view_of
+from krafka._codec._crc cimport crc32c_of
 from krafka._codec._cvarint cimport (
     be32, be64, put16, put32, put64, size_varint, size_varlong, write_varint, write_varlong,
 )
@@ -30,9 +40,8 @@ from krafka._codec._types cimport BatchHeader, Record, RecordBatch, new_record
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
+    bint PyUnicode_IS_COMPACT_ASCII(object)
     const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
-    object PyMemoryView_FromMemory(char* mem, Py_ssize_t size, int flags)
-    int PyBUF_READ
 
 import time
 
@@ -69,21 +78,35 @@ cdef object _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
 cdef object _TS_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 
 
-# ---------------------------------------------------------------- header-key cache
-cdef list _hk_raw = [None] * 256
-cdef list _hk_str = [None] * 256
+# ---------------------------------------------------------------- header caches
+# Header keys repeat from record to record, and so do many header values (content types, schema
+# ids, sources): a key's string is decoded once and kept, and the last (key, value) tuple seen
+# for a key is handed out again while the value bytes are the same. Both are immutable, so
+# sharing them is invisible; each record still gets its own headers list.
+cdef enum:
+    HEADER_SLOTS = 256
+    MAX_CACHED_KEY = 64
+    MAX_CACHED_VALUE = 64
+
+cdef list _hk_raw = [None] * HEADER_SLOTS
+cdef list _hk_str = [None] * HEADER_SLOTS
+cdef list _hk_pair = [None] * HEADER_SLOTS
 
 
-cdef inline object _header_key(const uint8_t* p, Py_ssize_t n):
-    cdef unsigned int h = <unsigned int>n
-    cdef Py_ssize_t i
+cdef inline object _header_key(const uint8_t* p, Py_ssize_t n, Py_ssize_t* slot):
+    """The decoded key; `slot` is its cache slot, or -1 if it is not cached."""
+    # the slot is picked from the length and three bytes; a collision only costs a decode,
+    # since the cached raw bytes are compared in full
+    cdef unsigned int h
     cdef object raw_obj
     cdef bytes raw
-    if n > 64:
+    if n > MAX_CACHED_KEY:
+        slot[0] = -1
         return _decode_key(p, n)
-    for i in range(n):
-        h = h * 31 + p[i]
-    h &= 255
+    h = <unsigned int>n * 31
+    if n > 0:
+        h = (h + p[0] * 7 + p[n - 1] * 131 + p[n >> 1]) & (HEADER_SLOTS - 1)
+    slot[0] = h
     raw_obj = <object>PyList_GET_ITEM(_hk_raw, h)
     if raw_obj is not None:
         raw = <bytes>raw_obj
@@ -92,7 +115,38 @@ cdef inline object _header_key(const uint8_t* p, Py_ssize_t n):
     s = _decode_key(p, n)
     _hk_raw[h] = PyBytes_FromStringAndSize(<const char*>p, n)
     _hk_str[h] = s
+    _hk_pair[h] = None
     return s
+
+
+cdef inline tuple _header(const uint8_t* p, HeaderSpan* h):
+    """The (key, value) tuple of one header, shared with the previous record when equal."""
+    cdef Py_ssize_t slot
+    cdef object hkey = _header_key(p + h.key, h.klen, &slot)
+    cdef object last, last_value
+    cdef object hval = None
+    cdef tuple pair
+    if slot >= 0 and h.vlen <= MAX_CACHED_VALUE:
+        last = <object>PyList_GET_ITEM(_hk_pair, slot)
+        if last is not None and <object>PyTuple_GET_ITEM(last, 0) is hkey:
+            last_value = <object>PyTuple_GET_ITEM(last, 1)
+            if h.vlen < 0:
+                if last_value is None:
+                    return <tuple>last
+            elif (last_value is not None and PyBytes_GET_SIZE(last_value) == h.vlen
+                    and memcmp(PyBytes_AS_STRING(last_value), p + h.value, h.vlen) == 0):
+                return <tuple>last
+    if h.vlen >= 0:
+        hval = PyBytes_FromStringAndSize(<const char*>p + h.value, h.vlen)
+    pair = PyTuple_New(2)
+    Py_INCREF(hkey)
+    PyTuple_SET_ITEM(pair, 0, hkey)
+    Py_INCREF(hval)
+    PyTuple_SET_ITEM(pair, 1, hval)
+    PyObject_GC_UnTrack(pair)  # atomic contents: CPython would untrack it anyway
+    if slot >= 0 and h.vlen <= MAX_CACHED_VALUE:
+        _hk_pair[slot] = pair
+    return pair
 
 
 cdef object _decode_key(const uint8_t* p, Py_ssize_t n):
@@ -149,7 +203,7 @@ cdef Py_ssize_t _entry_length(const uint8_t* p, Py_ssize_t pos, Py_ssize_t n) ex
 
 def scan_batches(buf):
     """Read only the header of every complete entry: no CRC check, no decompression."""
-    cdef BufferView v = BufferView(buf)
+    cdef BufferView v = view_of(buf)
     cdef Py_ssize_t pos = 0, size
     out = []
     while v.n - pos >= 17:
@@ -210,7 +264,7 @@ cdef class _RecordReader:
         cdef HeaderSpan h
         cdef int err = walk_record(p, &pos, self.body.n, &r)
         cdef int32_t j
-        cdef object key = None, value = None, hkey, hval
+        cdef object key = None, value = None
         cdef list headers
         cdef tuple pair
         if err:
@@ -225,16 +279,7 @@ cdef class _RecordReader:
             err = walk_header(p, &pos, &r, &h)
             if err:
                 self.fail(err, &r)
-            hkey = _header_key(p + h.key, h.klen)
-            hval = None
-            if h.vlen >= 0:
-                hval = PyBytes_FromStringAndSize(<const char*>p + h.value, h.vlen)
-            pair = PyTuple_New(2)
-            Py_INCREF(hkey)
-            PyTuple_SET_ITEM(pair, 0, hkey)
-            Py_INCREF(hval)
-            PyTuple_SET_ITEM(pair, 1, hval)
-            PyObject_GC_UnTrack(pair)  # atomic contents: CPython would untrack it anyway
+            pair = _header(p, &h)
             Py_INCREF(pair)
             PyList_SET_ITEM(headers, j, pair)
         err = end_record(pos, &r)
@@ -310,7 +355,7 @@ cdef object _legacy(object buf, BufferView v, Py_ssize_t pos, bint check_crc, ob
 
 
 def decode_entry(buf, header, bint check_crc=True, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
-    cdef BufferView v = BufferView(buf)
+    cdef BufferView v = view_of(buf)
     if header.magic == 2:
         return _v2_batch(v, header.byte_offset, header.byte_length, check_crc,
                          max_decompressed_size)
@@ -319,7 +364,7 @@ def decode_entry(buf, header, bint check_crc=True, max_decompressed_size=DEFAULT
 
 def decode_batches(buf, bint check_crc=True, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
     """Decode every complete batch of `buf` (v2 and legacy, in any mix)."""
-    cdef BufferView v = BufferView(buf)
+    cdef BufferView v = view_of(buf)
     cdef Py_ssize_t pos = 0, size
     cdef list out = []
     while v.n - pos >= 17:
@@ -344,116 +389,211 @@ def iter_batch_records(buf, header, bint check_crc=True,
                        max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):
     """The records of one entry, decoded one at a time for v2 batches."""
     if header.magic == 2:
-        return _v2_reader(BufferView(buf), header.byte_offset, header.byte_length, check_crc,
+        return _v2_reader(view_of(buf), header.byte_offset, header.byte_length, check_crc,
                           max_decompressed_size)
     return iter(decode_entry(buf, header, check_crc, max_decompressed_size).records)
 
 
 # ---------------------------------------------------------------- encoding
-# Two passes: sizes first (kept in a C array), then every byte is written straight into the
-# output `bytes` object — no growing buffer, no final copy (a compressed batch copies only the
-# compressed payload).
+# One pass reads every record into a C slot (borrowed fields, timestamp, body size), then every
+# byte is written straight into the output `bytes` object: no growing buffer, no final copy (a
+# compressed batch copies only the compressed payload). Records whose fields need converting
+# (buffers other than bytes, header sequences of other types, duck-typed records) are replaced by
+# a converted compiled Record first; converting may run Python code, so the slots are then read
+# again before anything is written.
 
-cdef inline Py_ssize_t _blob_size(object data):
+cdef struct Slot:
+    PyObject* key           # bytes or None, borrowed from the record
+    PyObject* value
+    PyObject* headers       # list or tuple of (str, bytes | None) tuples; NULL: none
+    int64_t ts
+    Py_ssize_t body         # size of the record after its length varint
+
+cdef enum:
+    STACK_SLOTS = 16
+
+
+cdef struct Stamps:
+    int64_t default_ts      # for records without a timestamp: `now_ms`, else the clock
+    int64_t first_ts
+    int64_t max_ts
+
+
+cdef inline bint _is_blob(PyObject* o) noexcept:
+    return o == <PyObject*>None or PyBytes_CheckExact(<object>o)
+
+
+cdef inline Py_ssize_t _blob_size(PyObject* o) noexcept:
     cdef Py_ssize_t n
-    if data is None:
+    if o == <PyObject*>None:
         return 1
-    n = PyBytes_GET_SIZE(data)
+    n = PyBytes_GET_SIZE(<object>o)
     return size_varint(<int32_t>n) + n
 
 
-cdef inline uint8_t* _put_blob(uint8_t* w, object data):
+cdef inline uint8_t* _put_blob(uint8_t* w, PyObject* o) noexcept:
     cdef Py_ssize_t n
-    if data is None:
+    if o == <PyObject*>None:
         w[0] = 1
         return w + 1
-    n = PyBytes_GET_SIZE(data)
+    n = PyBytes_GET_SIZE(<object>o)
     w += write_varint(w, <int32_t>n)
-    memcpy(w, PyBytes_AS_STRING(data), n)
+    memcpy(w, PyBytes_AS_STRING(<object>o), n)
     return w + n
 
 
-cdef object _plain_headers(object headers):
-    """Headers as a list of (str, bytes | None) with exact types, converting only if needed."""
-    cdef bint plain = type(headers) is list
-    if plain:
-        for item in <list>headers:
-            if type(item) is not tuple or len(<tuple>item) != 2 or type((<tuple>item)[0]) is not str:
-                plain = False
-                break
-            hval = (<tuple>item)[1]
-            if hval is not None and type(hval) is not bytes:
-                plain = False
-                break
-    if plain:
-        return headers
-    return [(str(k), None if v is None else bytes(v)) for k, v in headers]
+cdef inline const char* _utf8(PyObject* s, Py_ssize_t* n) except NULL:
+    if PyUnicode_IS_COMPACT_ASCII(<object>s):
+        n[0] = PyUnicode_GET_LENGTH(<object>s)
+        return <const char*>PyUnicode_DATA(<object>s)
+    return PyUnicode_AsUTF8AndSize(<object>s, n)
 
 
-cdef inline bint _is_plain(Record r):
-    """Fields already of the exact types the writer reads without conversion."""
-    return ((r.key is None or type(r.key) is bytes)
-            and (r.value is None or type(r.value) is bytes)
-            and (not r.headers or _plain_headers(r.headers) is r.headers))
+cdef Py_ssize_t _headers_size(PyObject* headers) except -2:
+    """Encoded size of plain headers (a list/tuple of (str, bytes | None)), -1 if not plain."""
+    cdef Py_ssize_t i, count = PySequence_Fast_GET_SIZE(<object>headers), klen
+    cdef Py_ssize_t size = size_varint(<int32_t>count)
+    cdef PyObject* item
+    cdef PyObject* hkey
+    cdef PyObject* hval
+    for i in range(count):
+        item = PySequence_Fast_GET_ITEM(<object>headers, i)
+        if not PyTuple_CheckExact(<object>item) or PyTuple_GET_SIZE(<object>item) != 2:
+            return -1
+        hkey = PyTuple_GET_ITEM(<object>item, 0)
+        hval = PyTuple_GET_ITEM(<object>item, 1)
+        if not PyUnicode_CheckExact(<object>hkey) or not _is_blob(hval):
+            return -1
+        _utf8(hkey, &klen)
+        size += size_varint(<int32_t>klen) + klen + _blob_size(hval)
+    return size
 
 
-cdef Record _normalized(object rec):
-    """`rec` as a compiled Record with exact field types (itself when it already is one)."""
-    if type(rec) is Record and _is_plain(<Record>rec):
-        return <Record>rec
-    key, value, headers = rec.key, rec.value, rec.headers
+cdef int _read_slot(Slot* s, object rec, int32_t delta, Stamps* stamps) except -1:
+    """Fill `s` from a compiled Record or a (key, value, headers, timestamp) tuple whose fields
+    have exactly the types written as they are; 0 (and nothing read) if `rec` needs converting.
+    Runs no Python code."""
+    cdef PyObject* ts
+    cdef PyObject* headers
+    cdef Py_ssize_t hsize
+    if type(rec) is Record:
+        s.key = <PyObject*>(<Record>rec).key
+        s.value = <PyObject*>(<Record>rec).value
+        headers = <PyObject*>(<Record>rec).headers
+        ts = <PyObject*>(<Record>rec).timestamp
+    elif type(rec) is tuple and PyTuple_GET_SIZE(rec) == 4:
+        s.key = PyTuple_GET_ITEM(rec, 0)
+        s.value = PyTuple_GET_ITEM(rec, 1)
+        headers = PyTuple_GET_ITEM(rec, 2)
+        ts = PyTuple_GET_ITEM(rec, 3)
+    else:
+        return 0
+    if not _is_blob(s.key) or not _is_blob(s.value):
+        return 0
+    if ts == <PyObject*>None:
+        s.ts = stamps.default_ts
+    elif PyLong_CheckExact(<object>ts):
+        s.ts = <int64_t><object>ts
+    else:
+        return 0
+    if headers == <PyObject*>None or ((PyList_CheckExact(<object>headers)
+                                       or PyTuple_CheckExact(<object>headers))
+                                      and PySequence_Fast_GET_SIZE(<object>headers) == 0):
+        s.headers = NULL
+        hsize = 1
+    elif PyList_CheckExact(<object>headers) or PyTuple_CheckExact(<object>headers):
+        hsize = _headers_size(headers)
+        if hsize < 0:
+            return 0
+        s.headers = headers
+    else:
+        return 0
+    # the timestamp delta's size is added once the first timestamp is known
+    s.body = 1 + size_varint(delta) + _blob_size(s.key) + _blob_size(s.value) + hsize
+    return 1
+
+
+cdef Record _converted(object rec):
+    """`rec` (any record-like object or record tuple) as a compiled Record of exact types."""
+    if type(rec) is tuple:
+        if len(<tuple>rec) != 4:
+            raise ValueError(f"a record tuple is (key, value, headers, timestamp), "
+                             f"got {len(<tuple>rec)} items")
+        key, value, headers, timestamp = <tuple>rec
+    else:
+        key, value, headers, timestamp = rec.key, rec.value, rec.headers, rec.timestamp
+    if timestamp is not None and type(timestamp) is not int:
+        timestamp = int(timestamp)
     return new_record(
-        0, rec.timestamp, None if key is None else bytes(key),
-        None if value is None else bytes(value), _plain_headers(headers) if headers else [])
+        0, timestamp, None if key is None else bytes(key), None if value is None else bytes(value),
+        [(str(k), None if v is None else bytes(v)) for k, v in headers] if headers else None)
 
 
-cdef inline int64_t _ts(Record r, int64_t default_ts) except? -1:
-    return default_ts if r.timestamp is None else r.timestamp
+cdef list _read_slots(list recs, bint owned, Slot* slots, Stamps* stamps,
+                      Py_ssize_t* total):
+    """Fill every slot, converting records as needed (into a copy of `recs` unless `owned`);
+    return the list whose records the slots borrow from."""
+    cdef Py_ssize_t i, count = len(recs)
+    cdef bint converted = False
+    for i in range(count):
+        if not _read_slot(&slots[i], <object>PyList_GET_ITEM(recs, i), <int32_t>i, stamps):
+            if not owned:
+                recs = list(recs)
+                owned = True
+            recs[i] = _converted(<object>PyList_GET_ITEM(recs, i))
+            converted = True
+    if converted:
+        # conversions ran Python code, which may have changed records read before: read again
+        for i in range(count):
+            if not _read_slot(&slots[i], <object>PyList_GET_ITEM(recs, i), <int32_t>i, stamps):
+                raise RuntimeError("records changed while being encoded")
+    cdef int64_t first_ts = slots[0].ts, max_ts = first_ts
+    total[0] = 0
+    for i in range(count):
+        if slots[i].ts > max_ts:
+            max_ts = slots[i].ts
+        slots[i].body += size_varlong(slots[i].ts - first_ts)
+        total[0] += size_varint(<int32_t>slots[i].body) + slots[i].body
+    stamps.first_ts = first_ts
+    stamps.max_ts = max_ts
+    return recs
 
 
-cdef Py_ssize_t _record_body_size(Record f, int32_t delta, int64_t ts_delta) except -1:
-    cdef Py_ssize_t klen
-    cdef object headers = f.headers or ()
-    cdef Py_ssize_t body = (1 + size_varlong(ts_delta) + size_varint(delta) + _blob_size(f.key)
-                           + _blob_size(f.value) + size_varint(<int32_t>len(headers)))
-    for item in headers:
-        PyUnicode_AsUTF8AndSize((<tuple>item)[0], &klen)
-        body += size_varint(<int32_t>klen) + klen + _blob_size((<tuple>item)[1])
-    return body
-
-
-cdef uint8_t* _write_record(uint8_t* w, Record f, Py_ssize_t body, int32_t delta,
-                            int64_t ts_delta) except NULL:
+cdef uint8_t* _write_record(uint8_t* w, Slot* s, int32_t delta, int64_t first_ts) except NULL:
+    cdef Py_ssize_t i, count, klen
     cdef const char* kraw
-    cdef Py_ssize_t klen
-    w += write_varint(w, <int32_t>body)
+    cdef PyObject* item
+    cdef int64_t ts_delta = s.ts - first_ts
+    w += write_varint(w, <int32_t>s.body)
     w[0] = 0
     w += 1
     w += write_varlong(w, ts_delta)
     w += write_varint(w, delta)
-    w = _put_blob(w, f.key)
-    w = _put_blob(w, f.value)
-    cdef object headers = f.headers or ()
-    w += write_varint(w, <int32_t>len(headers))
-    for item in headers:
-        kraw = PyUnicode_AsUTF8AndSize((<tuple>item)[0], &klen)
+    w = _put_blob(w, s.key)
+    w = _put_blob(w, s.value)
+    if s.headers == NULL:
+        w[0] = 0
+        return w + 1
+    count = PySequence_Fast_GET_SIZE(<object>s.headers)
+    w += write_varint(w, <int32_t>count)
+    for i in range(count):
+        item = PySequence_Fast_GET_ITEM(<object>s.headers, i)
+        kraw = _utf8(PyTuple_GET_ITEM(<object>item, 0), &klen)
         w += write_varint(w, <int32_t>klen)
         memcpy(w, kraw, klen)
         w += klen
-        w = _put_blob(w, (<tuple>item)[1])
+        w = _put_blob(w, PyTuple_GET_ITEM(<object>item, 1))
     return w
 
 
-cdef object _encode_records(list fields, Py_ssize_t* sizes, Py_ssize_t offset,
-                            Py_ssize_t total, int64_t first_ts, int64_t default_ts):
+cdef object _encode_records(Slot* slots, Py_ssize_t count, Py_ssize_t offset, Py_ssize_t total,
+                            int64_t first_ts):
     """A new bytes object of `offset + total` bytes with the records written from `offset`."""
     cdef object out = PyBytes_FromStringAndSize(NULL, offset + total)
     cdef uint8_t* w = <uint8_t*>PyBytes_AS_STRING(out) + offset
     cdef Py_ssize_t i
-    cdef Record f
-    for i in range(len(fields)):
-        f = <Record>fields[i]
-        w = _write_record(w, f, sizes[i], <int32_t>i, _ts(f, default_ts) - first_ts)
+    for i in range(count):
+        w = _write_record(w, &slots[i], <int32_t>i, first_ts)
     return out
 
 
@@ -462,45 +602,42 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
                  bint transactional=False, bint control=False,
                  timestamp_type=TimestampType.CREATE_TIME, int32_t partition_leader_epoch=-1,
                  compression_level=None, now_ms=None):
-    """Encode one v2 record batch with its CRC32C filled in (see `records.encode_batch`)."""
-    cdef list recs = records if type(records) is list else list(records)
-    cdef Py_ssize_t count = len(recs), i, total = 0
+    """Encode one v2 record batch with its CRC32C filled in (see `records.encode_batch`).
+
+    `records` holds Records (or any object with their fields) and/or
+    (key, value, headers, timestamp) tuples.
+    """
+    cdef bint owned = type(records) is not list
+    cdef list recs = list(records) if owned else records
+    cdef Py_ssize_t count = len(recs), total
     if count == 0:
         raise ValueError("a record batch needs at least one record")
     code_obj = _CODE_OF.get(compression)
     if code_obj is None:
         code_obj = Compression.parse(compression).code
     cdef int code = code_obj
-    cdef int64_t default_ts = now_ms if now_ms is not None else _now_ms()
-    cdef list fields = recs
-    cdef Record f, norm
-    for i in range(count):
-        norm = _normalized(recs[i])
-        if norm is not recs[i]:
-            if fields is recs:
-                fields = list(recs)
-            fields[i] = norm
-    cdef int64_t first_ts = _ts(<Record>fields[0], default_ts), max_ts = first_ts, ts
-    cdef Py_ssize_t* sizes = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
-    if sizes == NULL:
-        raise MemoryError()
+    cdef Stamps stamps
+    # read before any record: the clock is Python code (it may be patched, as in tests), and
+    # the records are read with none running
+    stamps.default_ts = _now_ms() if now_ms is None else now_ms
+    cdef Slot stack_slots[STACK_SLOTS]
+    cdef Slot* slots = stack_slots
+    if count > STACK_SLOTS:
+        slots = <Slot*>PyMem_Malloc(count * sizeof(Slot))
+        if slots == NULL:
+            raise MemoryError()
     try:
-        for i in range(count):
-            f = <Record>fields[i]
-            ts = _ts(f, default_ts)
-            if ts > max_ts:
-                max_ts = ts
-            sizes[i] = _record_body_size(f, <int32_t>i, ts - first_ts)
-            total += size_varint(<int32_t>sizes[i]) + sizes[i]
+        recs = _read_slots(recs, owned, slots, &stamps, &total)  # keeps converted records alive
         if code == 0:
-            out = _encode_records(fields, sizes, HEADER_SIZE, total, first_ts, default_ts)
+            out = _encode_records(slots, count, HEADER_SIZE, total, stamps.first_ts)
         else:
-            raw = _encode_records(fields, sizes, 0, total, first_ts, default_ts)
+            raw = _encode_records(slots, count, 0, total, stamps.first_ts)
             payload = _compression_mod.compress(_CODECS[code], raw, compression_level)
             out = PyBytes_FromStringAndSize(NULL, HEADER_SIZE + len(payload))
             memcpy(PyBytes_AS_STRING(out) + HEADER_SIZE, PyBytes_AS_STRING(payload), len(payload))
     finally:
-        PyMem_Free(sizes)
+        if slots != stack_slots:
+            PyMem_Free(slots)
     cdef int attributes = code | ((<int>timestamp_type & 1) << 3)
     if transactional:
         attributes |= 0x10
@@ -514,12 +651,11 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
     h[16] = 2
     put16(h + 21, attributes)
     put32(h + 23, <int32_t>(count - 1))
-    put64(h + 27, first_ts)
-    put64(h + 35, max_ts)
+    put64(h + 27, stamps.first_ts)
+    put64(h + 35, stamps.max_ts)
     put64(h + 43, producer_id)
     put16(h + 51, producer_epoch)
     put32(h + 53, base_sequence)
     put32(h + 57, <int32_t>count)
-    crc = _crc32c(PyMemoryView_FromMemory(<char*>h + CRC_START, n - CRC_START, PyBUF_READ))
-    put32(h + 17, <int32_t><uint32_t>crc)
+    put32(h + 17, <int32_t><uint32_t>crc32c_of(_crc32c, h + CRC_START, n - CRC_START))
     return out

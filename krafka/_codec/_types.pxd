@@ -3,11 +3,13 @@ from libc.stdint cimport int64_t
 
 
 cdef class Record:
-    cdef readonly object offset
-    cdef readonly object timestamp
-    cdef readonly object key
-    cdef readonly object value
-    cdef readonly object headers
+    # read-only from Python through T_OBJECT_EX member slots installed by _types.pyx (which
+    # CPython's specialising interpreter reads inline), not Cython properties
+    cdef object offset
+    cdef object timestamp
+    cdef object key
+    cdef object value
+    cdef object headers
 
 
 cdef class BatchHeader:

@@ -6,6 +6,8 @@ calls, which is most of the per-batch cost for small batches. Fields are read-on
 """
 
 cimport cython
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
 from krafka._codec.types import Compression, TimestampType
 
@@ -24,7 +26,6 @@ BATCH_FIELDS = (
 )
 
 
-@cython.freelist(8192)
 @cython.final
 @cython.no_gc
 cdef class Record:
@@ -62,14 +63,180 @@ cdef class Record:
         return (Record, self._fields())
 
 
+# ---------------------------------------------------------------- Record's C side
+# Records are made by the thousand, so their allocation, field reads and `Record(...)` calls are
+# done in C on the struct Cython generates for the class above (its layout is checked against
+# `KrafkaRecord` when the module loads):
+# - fields are read-only T_OBJECT_EX member slots, which CPython's specialising interpreter reads
+#   inline (LOAD_ATTR_SLOT), instead of Cython properties;
+# - a freelist of 8192 records, filled by the dealloc below, feeds `krafka_record_new`, which
+#   sets the fields directly;
+# - `Record(...)` goes through a vectorcall entry on the type (no argument tuple, no tp_new /
+#   tp_init dispatch, no keyword parsing of a `def __init__`) that behaves exactly as
+#   `__init__`: same defaults, `int()` of offset and timestamp.
+
+cdef extern from *:
+    """
+    #include <structmember.h>
+    #define KRAFKA_RECORD_STRUCT struct __pyx_obj_6krafka_6_codec_6_types_Record
+
+    typedef struct {
+        PyObject_HEAD
+        PyObject *offset, *timestamp, *key, *value, *headers;
+    } KrafkaRecord;
+
+    #ifdef Py_GIL_DISABLED
+    #define KRAFKA_RECORD_FREELIST 0  /* the freelist relies on the GIL */
+    #else
+    #define KRAFKA_RECORD_FREELIST 8192
+    #endif
+    static PyObject *krafka_record_freelist[KRAFKA_RECORD_FREELIST + 1];
+    static Py_ssize_t krafka_record_nfree = 0;
+    static PyTypeObject *krafka_record_type = NULL;
+    static PyMemberDef krafka_record_members[] = {
+        {"offset", T_OBJECT_EX, offsetof(KrafkaRecord, offset), READONLY, NULL},
+        {"timestamp", T_OBJECT_EX, offsetof(KrafkaRecord, timestamp), READONLY, NULL},
+        {"key", T_OBJECT_EX, offsetof(KrafkaRecord, key), READONLY, NULL},
+        {"value", T_OBJECT_EX, offsetof(KrafkaRecord, value), READONLY, NULL},
+        {"headers", T_OBJECT_EX, offsetof(KrafkaRecord, headers), READONLY, NULL},
+        {NULL, 0, 0, 0, NULL},
+    };
+
+    static void krafka_record_dealloc(PyObject *o) {
+        KrafkaRecord *r = (KrafkaRecord *)o;
+        Py_CLEAR(r->offset);
+        Py_CLEAR(r->timestamp);
+        Py_CLEAR(r->key);
+        Py_CLEAR(r->value);
+        Py_CLEAR(r->headers);
+        if (krafka_record_nfree < KRAFKA_RECORD_FREELIST)
+            krafka_record_freelist[krafka_record_nfree++] = o;
+        else
+            Py_TYPE(o)->tp_free(o);
+    }
+
+    /* A new Record holding new references to the five (borrowed) fields. */
+    static PyObject *krafka_record_new(PyObject *offset, PyObject *timestamp, PyObject *key,
+                                       PyObject *value, PyObject *headers) {
+        KrafkaRecord *r;
+        if (krafka_record_nfree > 0) {
+            r = (KrafkaRecord *)krafka_record_freelist[--krafka_record_nfree];
+        } else {
+            r = (KrafkaRecord *)PyObject_Malloc(sizeof(KrafkaRecord));
+            if (r == NULL) return PyErr_NoMemory();
+        }
+        PyObject_Init((PyObject *)r, krafka_record_type);
+        Py_INCREF(offset);
+        r->offset = offset;
+        Py_INCREF(timestamp);
+        r->timestamp = timestamp;
+        Py_INCREF(key);
+        r->key = key;
+        Py_INCREF(value);
+        r->value = value;
+        Py_INCREF(headers);
+        r->headers = headers;
+        return (PyObject *)r;
+    }
+
+    static int krafka_record_install_impl(PyTypeObject *t, vectorcallfunc vc, size_t size,
+                                          const size_t *offsets) {
+        PyMemberDef *m;
+        int i;
+        if (size != sizeof(KrafkaRecord) || (size_t)t->tp_basicsize != sizeof(KrafkaRecord)
+                || t->tp_itemsize != 0 || t->tp_free != PyObject_Del) {
+            PyErr_SetString(PyExc_ImportError, "unexpected layout of the compiled Record");
+            return -1;
+        }
+        for (i = 0, m = krafka_record_members; m->name != NULL; i++, m++) {
+            PyObject *descr;
+            if ((size_t)m->offset != offsets[i]) {
+                PyErr_SetString(PyExc_ImportError, "unexpected layout of the compiled Record");
+                return -1;
+            }
+            descr = PyDescr_NewMember(t, m);
+            if (descr == NULL) return -1;
+            if (PyDict_SetItemString(t->tp_dict, m->name, descr) < 0) {
+                Py_DECREF(descr);
+                return -1;
+            }
+            Py_DECREF(descr);
+        }
+        krafka_record_type = t;
+        t->tp_dealloc = krafka_record_dealloc;
+        t->tp_vectorcall = vc;
+        PyType_Modified(t);
+        return 0;
+    }
+    #define krafka_record_install(t, vc) krafka_record_install_impl( \
+        (t), (vectorcallfunc)(vc), sizeof(KRAFKA_RECORD_STRUCT), \
+        (size_t[5]){offsetof(KRAFKA_RECORD_STRUCT, offset), \
+                    offsetof(KRAFKA_RECORD_STRUCT, timestamp), \
+                    offsetof(KRAFKA_RECORD_STRUCT, key), \
+                    offsetof(KRAFKA_RECORD_STRUCT, value), \
+                    offsetof(KRAFKA_RECORD_STRUCT, headers)})
+    """
+    int krafka_record_install(PyTypeObject* t, void* vc) except -1
+    object krafka_record_new(object offset, object timestamp, object key, object value,
+                             object headers)
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
+
+
 cdef Record new_record(object offset, object timestamp, object key, object value, object headers):
-    cdef Record r = Record.__new__(Record)
-    r.offset = offset
-    r.timestamp = timestamp
-    r.key = key
-    r.value = value
-    r.headers = headers
-    return r
+    return <Record>krafka_record_new(offset, timestamp, key, value, headers)
+
+
+cdef tuple _RECORD_FIELD_NAMES = RECORD_FIELDS
+cdef object _ZERO = 0
+cdef tuple _NO_HEADERS = ()
+
+
+cdef Py_ssize_t _field_index(PyObject* name) except -2:
+    """Position of a keyword among Record's fields (-1: not one of them)."""
+    cdef Py_ssize_t i
+    for i in range(5):
+        if <PyObject*>PyTuple_GET_ITEM(_RECORD_FIELD_NAMES, i) == name:
+            return i
+    for i in range(5):
+        if <object>PyTuple_GET_ITEM(_RECORD_FIELD_NAMES, i) == <object>name:
+            return i
+    return -1
+
+
+cdef object _record_vectorcall(object cls, PyObject** args, size_t nargsf, PyObject* kwnames):
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), i, j, nkw = 0
+    cdef PyObject* vals[5]
+    if (nargs == 5 and kwnames == NULL and type(<object>args[0]) is int
+            and (args[1] == <PyObject*>None or type(<object>args[1]) is int)):
+        return krafka_record_new(<object>args[0], <object>args[1], <object>args[2],
+                                 <object>args[3], <object>args[4])
+    if nargs > 5:
+        raise TypeError(f"Record() takes at most 5 positional arguments ({nargs} given)")
+    for i in range(5):
+        vals[i] = args[i] if i < nargs else NULL
+    if kwnames != NULL:
+        nkw = PyTuple_GET_SIZE(<object>kwnames)
+        for j in range(nkw):
+            i = _field_index(PyTuple_GET_ITEM(<object>kwnames, j))
+            if i < 0:
+                raise TypeError(f"Record() got an unexpected keyword argument "
+                                f"{<object>PyTuple_GET_ITEM(<object>kwnames, j)!r}")
+            if vals[i] != NULL:
+                raise TypeError(f"Record() got multiple values for argument "
+                                f"{<object>PyTuple_GET_ITEM(_RECORD_FIELD_NAMES, i)!r}")
+            vals[i] = args[nargs + j]
+    offset = _ZERO if vals[0] == NULL else <object>vals[0]
+    if type(offset) is not int:
+        offset = int(offset)
+    timestamp = None if vals[1] == NULL else <object>vals[1]
+    if timestamp is not None and type(timestamp) is not int:
+        timestamp = int(timestamp)
+    return krafka_record_new(offset, timestamp, None if vals[2] == NULL else <object>vals[2],
+                             None if vals[3] == NULL else <object>vals[3],
+                             _NO_HEADERS if vals[4] == NULL else <object>vals[4])
+
+
+krafka_record_install(<PyTypeObject*>Record, <void*>_record_vectorcall)
 
 
 @cython.final

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from krafka._codec.types import BatchHeader as BatchHeaderT
 from krafka._codec.types import RecordBatch as RecordBatchT
-from krafka._codec.types import RecordLike
+from krafka._codec.types import RecordLike, RecordTuple
 
 Buffer = bytes | bytearray | memoryview
 
@@ -50,7 +50,9 @@ class CodecImplementation(Protocol):
         max_decompressed_size: int = ...,
     ) -> Iterator[Any]: ...
 
-    def encode_batch(self, records: Iterable[RecordLike], **options: Any) -> bytes: ...
+    def encode_batch(
+        self, records: Iterable[RecordLike | RecordTuple], **options: Any
+    ) -> bytes: ...
 
     def murmur2(self, data: Buffer) -> int: ...
 

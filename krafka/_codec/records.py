@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import struct
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
+from typing import cast
 
 from krafka._codec import compression as _compression
 from krafka._codec.crc import crc32c
@@ -23,6 +24,7 @@ from krafka._codec.types import (
     Record,
     RecordBatch,
     RecordLike,
+    RecordTuple,
     TimestampType,
 )
 from krafka._codec.varint import (
@@ -257,8 +259,24 @@ def _write_bytes(out: bytearray, data: bytes | None) -> None:
         out += data
 
 
+def record_from_tuple(rec: RecordTuple) -> Record:
+    """A `(key, value, headers, timestamp)` tuple as the Record `encode_batch` writes for it."""
+    if len(rec) != 4:
+        msg = f"a record tuple is (key, value, headers, timestamp), got {len(rec)} items"
+        raise ValueError(msg)
+    key, value, headers, timestamp = rec
+    return Record(0, None if timestamp is None else int(timestamp), key, value, headers or ())
+
+
+def _record_like(rec: RecordLike | RecordTuple) -> RecordLike:
+    """Exact tuples are record tuples; anything else (a NamedTuple too) is read by attribute."""
+    if type(rec) is tuple:
+        return record_from_tuple(rec)
+    return cast(RecordLike, rec)
+
+
 def encode_batch(
-    records: Iterable[RecordLike],
+    records: Iterable[RecordLike | RecordTuple],
     compression: str | Compression = Compression.NONE,
     base_offset: int = 0,
     producer_id: int = -1,
@@ -273,10 +291,11 @@ def encode_batch(
 ) -> bytes:
     """Encode one v2 record batch with its CRC32C filled in.
 
-    Records without a timestamp get `now_ms` (default: the wall clock). Offset deltas are the
-    records' positions in the batch.
+    `records` are Records (or any object with their fields) and/or `(key, value, headers,
+    timestamp)` tuples. Records without a timestamp get `now_ms` (default: the wall clock).
+    Offset deltas are the records' positions in the batch.
     """
-    recs: Sequence[RecordLike] = records if isinstance(records, Sequence) else list(records)
+    recs = [_record_like(r) for r in records]
     if not recs:
         raise ValueError("a record batch needs at least one record")
     codec = Compression.parse(compression)

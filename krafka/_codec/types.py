@@ -94,6 +94,11 @@ class RecordLike(Protocol):
     def headers(self) -> Sequence[Header]: ...
 
 
+RecordTuple = tuple["bytes | None", "bytes | None", "Sequence[Header] | None", "int | None"]
+"""`(key, value, headers, timestamp)`: `encode_batch` writes it as `Record(0, timestamp, key,
+value, headers)` (timestamp made an int, None headers meaning none) without building that Record."""
+
+
 @dataclass(frozen=True, slots=True)
 class BatchHeader:
     """A batch's header fields read without decompressing or checking it (for splitting).

@@ -85,3 +85,15 @@ def test_varints_agree(v32: int, v64: int):
 @given(st.binary(max_size=64))
 def test_murmur2_agrees(data: bytes):
     assert PURE.murmur2(data) == COMPILED.murmur2(data)
+
+
+@settings(max_examples=60, deadline=None)
+@given(fields=st.lists(record_fields, min_size=1, max_size=15), opts=batch_options)
+def test_record_tuples_same_bytes(fields: list[dict[str, Any]], opts: dict[str, Any]):
+    args = (opts["compression"], opts["base_offset"], opts["producer_id"],
+            opts["producer_epoch"], opts["base_sequence"], opts["transactional"])  # fmt: skip
+    tuples = [
+        (f["key"], f["value"], tuple(f["headers"]) if i % 2 else f["headers"], f["timestamp"])
+        for i, f in enumerate(fields)
+    ]
+    assert PURE.encode_batch(tuples, *args) == COMPILED.encode_batch(tuples, *args)

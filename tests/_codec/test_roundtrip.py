@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from krafka._codec import implementations
 from krafka._codec.types import Compression
 from krafka.errors import CorruptRecordError
 from tests._codec.helpers import record_tuple
@@ -103,3 +104,92 @@ def test_lazy_record_iteration(codec: ModuleType):
     assert [next(it).key for _ in range(6)] == [b"%d" % i for i in range(6)]
     with pytest.raises(CorruptRecordError):
         next(it)
+
+
+@settings(max_examples=40, deadline=None)
+@given(fields=st.lists(record_fields, min_size=1, max_size=12), opts=batch_options, data=st.data())
+def test_record_tuples_encode_as_records(
+    codec: ModuleType, fields: list[dict[str, Any]], opts: dict[str, Any], data: st.DataObject
+):
+    as_tuple = data.draw(st.lists(st.booleans(), min_size=len(fields), max_size=len(fields)))
+    mixed = [
+        (f["key"], f["value"], f["headers"], f["timestamp"]) if t else codec.Record(**f)
+        for f, t in zip(fields, as_tuple, strict=True)
+    ]
+    assert encode(codec, mixed, opts) == encode(codec, build(codec, fields), opts)
+    assert encode(codec, iter(mixed), opts) == encode(codec, build(codec, fields), opts)
+
+
+def test_record_tuple_defaults_and_conversions(codec: ModuleType):
+    def enc(records: list[Any]) -> bytes:
+        return bytes(codec.encode_batch(records, "none", 0, -1, -1, -1, False, False, 0, -1,
+                                        None, 99))  # fmt: skip
+
+    assert enc([(b"k", None, None, None)]) == enc([codec.Record(0, 99, b"k", None, [])])
+    assert enc([(bytearray(b"k"), memoryview(b"v"), (("h", bytearray(b"x")),), 5)]) == enc(
+        [codec.Record(0, 5, b"k", b"v", [("h", b"x")])]
+    )
+    assert enc([(b"k", b"v", [], 5.9)]) == enc([codec.Record(0, 5, b"k", b"v", [])])
+    for bad in [(b"k", b"v"), (b"k", b"v", [], 1, 2), ()]:
+        with pytest.raises(ValueError, match="record tuple"):
+            enc([codec.Record(value=b"ok"), bad])
+
+
+def test_encoding_leaves_the_callers_list_alone(codec: ModuleType):
+    records: list[Any] = [(bytearray(b"k"), b"v", None, 1), codec.Record(value=bytearray(b"x"))]
+    before = list(records)
+    codec.encode_batch(records, "none", 0, -1, -1, -1, False)
+    assert records == before and records[0] is before[0]
+
+
+def test_records_changed_while_converting_are_read_again():
+    """Converting one record may run Python code that changes another one already read."""
+    compiled = implementations().get("compiled")
+    if compiled is None:
+        pytest.skip("extensions not built")
+    hdrs = [("h", b"x")]
+
+    class Growing:
+        def __bytes__(self) -> bytes:
+            hdrs.extend([("more", b"y" * 1000)] * 50)
+            return b"v"
+
+    blob = compiled.encode_batch(
+        [compiled.Record(0, 1, b"k", b"v", hdrs), (b"k", Growing(), None, 1)]
+    )
+    (batch,) = compiled.decode_batches(blob)
+    assert batch.records[0].headers == hdrs and len(hdrs) == 51
+    assert batch.records[1].value == b"v"
+
+
+@pytest.mark.parametrize("sizes", [range(0, 40), range(1980, 2020), range(4090, 4100)])
+def test_checksums_of_small_and_large_batches(codec: ModuleType, sizes: range):
+    """Small batches are checksummed inline, larger ones by the crc32c package: both agree
+    with kafka-python, and a flipped bit is caught either way."""
+    from kafka.record.default_records import DefaultRecordBatch
+
+    for size in sizes:
+        blob = bytearray(codec.encode_batch([(b"k", b"\x5a" * size, None, 1)]))
+        assert DefaultRecordBatch(bytearray(blob)).validate_crc(), size
+        assert codec.decode_batches(bytes(blob))[0].records[0].value == b"\x5a" * size
+        blob[-1] ^= 0x10
+        with pytest.raises(CorruptRecordError, match="CRC"):
+            codec.decode_batches(bytes(blob))
+
+
+def test_clock_is_read_before_the_records(codec: ModuleType, monkeypatch: pytest.MonkeyPatch):
+    """The default timestamp comes from `time.time()`, which may be patched Python code: it
+    runs before any record is read, so what it changes is what gets encoded."""
+    import time
+
+    hdrs = [("h", b"x")]
+
+    def clock() -> float:
+        hdrs.extend([("more", b"y" * 500)] * 20)
+        return 1.5
+
+    monkeypatch.setattr(time, "time", clock)
+    blob = codec.encode_batch([codec.Record(0, None, b"k", b"v", hdrs)], "none")
+    (record,) = codec.decode_batches(blob)[0].records
+    assert (record.timestamp, record.headers) == (1500, hdrs)
+    assert len(hdrs) == 21
