@@ -477,12 +477,14 @@ async def test_partition_errors_hit_only_that_partition(mock_cluster: MockCluste
     )
     async with _client(mock_cluster) as client:
         await client.refresh_metadata([topic])
+        topic_id = client.metadata.topic_id(topic)
+        assert topic_id is not None
         part = FetchRequest.FetchTopic.FetchPartition
         request = FetchRequest(
             max_wait_ms=10,
             topics=[
                 FetchRequest.FetchTopic(
-                    topic_id=client.metadata.topic_id(topic),
+                    topic_id=topic_id,
                     partitions=[part(partition=0), part(partition=1)],
                 )
             ],
