@@ -5,6 +5,7 @@ plain sockets), under asyncio and trio."""
 from __future__ import annotations
 
 import gc
+import os
 import socket
 import subprocess
 import sys
@@ -133,6 +134,39 @@ def test_garbage_collected_cluster_is_destroyed() -> None:
     gc.collect()
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection((host, int(port)), timeout=2)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_close_joins_every_librdkafka_thread() -> None:
+    def threads() -> int:
+        return len(os.listdir("/proc/self/task"))
+
+    before = threads()
+    cluster = MockCluster(3, topics={"t": 3})
+    assert threads() > before
+    cluster.close()
+    assert threads() <= before + 1  # at most a mock-waker thread still finishing its wait
+    time.sleep(0.1)
+    assert threads() == before
+
+
+def test_interrupted_run_destroys_open_clusters_at_exit() -> None:
+    script = textwrap.dedent(
+        """
+        import time
+        from krafka.testing.mockcluster import MockCluster
+        keep = [MockCluster(3, topics={"t": 3}, config={"debug": "mock"}) for _ in range(3)]
+        keep[0].set_partition_leader("t", 0, 2)
+        raise KeyboardInterrupt
+        """
+    )
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert "KeyboardInterrupt" in result.stderr and "Assertion" not in result.stderr
+    assert result.stderr.count("Destroying cluster") == 3
+    assert result.returncode in (1, -2) and time.monotonic() - started < 20  # -2: SIGINT
 
 
 def test_bad_arguments_fail_cleanly() -> None:
