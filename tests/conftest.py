@@ -1,5 +1,5 @@
 """Shared fixtures: one local Tansu broker per test session, started lazily, and librdkafka
-mock clusters, a fresh one per test (they cost about a millisecond)."""
+mock clusters, a fresh one per test (they take a few milliseconds to make)."""
 
 from __future__ import annotations
 

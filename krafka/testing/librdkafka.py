@@ -7,6 +7,9 @@ Signatures are those of librdkafka's `src/rdkafka.h` and `src/rdkafka_mock.h` (m
 no result). A wrong `argtypes`/`restype` silently corrupts memory, so nothing here is inferred:
 a function missing from the loaded build is reported by `Librdkafka.missing`, never guessed.
 
+Also here, the C-side helpers the harness needs around those calls: topic-partition lists
+(`PartitionLists`) and keeping the mock thread awake while a control waits for it (`woken`).
+
 `KRAFKA_LIBRDKAFKA` names another library file to load instead of the wheel's copy.
 """
 
@@ -16,7 +19,10 @@ import ctypes
 import functools
 import importlib.util
 import os
-from collections.abc import Iterable
+import socket
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from ctypes import (
     POINTER,
     c_char_p,
@@ -256,3 +262,35 @@ class PartitionLists:
         lists, self._lists = self._lists, []
         for handle in lists:
             self._lib.fn("rd_kafka_topic_partition_list_destroy")(handle)
+
+
+def _wake_while_waiting(addresses: Sequence[tuple[str, int]], done: threading.Event) -> None:
+    delay = 0.005
+    while not done.wait(delay):
+        for address in addresses:
+            try:
+                socket.create_connection(address, timeout=0.2).close()
+                break
+            except OSError:
+                continue
+        delay = 0.05
+
+
+@contextmanager
+def woken(addresses: Sequence[tuple[str, int]]) -> Iterator[None]:
+    """Keep the mock thread awake while a control call waits for it.
+
+    Controls are ops on the mock thread's queue, signalled through a pipe; librdkafka 2.16
+    drains that pipe after serving the queue, so an op arriving right after the previous one
+    was answered loses its wake-up and waits for the thread's 1 s poll timeout (a third of
+    back-to-back controls did). A connection to a listening broker wakes the poll instead.
+    """
+    done = threading.Event()
+    with suppress(RuntimeError):  # at interpreter shutdown there are no new threads: ~1 s
+        threading.Thread(
+            target=_wake_while_waiting, args=(addresses, done), name="mock-waker", daemon=True
+        ).start()
+    try:
+        yield
+    finally:
+        done.set()
