@@ -35,6 +35,7 @@ from krafka.protocol.messages import (
 )
 from krafka.sansio.coordinator import CoordinatorType
 from krafka.testing.mockcluster import (
+    ALL_BROKERS,
     BROKEN_VERSIONS,
     MockCluster,
     MockClusterError,
@@ -412,6 +413,19 @@ async def test_broker_membership_and_addresses(mock_cluster: MockCluster) -> Non
         response = await _metadata(client)
         assert {b.node_id: (b.host, b.port) for b in response.brokers}[2] == ("localhost", 1234)
         assert response.controller_id == 2
+
+
+async def test_all_brokers_at_once(mock_cluster: MockCluster) -> None:
+    mock_cluster.set_broker_rack(ALL_BROKERS, "everywhere")
+    async with _client(mock_cluster) as client:
+        assert {b.rack for b in (await _metadata(client)).brokers} == {"everywhere"}
+        mock_cluster.broker_down(ALL_BROKERS)
+        for broker_id in mock_cluster.brokers:
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection(_port(mock_cluster, broker_id), timeout=2)
+    mock_cluster.broker_up(ALL_BROKERS)
+    async with _client(mock_cluster) as client:
+        assert {b.node_id for b in (await _metadata(client)).brokers} == {1, 2, 3}
 
 
 async def test_set_coordinator_pins_group_and_transaction(mock_cluster: MockCluster) -> None:
