@@ -76,7 +76,7 @@ class DescribeCluster(Handler[str]):
             low, high = _CLUSTER_OPERATIONS_METADATA
             return MetadataRequest(
                 topics=[],
-                allow_auto_topic_creation=False,
+                allow_auto_topic_creation=version < 4,
                 include_cluster_authorized_operations=authorized and low <= version <= high,
             )
 

@@ -22,8 +22,8 @@ from krafka.errors import (
     error_for_code,
 )
 from krafka.protocol.error_codes import ErrorCode
-from krafka.protocol.messages import MetadataRequest, MetadataResponse
-from krafka.sansio.actions import AnyBroker, Broker, SendRequest
+from krafka.protocol.messages import ApiKey, MetadataRequest, MetadataResponse
+from krafka.sansio.actions import AnyBroker, Broker, SendRequest, Versioned
 from krafka.sansio.admin.outcome import (
     LEADER_MOVED,
     Fail,
@@ -97,9 +97,14 @@ class _MetadataLookup:
 
     def request(self, topics: Sequence[str]) -> SendRequest[MetadataResponse]:
         wanted = [MetadataRequest.MetadataRequestTopic(name=t) for t in topics]
+
+        def build(version: int) -> MetadataRequest:
+            # v4+ can ask the broker not to create the topics (older ones cannot be asked)
+            return MetadataRequest(topics=wanted, allow_auto_topic_creation=version < 4)
+
         sent = SendRequest(
             AnyBroker(),
-            MetadataRequest(topics=wanted, allow_auto_topic_creation=False),
+            Versioned(ApiKey.METADATA, build),
             max_version=METADATA_MAX_VERSION,
             priority=Priority.HIGH,
         )

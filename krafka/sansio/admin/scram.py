@@ -159,8 +159,15 @@ class DescribeUserScramCredentials(Handler[str]):
                 )
             )
         if ALL_USERS in call.keys:
-            return {ALL_USERS: Done(users)}
+            return {ALL_USERS: Done({user: _settled(r) for user, r in users.items()})}
         return users
+
+
+def _settled(result: ItemResult) -> Any:
+    """A user's value or error, inside the answer about every user."""
+    if isinstance(result, Done):
+        return result.value
+    return getattr(result, "error", None)
 
 
 class AlterUserScramCredentials(Handler[str]):

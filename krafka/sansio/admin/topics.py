@@ -49,6 +49,8 @@ from krafka.sansio.admin.routing import METADATA_MAX_VERSION, Target
 _BROKER_DEFAULTS_VERSION: Final = 4
 _DELETE_BY_STATE_VERSION: Final = 6
 _TOPIC_AUTHORIZED_OPERATIONS_VERSION: Final = 8
+#: Metadata v4+ can ask a broker not to create the topics it is asked about (older ones do).
+_AUTO_CREATE_FLAG_VERSION: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +239,7 @@ def _metadata_request(topics: Sequence[str] | None, authorized: bool) -> Version
             topics=None
             if topics is None
             else [MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
-            allow_auto_topic_creation=False,
+            allow_auto_topic_creation=version < _AUTO_CREATE_FLAG_VERSION,
             include_topic_authorized_operations=(
                 authorized and version >= _TOPIC_AUTHORIZED_OPERATIONS_VERSION
             ),
