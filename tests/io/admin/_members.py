@@ -34,14 +34,15 @@ class Member:
     def __init__(self, bootstrap: str, group: str, topics: list[str], **config: Any) -> None:
         import confluent_kafka
 
+        classic = config.get("group.protocol", "classic") == "classic"
+        timeouts = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500} if classic else {}
         self.consumer = confluent_kafka.Consumer(
             {
                 "bootstrap.servers": bootstrap,
                 "group.id": group,
                 "auto.offset.reset": "earliest",
                 "enable.auto.commit": False,
-                "session.timeout.ms": 6000,
-                "heartbeat.interval.ms": 500,
+                **timeouts,
                 **config,
             }
         )

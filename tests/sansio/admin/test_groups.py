@@ -8,6 +8,8 @@ import uuid
 
 import pytest
 from _admin_scripted import NO_JITTER, answer_coordinators, broker, start, take
+from hypothesis import given
+from hypothesis import strategies as st
 
 from krafka.errors import (
     GroupAuthorizationFailedError,
@@ -344,3 +346,23 @@ def test_member_data_from_other_versions_and_garbage() -> None:
     assert decode_assignment(b"") == () and decode_subscription(None) == ()
     assert decode_assignment(b"\x00\x00\xff\xff\xff") is None
     assert decode_assignment(b"\xff\xff") is None
+
+
+@given(
+    st.dictionaries(
+        st.text(min_size=1, max_size=12),
+        st.lists(st.integers(0, 2**31 - 1), max_size=6, unique=True),
+        max_size=5,
+    ),
+    st.binary(max_size=16),
+)
+def test_assignments_encoded_by_kafka_python_decode_here(
+    topics: dict[str, list[int]], user_data: bytes
+) -> None:
+    data = kp_consumer.ConsumerProtocolMemberAssignment_v0(
+        0, list(topics.items()), user_data
+    ).encode()
+    expected = tuple(sorted(TopicPartition(t, p) for t, ps in topics.items() for p in ps))
+    assert decode_assignment(data) == expected
+    subscription = kp_consumer.ConsumerProtocolMemberMetadata_v0(0, list(topics), user_data)
+    assert decode_subscription(subscription.encode()) == tuple(sorted(topics))
