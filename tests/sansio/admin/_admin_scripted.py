@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,
@@ -62,7 +63,7 @@ def metadata(
                 leader_id=leader,
                 replica_nodes=[leader] if leader >= 0 else [],
                 isr_nodes=[leader] if leader >= 0 else [],
-                error_code=0 if leader >= 0 else 5,
+                error_code=ErrorCode.NONE if leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
             )
             for p, leader in parts.items()
         ]
