@@ -156,7 +156,9 @@ class Producer:
             if self._txn is not None
             else None
         )
-        self._partitions: dict[str, int] = {}
+        #: Partition counts of known topics, kept by the client's metadata (a live dict).
+        self._partitions = self._client.metadata.partition_counts
+        self._stale_topics: set[str] = set()
         self._tg: anyio.abc.TaskGroup | None = None
         self._wakeup: anyio.Event = _NoEvent()
         self._progress: anyio.Event = _NoEvent()
@@ -261,7 +263,10 @@ class Producer:
         if batches is None or headers:
             return await self._send_checked(topic, value, key, headers, partition, timestamp)
         if partition is None:
-            partition = self._partitioner.partition(topic, key, self._partitions[topic])
+            count = self._partitions.get(topic)
+            if count is None:
+                return await self._send_checked(topic, value, key, headers, partition, timestamp)
+            partition = self._partitioner.partition(topic, key, count)
         size = 21 + (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
         try:
             batch = batches[partition] if partition >= 0 else None
@@ -493,7 +498,6 @@ class Producer:
                             raise
                         ids = []
                     if ids:
-                        self._partitions[topic] = len(ids)
                         return len(ids)
                     await anyio.sleep(self.config.retry_backoff)
         except TimeoutError:
@@ -532,11 +536,12 @@ class Producer:
         self._wakeup = wakeup = anyio.Event()
         now = _monotonic()
         sender.expire(now)
-        if sender.stale_topics and not self._refreshing:
-            topics, sender.stale_topics = list(sender.stale_topics), set()
+        drained = sender.drain(now, self._client.metadata)
+        self._stale_topics |= drained.stale_topics
+        if self._stale_topics and not self._refreshing:
+            topics, self._stale_topics = list(self._stale_topics), set()
             self._spawn(self._refresh, topics)
-        metadata = self._client.metadata
-        for plan in sender.drain(now, _leader_lookup(metadata)):
+        for plan in drained.plans:
             self._dispatch(plan)
         if self._txn_driver is not None:
             self._txn_driver.wake()  # partitions may be waiting to join the transaction
@@ -587,11 +592,7 @@ class Producer:
     async def _refresh(self, topics: list[str]) -> None:
         self._refreshing = True
         try:
-            metadata = await self._client.refresh_metadata(topics)
-            for topic in topics:
-                count = len(metadata.partitions_for(topic))
-                if count:
-                    self._partitions[topic] = count
+            await self._client.refresh_metadata(topics)
         except KrafkaError as exc:
             log.debug("metadata refresh for %s failed: %s", topics, exc)
             await anyio.sleep(self.config.retry_backoff)
@@ -618,11 +619,3 @@ class _NoEvent(anyio.Event):
 
     def statistics(self) -> Any:
         raise InvalidStateError("producer is not started")
-
-
-def _leader_lookup(metadata: Any) -> Any:
-    def leader(topic: str, partition: int) -> int | None:
-        broker = metadata.leader_for(topic, partition)
-        return None if broker is None else int(broker.node_id)
-
-    return leader

@@ -21,6 +21,7 @@ from krafka.errors import (
     KafkaTimeoutError,
 )
 from krafka.io.producer_handle import ProducerRecord
+from krafka.protocol.error_codes import ErrorCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(60)]
 
@@ -268,3 +269,44 @@ async def test_flush_waits_for_earlier_records_not_for_a_busy_sender(broker: Any
                 await producer.flush()
             assert all(h.done for h in before)
             stop.set()
+
+
+async def _create_topic(client: Any, topic: str, partitions: int) -> int:
+    from krafka.protocol.messages import CreateTopicsRequest
+
+    entry = CreateTopicsRequest.CreatableTopic(
+        name=topic, num_partitions=partitions, replication_factor=1
+    )
+    response = await client.send(CreateTopicsRequest(topics=[entry], timeout_ms=5000))
+    (result,) = response.topics
+    return int(result.error_code)
+
+
+async def test_partitions_added_to_a_topic_in_use_are_seen_by_the_age_refresh(broker: Any) -> None:
+    from krafka.io.client import KafkaClient
+    from krafka.protocol.messages import DeleteTopicsRequest
+
+    topic = unique("grow")
+    async with KafkaClient(broker.bootstrap_servers) as admin:
+        assert await _create_topic(admin, topic, 2) == 0
+        async with Producer(
+            bootstrap_servers=broker.bootstrap_servers,
+            linger=0.01,
+            metadata_max_age=0.2,
+            metadata_topic_idle_ttl=0.6,
+        ) as producer:
+            with anyio.fail_after(10):
+                for _ in range(100):  # 1 s of constant use, longer than the idle TTL
+                    await producer.send(topic, b"v")
+                    await anyio.sleep(0.01)
+                await producer.flush()
+            # Tansu cannot add partitions: the topic is made again, bigger (by us, or with 4
+            # partitions by the producer's refresh auto-creating it first).
+            gone = DeleteTopicsRequest.DeleteTopicState(name=topic)
+            await admin.send(
+                DeleteTopicsRequest(topics=[gone], topic_names=[topic], timeout_ms=5000)
+            )
+            assert await _create_topic(admin, topic, 5) in (0, ErrorCode.TOPIC_ALREADY_EXISTS)
+            await anyio.sleep(0.4)  # two age refreshes, less than the idle TTL
+            meta = await producer.send_and_wait(topic, b"in a new partition", partition=3)
+            assert meta.partition == 3
