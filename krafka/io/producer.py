@@ -250,6 +250,7 @@ class Producer:
         topic: str,
         value: bytes | None = None,
         key: bytes | None = None,
+        *,
         headers: Sequence[Header] | None = None,
         partition: int | None = None,
         timestamp: int | None = None,
@@ -342,12 +343,15 @@ class Producer:
         topic: str,
         value: bytes | None = None,
         key: bytes | None = None,
+        *,
         headers: Sequence[Header] | None = None,
         partition: int | None = None,
         timestamp: int | None = None,
     ) -> RecordMetadata:
         """Send one record and wait for its delivery."""
-        handle = await self.send(topic, value, key, headers, partition, timestamp)
+        handle = await self.send(
+            topic, value, key, headers=headers, partition=partition, timestamp=timestamp
+        )
         return await handle
 
     async def flush(self, timeout: float | None = None) -> None:

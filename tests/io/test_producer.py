@@ -182,6 +182,12 @@ async def test_small_buffer_applies_back_pressure_and_delivers_everything(broker
 
 async def test_misuse_is_reported(broker: Any) -> None:
     producer = Producer(bootstrap_servers=broker.bootstrap_servers)
+    # aiokafka's positional order is (topic, value, key, partition, timestamp, headers): only
+    # topic, value and key may be positional here, so a ported call fails instead of misfiling.
+    with pytest.raises(TypeError, match="positional"):
+        await producer.send("t", b"v", b"k", 3)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="positional"):
+        await producer.send_and_wait("t", b"v", b"k", 3)  # type: ignore[misc]
     with pytest.raises(InvalidStateError, match="not started"):
         await producer.send("t", b"v")
     async with producer:
