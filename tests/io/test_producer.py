@@ -138,6 +138,31 @@ async def test_from_config_uses_java_property_names(broker: Any) -> None:
         Producer.from_config({"bootstrap.servers": "x:1", "no.such.thing": 1})
 
 
+def test_from_config_takes_every_client_and_producer_option() -> None:
+    from krafka.config.options import OptionTable
+    from krafka.config.producer import PRODUCER
+
+    samples = {"bootstrap.servers": "h:1", "metadata.broker.list": "h:1", "acks": "all",
+               "request.required.acks": "all", "compression.type": "gzip",
+               "compression.codec": "gzip", "partitioner": "round_robin",
+               "partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner",
+               "metadata.recovery.strategy": "rebootstrap", "interceptor.classes": [],
+               "enable.idempotence": "true", "allow.auto.create.topics": "true",
+               "client.id": "c", "transactional.id": "tx"}  # fmt: skip
+    table: OptionTable = PRODUCER
+    for prop in table.known():
+        option = table.option(prop)
+        if option is None or prop.startswith(("ssl.", "sasl.", "security.", "enable.s", "oauth")):
+            continue  # ignored ones; security has its own tests
+        value = samples.get(prop, "1000" if prop.endswith(".ms") else "5")
+        producer = Producer.from_config({"bootstrap.servers": "h:1", prop: value})
+        assert isinstance(producer, Producer), prop
+    producer = Producer.from_config(
+        {"bootstrap.servers": "h:1", "linger.ms": 5}, linger=0.5, client_id="override"
+    )
+    assert producer.config.linger == 0.5
+
+
 def test_idempotence_defaults() -> None:
     assert Producer().config.idempotent
     assert not Producer(acks=1).config.idempotent  # default off when acks is not all
@@ -212,7 +237,9 @@ async def test_unreachable_topic_metadata_times_out(broker: Any) -> None:
             await producer.send("", b"v")  # an invalid topic name never gets metadata
 
 
-async def test_close_with_a_timeout_fails_what_could_not_be_delivered(proxied_broker: Any) -> None:
+async def test_close_with_a_timeout_returns_in_time_from_another_task_when_the_broker_froze(
+    proxied_broker: Any,
+) -> None:
     from krafka.testing.proxy import Fault, FaultProxy
 
     with FaultProxy(proxied_broker.target, port=proxied_broker.proxy_port) as proxy:
@@ -220,13 +247,36 @@ async def test_close_with_a_timeout_fails_what_could_not_be_delivered(proxied_br
         await producer.start()
         topic = unique("close")
         await producer.partitions_for(topic)
-        proxy.arm(Fault.STALL, after_requests=1)  # the data connection never answers
-        handle = await producer.send(topic, b"v", partition=0)
-        started = anyio.current_time()
-        await producer.close(timeout=0.5)  # not under a new cancel scope: LIFO with start()
-        assert anyio.current_time() - started < 5
+        proxy.arm(Fault.FREEZE)  # the broker stops reading: socket buffers fill, sends block
+        value = b"x" * 100_000
+        handles = [await producer.send(topic, value, partition=0) for _ in range(100)]
+        closed_in = 0.0
+
+        async def close() -> None:
+            nonlocal closed_in
+            started = anyio.current_time()
+            await producer.close(timeout=1.0)
+            closed_in = anyio.current_time() - started
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(close)
+        assert 1.0 <= closed_in < 1.5
         with pytest.raises(KafkaTimeoutError, match="closed before delivery"):
-            await handle
+            await handles[-1]
+
+
+async def test_start_and_close_in_different_tasks_and_cancel_scopes(broker: Any) -> None:
+    producer = Producer(bootstrap_servers=broker.bootstrap_servers, linger=0.001)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(producer.start)  # this task ends right after start
+    assert (await producer.send_and_wait(unique("tasks"), b"v")).offset == 0
+    with anyio.CancelScope():  # opened after start: closing here used to break anyio's nesting
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(producer.close)
+    with pytest.raises(InvalidStateError, match="closed"):
+        await producer.send("t", b"v")
+    await producer.close()  # again: a no-op
 
 
 async def test_acks_zero_delivers_without_offsets(broker: Any) -> None:

@@ -27,6 +27,7 @@ OPENED = 1
 """`append` result: the record opened a new batch (a linger deadline started)."""
 SEALED = 2
 """`append` result: a batch was sealed (full): the sender has work now."""
+_NOT_APPENDED: tuple[None, bool] = (None, False)
 
 
 class RecordAccumulator:
@@ -34,9 +35,8 @@ class RecordAccumulator:
 
     Buffer accounting is per batch: `buffered` counts the bytes of sealed batches not yet
     released; open batches are added when they are checked (`has_room`), and a batch opened
-    with little room left gets a `limit` below `batch_size`. A driver's fast path may append to
-    `open_batches[tp]` itself (see `ProducerBatch.add`) while `batch.size + size <= batch.limit`
-    and must call `seal` once `batch.size >= batch.limit`.
+    with little room left gets a `limit` below `batch_size`. `append_open` is the per-record
+    fast path (an open batch with room); `append` does everything else.
     """
 
     def __init__(self, config: ProducerConfig, on_seal: SealHook | None = None) -> None:
@@ -46,8 +46,8 @@ class RecordAccumulator:
         self.buffered = 0
         #: The batch still taking records, per partition (at most one).
         self.open_batches: dict[TopicPartition, ProducerBatch] = {}
-        #: The same, per topic as a list indexed by partition (None: no open batch): a
-        #: driver's fast path avoids building a (topic, partition) key per record.
+        #: The same, per topic as a list indexed by partition (None: no open batch), so
+        #: `append_open` builds no (topic, partition) key per record.
         self.open_by_topic: dict[str, list[ProducerBatch | None]] = {}
         #: Given to every new batch as its `on_done` hook (drivers wake waiters with it).
         self.on_done: Callable[[ProducerBatch], None] | None = None
@@ -69,9 +69,31 @@ class RecordAccumulator:
     def _used(self) -> int:
         return self.buffered + sum(b.size - BATCH_OVERHEAD for b in self.open_batches.values())
 
-    def fits(self, batch: ProducerBatch, size: int) -> bool:
-        """`size` more bytes fit in open `batch` (within its `limit`)."""
-        return batch.size + size <= batch.limit
+    def append_open(
+        self, topic: str, partition: int, record: Any, size: int
+    ) -> tuple[RecordHandle | None, bool]:
+        """The fast path: add `record` to the partition's open batch if it has room.
+
+        Returns the record's handle (None: no open batch with room - use `append`) and whether
+        the batch is now full and sealed (the sender has work). No clock, no new batch.
+        """
+        slots = self.open_by_topic.get(topic)
+        if slots is None or partition >= len(slots):
+            return _NOT_APPENDED
+        batch = slots[partition]
+        if batch is None:
+            return _NOT_APPENDED
+        new_size = batch.size + size
+        if new_size > batch.limit:
+            return _NOT_APPENDED
+        records = batch.records
+        handle = self.handle_type(batch, len(records))
+        records.append(record)
+        batch.size = new_size
+        if new_size < batch.limit:
+            return handle, False
+        self.seal(batch)
+        return handle, True
 
     def append(
         self,

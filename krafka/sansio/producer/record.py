@@ -9,8 +9,7 @@ objects. A handle follows its batch through splits (MESSAGE_TOO_LARGE).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from krafka.errors import KrafkaError
 
@@ -20,14 +19,34 @@ if TYPE_CHECKING:
 Header = tuple[str, "bytes | None"]
 
 
-@dataclass(frozen=True, slots=True)
-class RecordMetadata:
-    """Where a record landed. `offset` is -1 when acks=0 (the broker does not say)."""
+class RecordMetadata(NamedTuple):
+    """Where a record landed. `offset` is -1 when acks=0 (the broker does not say).
+
+    A named tuple (as in aiokafka and kafka-python): one is made for every confirmed record,
+    so it must be cheap to make.
+    """
 
     topic: str
     partition: int
     offset: int
     timestamp: int
+
+
+_new_tuple = tuple.__new__
+
+
+def metadata_of(batch: ProducerBatch, index: int) -> RecordMetadata:
+    """The `RecordMetadata` of record `index` of a delivered `batch`."""
+    base = batch.base_offset
+    timestamp = batch.log_append_time
+    if timestamp < 0:
+        timestamp = batch.records[index].timestamp
+        if timestamp is None:
+            timestamp = batch.created_ms
+    return _new_tuple(
+        RecordMetadata,
+        (batch.topic, batch.partition, base + index if base >= 0 else -1, timestamp),
+    )
 
 
 class RecordHandle:
@@ -66,13 +85,8 @@ class RecordHandle:
         if not batch.done:
             raise RuntimeError("record not delivered yet")
         if batch.error is not None:
-            raise batch.error
-        offset = batch.base_offset + index if batch.base_offset >= 0 else -1
-        ts = batch.log_append_time
-        if ts < 0:
-            own = batch.records[index].timestamp
-            ts = own if own is not None else batch.created_ms
-        return RecordMetadata(batch.topic, batch.partition, offset, ts)
+            raise batch.error.with_traceback(None)  # one error object, raised once per record
+        return metadata_of(batch, index)
 
 
 def estimate_size(key: bytes | None, value: bytes | None, headers: Sequence[Header]) -> int:

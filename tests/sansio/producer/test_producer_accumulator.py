@@ -78,12 +78,20 @@ def test_buffer_memory_back_pressure_counts_open_and_sealed_batches() -> None:
     assert acc.buffered == 0 and acc.has_room(600)
 
 
-def test_fits_checks_batch_and_buffer() -> None:
-    acc = make(buffer_memory=1000, batch_size=600)
-    acc.append("t", 0, rec(), 300, 0.0)
-    batch = acc.open_batches[TP]
-    assert acc.fits(batch, 300 - BATCH_OVERHEAD)
-    assert not acc.fits(batch, 301 - BATCH_OVERHEAD + 1)
+def test_append_open_fills_the_open_batch_and_seals_it_when_full() -> None:
+    acc = make(buffer_memory=10_000, batch_size=BATCH_OVERHEAD + 300)
+    assert acc.append_open("t", 0, rec(), 100) == (None, False)  # no open batch: use append
+    _, first = acc.append("t", 0, rec(b"a"), 100, 0.0)
+    handle, sealed = acc.append_open("t", 0, rec(b"b"), 100)
+    assert handle is not None and not sealed
+    assert (handle.batch, handle.index) == (first.batch, 1)
+    assert acc.append_open("t", 0, rec(), 101) == (None, False)  # over the limit
+    assert acc.append_open("t", 7, rec(), 1) == (None, False)  # another partition
+    handle, sealed = acc.append_open("t", 0, rec(b"c"), 100)
+    assert handle is not None and sealed
+    assert handle.batch.state is BatchState.SEALED and TP not in acc.open_batches
+    assert acc.append_open("t", 0, rec(), 1) == (None, False)
+    assert [r.value for r in acc.pop(TP).records] == [b"a", b"b", b"c"]
 
 
 def test_retried_batches_go_back_in_front_in_their_original_order() -> None:
