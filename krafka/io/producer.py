@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from krafka.codec import Compression, Record
+from krafka.codec import Compression
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.host import TaskHost
@@ -231,9 +231,7 @@ class Producer:
             if count is None:
                 return await self._send_checked(topic, value, key, headers, None, timestamp)
             partition = self._partitioner.partition(topic, key, count)
-        record = Record(0, timestamp, key, value, ())
-        size = 21 + (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
-        handle, sealed = self._accumulator.append_open(topic, partition, record, size)
+        handle, sealed = self._accumulator.append_open(topic, partition, key, value, timestamp)
         if handle is None:
             return await self._send_checked(topic, value, key, headers, partition, timestamp)
         if sealed:

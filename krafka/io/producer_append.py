@@ -82,8 +82,7 @@ class Appender:
             await self.loop.sealed()
         elif appended:
             self.loop.wake()
-        assert isinstance(handle, DeliveryHandle)
-        return handle
+        return handle  # type: ignore[return-value]
 
     async def partition_count(self, topic: str) -> int:
         """The number of partitions of `topic`, fetching metadata (at most `max_block` s)."""

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from krafka.codec import Record
 from krafka.sansio.producer.batch import BATCH_OVERHEAD, BatchState, ProducerBatch
 from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.record import RecordHandle
@@ -51,8 +52,9 @@ class RecordAccumulator:
         self.open_by_topic: dict[str, list[ProducerBatch | None]] = {}
         #: Given to every new batch as its `on_done` hook (drivers wake waiters with it).
         self.on_done: Callable[[ProducerBatch], None] | None = None
-        #: The handle class `append` returns (drivers use an awaitable subclass).
-        self.handle_type: type[RecordHandle] = RecordHandle
+        #: What `append` returns per record: `handle_type(batch, index)` (drivers use an
+        #: awaitable one).
+        self.handle_type: Callable[[ProducerBatch, int], RecordHandle] = RecordHandle
         self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
         self._orders = 0
         self._flush = False
@@ -70,27 +72,40 @@ class RecordAccumulator:
         return self.buffered + sum(b.size - BATCH_OVERHEAD for b in self.open_batches.values())
 
     def append_open(
-        self, topic: str, partition: int, record: Any, size: int
+        self,
+        topic: str,
+        partition: int,
+        key: bytes | None,
+        value: bytes | None,
+        timestamp: int | None,
     ) -> tuple[RecordHandle | None, bool]:
-        """The fast path: add `record` to the partition's open batch if it has room.
+        """The fast path: add a record without headers to the partition's open batch if it
+        has room.
 
         Returns the record's handle (None: no open batch with room - use `append`) and whether
         the batch is now full and sealed (the sender has work). No clock, no new batch.
         """
         slots = self.open_by_topic.get(topic)
-        if slots is None or partition >= len(slots):
+        if slots is None:
             return _NOT_APPENDED
-        batch = slots[partition]
+        try:
+            batch = slots[partition]
+        except IndexError:
+            return _NOT_APPENDED
         if batch is None:
             return _NOT_APPENDED
-        new_size = batch.size + size
-        if new_size > batch.limit:
+        size = batch.size + 21 + (len(value) if value is not None else 0)
+        if key is not None:
+            size += len(key)
+        if size > batch.limit:
             return _NOT_APPENDED
         records = batch.records
         handle = self.handle_type(batch, len(records))
-        records.append(record)
-        batch.size = new_size
-        if new_size < batch.limit:
+        records.append(Record(0, timestamp, key, value, ()))
+        batch.size = size
+        if timestamp is not None:
+            batch.stamped = True
+        if size < batch.limit:
             return handle, False
         self.seal(batch)
         return handle, True
