@@ -73,6 +73,7 @@ class Transactions:
         self.machine = machine
         self.loop = loop
         self.max_block = max_block
+        self.fatal: KrafkaError | None = None
         self.driver = MachineDriver(
             client, machine, on_event=self._on_event, name="krafka transactions"
         )
@@ -115,8 +116,8 @@ class Transactions:
 
     def check_usable(self) -> None:
         """Raise the fatal error (fenced, ...) that ended this producer's transactions."""
-        if self.machine.fatal and self.machine.error is not None:
-            raise self.machine.error
+        if self.fatal is not None:
+            raise self.fatal
 
     async def _outcome(self, op: int) -> None:
         await self.driver.outcome(op, self.max_block)
@@ -128,4 +129,5 @@ class Transactions:
         elif isinstance(event, TransactionAbortable):
             self.loop.fail_queued(event.error)
         elif isinstance(event, ProducerFatal):
+            self.fatal = event.error
             self.loop.stop(event.error)
