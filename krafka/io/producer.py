@@ -167,6 +167,8 @@ class Producer:
 
     async def start(self) -> None:
         """Connect, fetch metadata, get a producer id (and initialise transactions)."""
+        if self._closed:
+            raise InvalidStateError("producer is closed")
         if self._started:
             return
         self._started = True

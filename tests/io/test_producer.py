@@ -277,6 +277,8 @@ async def test_start_and_close_in_different_tasks_and_cancel_scopes(broker: Any)
     with pytest.raises(InvalidStateError, match="closed"):
         await producer.send("t", b"v")
     await producer.close()  # again: a no-op
+    with pytest.raises(InvalidStateError, match="closed"):
+        await producer.start()
 
 
 async def test_acks_zero_delivers_without_offsets(broker: Any) -> None:
