@@ -204,7 +204,9 @@ class Producer:
         except KrafkaError as exc:
             log.warning("producer closing without delivering everything: %s", exc)
         finally:
-            self._loop.abandon(KafkaTimeoutError("producer closed before delivery"))
+            error = KafkaTimeoutError("producer closed before delivery")
+            self._loop.stop(error)  # a send still waiting for room or metadata fails too
+            self._loop.abandon(error)
             await self._host.close(_left(deadline, 1.0))
             if self._own_client:
                 await self._client.close(_left(deadline, 5.0))

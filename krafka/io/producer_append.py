@@ -63,9 +63,9 @@ class Appender:
             partition, timestamp = record.partition, record.timestamp
         if self.transactions is not None:
             self.transactions.machine.check_can_send()
-        if self.loop.error is not None:
-            raise self.loop.error
         count = self.partitions.get(topic) or await self.partition_count(topic)
+        if self.loop.error is not None:  # also: closed while waiting for metadata
+            raise self.loop.error
         if partition is None:
             partition = self.partitioner.partition(topic, key, count)
         elif not 0 <= partition < count:

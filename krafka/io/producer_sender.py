@@ -143,6 +143,7 @@ class SenderLoop:
                 while not self.accumulator.has_room(size):
                     self._raise_error()
                     await self._progress.wait()
+                self._raise_error()
         except TimeoutError:
             raise KafkaTimeoutError(
                 f"buffer_memory={self.config.buffer_memory} stayed full for {max_block}s"

@@ -368,3 +368,35 @@ async def test_partitions_added_to_a_topic_in_use_are_seen_by_the_age_refresh(br
             await anyio.sleep(0.4)  # two age refreshes, less than the idle TTL
             meta = await producer.send_and_wait(topic, b"in a new partition", partition=3)
             assert meta.partition == 3
+
+
+async def test_a_send_waiting_for_buffer_room_fails_when_the_producer_closes(
+    proxied_broker: Any,
+) -> None:
+    from krafka.testing.proxy import Fault, FaultProxy
+
+    with FaultProxy(proxied_broker.target, port=proxied_broker.proxy_port) as proxy:
+        producer = Producer(
+            bootstrap_servers=proxy.bootstrap_servers, buffer_memory=5_000, batch_size=2_000
+        )
+        await producer.start()
+        topic = unique("closing")
+        await producer.partitions_for(topic)
+        proxy.arm(Fault.STALL)  # nothing is acknowledged: the buffer stays full
+        handles: list[Any] = []
+        outcome: list[BaseException] = []
+
+        async def fill() -> None:
+            try:
+                while True:
+                    handles.append(await producer.send(topic, b"x" * 500, partition=0))
+            except Exception as exc:
+                outcome.append(exc)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(fill)
+                await anyio.sleep(0.3)  # `fill` now waits for room
+                await producer.close(timeout=0.2)
+        assert isinstance(outcome[0], KafkaTimeoutError)  # the waiting send itself failed
+        assert handles and all(h.done for h in handles)  # nothing slipped in after closing
