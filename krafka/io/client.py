@@ -30,7 +30,10 @@ interpret; report stale-metadata codes with `report_error(code, topic)` so metad
 
 Connections are pooled per broker (`connections_per_broker` data connections plus a control
 lane for metadata, coordinator lookups and heartbeats), reconnect with exponential backoff and
-jitter, and requests of read-only APIs are retried on a fresh connection when one drops.
+jitter, close after `connections_max_idle` seconds without a request (when set), and requests
+of read-only APIs are retried on a fresh connection when one drops. `KafkaClient.from_config`
+takes Java/librdkafka properties (`krafka.config`); `start()` and `close()` may be called from
+different tasks (`krafka.io.host.TaskHost`).
 Metadata refreshes in the background on age and on demand; after all brokers were unreachable
 for `rebootstrap_trigger` seconds, or on REBOOTSTRAP_REQUIRED, the client rebootstraps (KIP-899).
 """
