@@ -22,7 +22,9 @@ Header = tuple[str, "bytes | None"]
 
 @dataclass(frozen=True, slots=True)
 class RecordMetadata:
-    """Where a record landed. `offset` is -1 when acks=0 (the broker does not say)."""
+    """Where a record landed. `offset` is -1 when the broker does not say: acks=0, or its
+    batch was acknowledged as a duplicate (DUPLICATE_SEQUENCE_NUMBER: the broker already held
+    it; counted in the producer's `metrics().duplicate_records`)."""
 
     topic: str
     partition: int
