@@ -44,11 +44,14 @@ def generate(schemas_dir: Path, out_dir: Path, overlay: Path = OVERLAY) -> list[
     init = out_dir / "__init__.py"
     init.write_text(package_init(chosen), encoding="utf-8")
     written.append(init)
-    subprocess.run(
-        ["ruff", "format", "--quiet", "--isolated", "--line-length", "100", str(out_dir)],
-        check=True,
-    )
+    ruff_format(out_dir)
     return written
+
+
+def ruff_format(directory: Path) -> None:
+    """Format `directory` with the ruff installed beside this interpreter (not one on PATH)."""
+    command = [sys.executable, "-m", "ruff", "format", "--quiet", "--isolated"]
+    subprocess.run([*command, "--line-length", "100", str(directory)], check=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,10 @@
 """Producer counters: records, bytes, batches, retries, errors, request latency.
 
 Plain integers and floats updated by the sender; `snapshot()` gives a frozen copy.
+`duplicate_batches` / `duplicate_records` count batches the broker acknowledged with
+DUPLICATE_SEQUENCE_NUMBER: it already held a batch with that producer id, epoch and sequence
+(a retry of one it had written), so it acknowledges without an offset and their records'
+`RecordMetadata.offset` is -1. They are included in `records_sent` / `batches_sent`.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ class ProducerMetricsSnapshot:
     requests_sent: int
     retries: int
     errors: int
+    duplicate_batches: int
+    duplicate_records: int
     batch_size_avg: float
     batch_size_max: int
     batch_records_avg: float
@@ -30,6 +36,8 @@ class ProducerMetrics:
         "batch_size_max",
         "batches_sent",
         "bytes_sent",
+        "duplicate_batches",
+        "duplicate_records",
         "errors",
         "latency_max",
         "latency_sum",
@@ -47,6 +55,8 @@ class ProducerMetrics:
         self.requests_done = 0
         self.retries = 0
         self.errors = 0
+        self.duplicate_batches = 0
+        self.duplicate_records = 0
         self.batch_size_max = 0
         self.latency_sum = 0.0
         self.latency_max = 0.0
@@ -57,6 +67,10 @@ class ProducerMetrics:
         self.batches_sent += 1
         if size > self.batch_size_max:
             self.batch_size_max = size
+
+    def duplicate_acknowledged(self, records: int) -> None:
+        self.duplicate_batches += 1
+        self.duplicate_records += records
 
     def request_done(self, latency: float) -> None:
         self.requests_done += 1
@@ -73,6 +87,8 @@ class ProducerMetrics:
             requests_sent=self.requests_sent,
             retries=self.retries,
             errors=self.errors,
+            duplicate_batches=self.duplicate_batches,
+            duplicate_records=self.duplicate_records,
             batch_size_avg=self.bytes_sent / batches,
             batch_size_max=self.batch_size_max,
             batch_records_avg=self.records_sent / batches,

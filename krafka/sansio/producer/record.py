@@ -21,7 +21,9 @@ Header = tuple[str, "bytes | None"]
 
 
 class RecordMetadata(NamedTuple):
-    """Where a record landed. `offset` is -1 when acks=0 (the broker does not say).
+    """Where a record landed. `offset` is -1 when the broker does not say: acks=0, or its
+    batch was acknowledged as a duplicate (DUPLICATE_SEQUENCE_NUMBER: the broker already held
+    it; counted in the producer's `metrics().duplicate_records`).
 
     A named tuple (as in aiokafka and kafka-python): one is made for every confirmed record,
     so it must be cheap to make.

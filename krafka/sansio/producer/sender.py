@@ -37,7 +37,7 @@ from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.codes import STALE_METADATA_CODES
 from krafka.sansio.producer.accumulator import RecordAccumulator, TopicPartition
 from krafka.sansio.producer.batch import BatchState, ProducerBatch
-from krafka.sansio.producer.config import ProducerConfig
+from krafka.sansio.producer.config import Acks, ProducerConfig
 from krafka.sansio.producer.idempotence import IdempotenceState
 from krafka.sansio.producer.metrics import ProducerMetrics
 from krafka.sansio.producer.transaction import TransactionManager
@@ -211,7 +211,7 @@ class Sender:
     ) -> None:
         """The broker answered `plan` (for acks=0, pass an empty mapping: all succeeded)."""
         self._landed(plan, now)
-        acks0 = not results
+        acks0 = self.config.acks is Acks.NONE
         for tp, batch in plan.batches.items():
             result = results.get(tp)
             if result is None:
@@ -246,6 +246,7 @@ class Sender:
         if code == 0:
             self._complete(batch, result)
         elif code == _DUPLICATE:
+            self.metrics.duplicate_acknowledged(batch.count)
             self._complete(batch, PartitionResult())
         elif code in _TOO_LARGE and batch.count > 1:
             self._split(batch, now)

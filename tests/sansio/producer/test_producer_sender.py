@@ -219,6 +219,36 @@ def test_connection_loss_retries_with_the_same_sequence_and_duplicates_count_as_
     h.answer(retry, DUPLICATE)
     assert handle.done and handle.exception() is None
     assert handle.result().offset == -1
+    snap = h.sender.metrics.snapshot()
+    assert (snap.duplicate_batches, snap.duplicate_records) == (1, 1)
+    assert (snap.records_sent, snap.errors) == (1, 0)
+
+
+def test_only_duplicate_answers_count_as_duplicates() -> None:
+    h = Harness(small_batches(3))
+    first = [h.send(b"%09d" % i) for i in range(3)]
+    second = [h.send(b"%09d" % i) for i in range(3, 5)]
+    plans = [h.drain()[0] for _ in range(2)]
+    h.answer(plans[0], DUPLICATE)
+    h.answer(plans[1], base_offset=10)
+    assert [x.result().offset for x in first + second] == [-1, -1, -1, 10, 11]
+    snap = h.sender.metrics.snapshot()
+    assert (snap.duplicate_batches, snap.duplicate_records) == (1, 3)
+    assert (snap.batches_sent, snap.records_sent) == (2, 5)
+
+
+def test_a_response_without_the_partition_is_retried_not_taken_as_acks_zero() -> None:
+    h = Harness()
+    handle = h.send(b"a")
+    (plan,) = h.drain()
+    h.answer(plan, {})  # acks=all: a response that names no partition delivered nothing
+    assert not handle.done
+    h.advance(1.0)
+    (retry,) = h.drain()
+    assert sequences(retry)[TP] == (0, 0, 1)
+    h.answer(retry, base_offset=5)
+    assert handle.result().offset == 5
+    assert h.sender.metrics.snapshot().duplicate_records == 0
 
 
 def test_retriable_errors_stop_at_delivery_timeout() -> None:

@@ -1,0 +1,1 @@
+"""Coverage-guided fuzz harnesses (atheris) and their runner (`python -m fuzz`)."""
