@@ -18,7 +18,7 @@ A claim from an older generation loses to a newer one; two claims from one gener
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from krafka.errors import KrafkaError
@@ -50,10 +50,14 @@ from krafka.structs import TopicPartition
 @dataclass(frozen=True, slots=True)
 class StickyResult:
     """The balanced assignment, and the partitions it gives to a member other than their
-    previous owner (None when the general builder ran: computed from the result instead)."""
+    previous owner (None when the general builder ran: computed from the result instead).
+    `claims` are the owners that survived the generation checks, `contested` the partitions
+    claimed twice in one generation."""
 
     assignment: dict[str, list[TopicPartition]]
     transferring: dict[TopicPartition, str] | None
+    claims: dict[TopicPartition, str] = field(default_factory=dict)
+    contested: frozenset[TopicPartition] = frozenset()
 
 
 def sticky_member_data(subscription: Subscription) -> MemberData:
@@ -90,18 +94,26 @@ def sticky_assign(
     counts = partitions_per_topic(cluster, subscriptions)
     racks = RackInfo(cluster, counts, subscriptions)
     ownership = resolve_ownership(counts, subscriptions, member_data)
+    claims = {tp: member for member, tps in ownership.owned.items() for tp in tps}
+    contested = frozenset(ownership.multiply_owned)
     if ownership.all_subscriptions_equal:
         constrained = ConstrainedBuilder(counts, racks, ownership.owned, ownership.multiply_owned)
-        return StickyResult(constrained.build(), constrained.transferring)
+        return StickyResult(constrained.build(), constrained.transferring, claims, contested)
     general = GeneralBuilder(
         counts, racks, ownership.owned, subscriptions, member_data, ownership.max_generation
     )
-    return StickyResult(general.build(), None)
+    return StickyResult(general.build(), None, claims, contested)
 
 
 def _moving_partitions(
     result: StickyResult, subscriptions: Mapping[str, Subscription]
 ) -> dict[TopicPartition, str]:
+    """Partitions to withhold from their new member this round.
+
+    Java's general path compares each member's new partitions with the ones it claimed, so a
+    stale claimant (older generation) or one of two same-generation claimants can be handed a
+    partition its newest owner still holds. krafka also withholds those: a partition goes only
+    to its surviving claimant (or to anyone, if nobody claims it)."""
     if result.transferring is not None:
         return result.transferring
     added: dict[TopicPartition, str] = {}
@@ -111,7 +123,13 @@ def _moving_partitions(
         owned_set, assigned_set = set(owned), set(assigned)
         added.update((tp, member) for tp in assigned if tp not in owned_set)
         revoked.update(tp for tp in owned if tp not in assigned_set)
-    return {tp: member for tp, member in added.items() if tp in revoked}
+    moving = {tp: member for tp, member in added.items() if tp in revoked}
+    for member, assigned in result.assignment.items():
+        for tp in assigned:
+            claimant = result.claims.get(tp)
+            if tp in result.contested or (claimant is not None and claimant != member):
+                moving[tp] = member
+    return moving
 
 
 def cooperative_sticky_assign(
