@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from krafka.errors import RemoteProtocolError
+from krafka.sansio.group.assignors._java import hash_map_order
 from krafka.structs import TopicPartition
 
 _INT16: Final = struct.Struct(">h")
@@ -33,10 +34,12 @@ class StickyUserData:
 
 
 def _grouped(partitions: Sequence[TopicPartition]) -> dict[str, list[int]]:
+    """Partitions per topic, topics in the order Java's `groupPartitionsByTopic` map yields
+    them (so the bytes equal Java's)."""
     by_topic: dict[str, list[int]] = {}
     for topic, partition in partitions:
         by_topic.setdefault(topic, []).append(partition)
-    return by_topic
+    return {topic: by_topic[topic] for topic in hash_map_order(by_topic)}
 
 
 def encode_sticky_user_data(partitions: Sequence[TopicPartition], generation: int) -> bytes:
