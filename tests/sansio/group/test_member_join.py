@@ -1,0 +1,158 @@
+"""Joining a group: the state table, JoinGroup / SyncGroup as leader and follower, KIP-394."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from _assignors import CooperativeBalance, EagerRoundRobin
+from _group_scripted import Member, metadata, tps
+
+from krafka.protocol.error_codes import ErrorCode
+from krafka.sansio.coordinator import CoordinatorState
+from krafka.sansio.group import AssignPartitions, MemberState, RevokePartitions
+from krafka.sansio.group.state import TRANSITIONS, MemberEvent
+
+S, E = MemberState, MemberEvent
+
+EXPECTED = {
+    (S.UNJOINED, E.JOIN_SENT): S.PREPARING_REBALANCE,
+    (S.PREPARING_REBALANCE, E.JOIN_SENT): S.PREPARING_REBALANCE,
+    (S.COMPLETING_REBALANCE, E.JOIN_SENT): S.PREPARING_REBALANCE,
+    (S.STABLE, E.JOIN_SENT): S.PREPARING_REBALANCE,
+    (S.PREPARING_REBALANCE, E.JOINED): S.COMPLETING_REBALANCE,
+    (S.COMPLETING_REBALANCE, E.SYNCED): S.STABLE,
+    **{(state, E.RESET): S.UNJOINED for state in S},
+}
+
+
+@pytest.mark.parametrize(("state", "event"), list(itertools.product(S, E)))
+def test_the_table_is_exactly_the_expected_one(state: MemberState, event: MemberEvent) -> None:
+    assert TRANSITIONS.get((state, event)) == EXPECTED.get((state, event))
+
+
+def test_nothing_happens_before_the_application_polls() -> None:
+    m = Member()
+    m.subscribe("t")
+    m.nothing_sent()
+    assert m.member.state is S.UNJOINED
+    assert m.member.coordinator_state is CoordinatorState.UNKNOWN
+
+
+def test_leader_joins_assigns_and_becomes_stable() -> None:
+    assignor = EagerRoundRobin()
+    m = Member([assignor])
+    m.topics(t=3)
+    m.start("t")
+    assert m.member.coordinator_state is CoordinatorState.KNOWN
+    sent, request = m.join_request()
+    assert m.member.state is S.PREPARING_REBALANCE
+    assert (
+        request.group_id == "g" and request.member_id == "" and request.protocol_type == "consumer"
+    )
+    assert [p.name for p in request.protocols] == ["test-eager"]
+    assert request.session_timeout_ms == 10_000 and request.rebalance_timeout_ms == 30_000
+    assert sent.timeout == 35.0  # the rebalance timeout plus Java's 5 s
+    sub = m.subscription_sent(request)
+    assert sub.topics == ("t",) and sub.owned_partitions == () and sub.generation_id == -1
+    other = metadata(["t"])
+    m.reply_join(
+        sent,
+        member_id="m1",
+        generation=7,
+        members={"m1": request.protocols[0].metadata, "m2": other},
+    )
+    assert m.member.state is S.COMPLETING_REBALANCE
+    sync, sync_request = m.sync_request()
+    assert sync_request.generation_id == 7 and sync_request.member_id == "m1"
+    assert sync_request.protocol_name == "test-eager"
+    assignments = m.leader_assignments(sync_request)
+    assert assignments == {"m1": tps("t-0", "t-2"), "m2": tps("t-1")}
+    m.reply_sync(sync, assignments["m1"])
+    assert m.member.state is S.STABLE
+    step = m.expect_step(AssignPartitions)
+    assert step.added == tps("t-0", "t-2") == step.assignment and step.generation == 7
+    assert m.member.assignment() == tps("t-0", "t-2")
+    m.answer(step)
+    assert m.member.is_leader
+    assert assignor.assignments[-1][1] == 7
+    meta = m.member.group_metadata()
+    assert (meta.group_id, meta.generation_id, meta.member_id) == ("g", 7, "m1")
+
+
+def test_follower_sends_an_empty_sync_and_gets_its_assignment() -> None:
+    m = Member()
+    m.start("t")
+    m.join_as_follower(tps("t-1"), member_id="m2", generation=3)
+    assert m.member.state is S.STABLE and m.member.assignment() == tps("t-1")
+    assert not m.member.is_leader
+
+
+def test_member_id_required_rejoins_at_once_with_the_given_id() -> None:
+    m = Member()
+    m.start("t")
+    sent, request = m.join_request()
+    assert request.member_id == ""
+    m.reply_join(sent, member_id="given-id", generation=-1, code=ErrorCode.MEMBER_ID_REQUIRED)
+    sent, request = m.join_request()  # no backoff
+    assert request.member_id == "given-id"
+    m.reply_join(sent, member_id="given-id", generation=1, leader="other")
+    sync, request = m.sync_request()
+    assert request.member_id == "given-id"
+
+
+def test_leader_waits_for_metadata_of_topics_other_members_want() -> None:
+    from krafka.sansio.group import MetadataNeeded
+
+    m = Member()
+    m.topics(t=2)
+    m.start("t")
+    sent, request = m.join_request()
+    members = {"m1": request.protocols[0].metadata, "m2": metadata(["u"])}
+    m.reply_join(sent, member_id="m1", members=members)
+    assert m.events_of(MetadataNeeded) == [MetadataNeeded(frozenset({"u"}))]
+    m.nothing_sent()
+    m.topics(t=2, u=1)
+    sync, request = m.sync_request()
+    assigned = set().union(*m.leader_assignments(request).values())
+    assert assigned == set(tps("t-0", "t-1", "u-0"))
+
+
+def test_leader_assigns_without_a_topic_that_never_shows_up() -> None:
+    m = Member(request_timeout=5.0)
+    m.topics(t=1)
+    m.start("t")
+    sent, request = m.join_request()
+    m.reply_join(sent, members={"m1": request.protocols[0].metadata, "m2": metadata(["gone"])})
+    m.nothing_sent()
+    m.advance(m.config.request_timeout)
+    sync, request = m.sync_request()
+    assert set().union(*m.leader_assignments(request).values()) == set(tps("t-0"))
+
+
+def test_cooperative_member_keeps_its_partitions_and_revokes_only_what_moves() -> None:
+    m = Member([CooperativeBalance()])
+    m.topics(t=4)
+    m.start("t")
+    m.join_as_follower(tps("t-0", "t-1", "t-2", "t-3"), generation=1)
+    m.heartbeat(ErrorCode.REBALANCE_IN_PROGRESS)
+    m.poll()
+    sent, request = m.join_request()  # no revoke step before rejoining: cooperative
+    sub = m.subscription_sent(request)
+    assert set(sub.owned_partitions) == set(tps("t-0", "t-1", "t-2", "t-3"))
+    assert sub.generation_id == 1
+    assert m.member.assignment() == tps("t-0", "t-1", "t-2", "t-3")
+    m.reply_join(sent, generation=2, leader="other")
+    sync, _ = m.sync_request()
+    m.reply_sync(sync, tps("t-0", "t-1"))
+    revoke = m.expect_step(RevokePartitions)
+    assert revoke.partitions == tps("t-2", "t-3")
+    assert m.member.assignment() == tps("t-0", "t-1", "t-2", "t-3")  # still owned until done
+    m.answer(revoke)
+    assign = m.expect_step(AssignPartitions)
+    assert assign.added == frozenset() and assign.assignment == tps("t-0", "t-1")
+    assert assign.retained == tps("t-0", "t-1")
+    m.answer(assign)
+    # the second round follows at once (no poll needed), announcing what is still owned
+    sent, request = m.join_request()
+    assert set(m.subscription_sent(request).owned_partitions) == set(tps("t-0", "t-1"))
