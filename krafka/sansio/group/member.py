@@ -417,6 +417,9 @@ class GroupMember:
                 self._complete = None
                 core.cycle = core.cycle and core.rejoin_needed
             return
+        if self._prepare is not None and self._prepare.done:
+            self._prepare = None
+            return
         self._maybe_start_cycle()
         if core.cycle and core.needs_prepare and not self._rebalance.in_flight:
             if self._prepare is None:

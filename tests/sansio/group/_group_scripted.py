@@ -15,6 +15,7 @@ from krafka.protocol.messages import (
     HeartbeatResponse,
     JoinGroupRequest,
     JoinGroupResponse,
+    OffsetCommitResponse,
     SyncGroupRequest,
     SyncGroupResponse,
 )
@@ -44,6 +45,23 @@ def tps(*specs: str) -> frozenset[TopicPartition]:
         topic, _, partition = spec.rpartition("-")
         out.add(TopicPartition(topic, int(partition)))
     return frozenset(out)
+
+
+def commit_response(request: Any, code: int = 0) -> OffsetCommitResponse:
+    """An OffsetCommit answer with `code` for every partition of `request`."""
+    topic = OffsetCommitResponse.OffsetCommitResponseTopic
+    part = topic.OffsetCommitResponsePartition
+    return OffsetCommitResponse(
+        topics=[
+            topic(
+                name=t.name,
+                partitions=[
+                    part(partition_index=p.partition_index, error_code=code) for p in t.partitions
+                ],
+            )
+            for t in request.topics
+        ]
+    )
 
 
 def metadata(topics: Iterable[str], owned: Iterable[TopicPartition] = (), gen: int = -1) -> bytes:
@@ -252,4 +270,4 @@ class Member:
         self.find_coordinator(node)
 
 
-__all__ = ["GROUP", "ErrorCode", "Member", "metadata", "tps"]
+__all__ = ["GROUP", "ErrorCode", "Member", "commit_response", "metadata", "tps"]

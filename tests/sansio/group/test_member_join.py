@@ -97,7 +97,7 @@ def test_member_id_required_rejoins_at_once_with_the_given_id() -> None:
     sent, request = m.join_request()  # no backoff
     assert request.member_id == "given-id"
     m.reply_join(sent, member_id="given-id", generation=1, leader="other")
-    sync, request = m.sync_request()
+    _sync, request = m.sync_request()
     assert request.member_id == "given-id"
 
 
@@ -113,7 +113,7 @@ def test_leader_waits_for_metadata_of_topics_other_members_want() -> None:
     assert m.events_of(MetadataNeeded) == [MetadataNeeded(frozenset({"u"}))]
     m.nothing_sent()
     m.topics(t=2, u=1)
-    sync, request = m.sync_request()
+    _sync, request = m.sync_request()
     assigned = set().union(*m.leader_assignments(request).values())
     assert assigned == set(tps("t-0", "t-1", "u-0"))
 
@@ -126,7 +126,7 @@ def test_leader_assigns_without_a_topic_that_never_shows_up() -> None:
     m.reply_join(sent, members={"m1": request.protocols[0].metadata, "m2": metadata(["gone"])})
     m.nothing_sent()
     m.advance(m.config.request_timeout)
-    sync, request = m.sync_request()
+    _sync, request = m.sync_request()
     assert set().union(*m.leader_assignments(request).values()) == set(tps("t-0"))
 
 
