@@ -23,6 +23,7 @@ from krafka.errors import KrafkaError, error_for_code
 from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.actions import Completed, Failed, SendRequest
 from krafka.sansio.group.assignor import Assignment, RebalanceProtocol, decode_assignment
+from krafka.sansio.group.commits import MemberCommits
 from krafka.sansio.group.core import MemberCore, log
 from krafka.sansio.group.events import (
     AssignPartitions,
@@ -33,7 +34,6 @@ from krafka.sansio.group.events import (
     Step,
 )
 from krafka.sansio.group.liveness import leave_request
-from krafka.sansio.group.offsets import OffsetClient
 from krafka.sansio.group.rebalance import Rebalance, Synced
 from krafka.sansio.group.state import NO_GENERATION, MemberEvent, MemberState
 from krafka.sansio.group.wire import leave_group_code
@@ -59,9 +59,9 @@ class _Flow:
     phase = Phase.START
     commit_op: int | None = None
 
-    def __init__(self, core: MemberCore, offsets: OffsetClient, deadline: float) -> None:
+    def __init__(self, core: MemberCore, commits: MemberCommits, deadline: float) -> None:
         self.core = core
-        self.offsets = offsets
+        self.commits = commits
         self.deadline = deadline
 
     @property
@@ -83,12 +83,8 @@ class _Flow:
         return True
 
     def _commit(self, offsets: Offsets | None, now: float, after: Phase) -> None:
-        wanted = {tp: om for tp, om in (offsets or {}).items() if tp in self.core.owned}
-        if not wanted or now >= self.deadline:
-            self.phase = after
-            return
-        self.commit_op = self.offsets.commit(wanted, now, self.deadline - now)
-        self.phase = Phase.COMMITTING
+        op = self.commits.auto(offsets or {}, now, self.deadline - now, self)
+        self.phase = after if op is None else Phase.COMMITTING
 
     def commit_done(self, result: Completed | Failed) -> None:
         raise NotImplementedError
@@ -143,9 +139,9 @@ class PrepareFlow(_Flow):
 
 class CompleteFlow(_Flow):
     def __init__(
-        self, core: MemberCore, offsets: OffsetClient, rebalance: Rebalance, synced: Synced
+        self, core: MemberCore, commits: MemberCommits, rebalance: Rebalance, synced: Synced
     ) -> None:
-        super().__init__(core, offsets, deadline=float("inf"))
+        super().__init__(core, commits, deadline=float("inf"))
         self.rebalance = rebalance
         self.synced = synced
         self.assigned: frozenset[TopicPartition] = frozenset()
@@ -230,14 +226,14 @@ class LeaveFlow(_Flow):
     def __init__(
         self,
         core: MemberCore,
-        offsets: OffsetClient,
+        commits: MemberCommits,
         op: int,
         deadline: float,
         *,
         close: bool,
         reason: str,
     ) -> None:
-        super().__init__(core, offsets, deadline)
+        super().__init__(core, commits, deadline)
         self.ops = [op]
         self.close = close
         self.reason = reason

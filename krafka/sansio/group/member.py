@@ -21,21 +21,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
-from krafka.errors import (
-    CommitFailedError,
-    FencedInstanceIdError,
-    InvalidStateError,
-    KrafkaError,
-    RebalanceInProgressError,
-)
-from krafka.protocol.error_codes import ErrorCode
-from krafka.sansio.actions import Completed, Failed, SendRequest
+from krafka.errors import InvalidStateError, KrafkaError
+from krafka.sansio.actions import Completed, SendRequest
 from krafka.sansio.coordinator import CoordinatorState
 from krafka.sansio.group.assignor import PartitionAssignor, RebalanceProtocol
+from krafka.sansio.group.commits import MemberCommits
 from krafka.sansio.group.config import GroupConfig
 from krafka.sansio.group.core import MemberCore
 from krafka.sansio.group.events import (
-    AutoCommitDone,
     CommitPositions,
     CommitReason,
     LosePartitions,
@@ -45,8 +38,7 @@ from krafka.sansio.group.events import (
 )
 from krafka.sansio.group.flows import CompleteFlow, LeaveFlow, PrepareFlow
 from krafka.sansio.group.liveness import Liveness
-from krafka.sansio.group.offsets import Committed, OffsetClient
-from krafka.sansio.group.offsets_wire import CommitIdentity
+from krafka.sansio.group.offsets import Committed
 from krafka.sansio.group.rebalance import Rebalance
 from krafka.sansio.group.state import Generation, MemberState
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
@@ -73,21 +65,11 @@ class GroupMember:
         self._core = core = MemberCore(config, list(assignors), rand)
         self._liveness = Liveness(core)
         self._rebalance = Rebalance(core)
-        self._offsets = OffsetClient(
-            config.group_id,
-            core.link,
-            self,
-            ops=core.ops,
-            backoff=core.backoff,
-            require_stable=config.require_stable,
-            rand=rand,
-        )
+        self._commits = MemberCommits(core)
         self._prepare: PrepareFlow | None = None
         self._complete: CompleteFlow | None = None
         self._leave: LeaveFlow | None = None
         self._step_owner: Flow | None = None
-        self._internal: dict[int, Flow | None] = {}
-        self._internal_offsets: dict[int, dict[TopicPartition, OffsetAndMetadata]] = {}
         self._lookup_failure_reported = False
 
     # -- what the driver may read ---------------------------------------------------------------
@@ -139,14 +121,16 @@ class GroupMember:
         """Replace the subscription (topic names or a pattern); the group is rejoined at the next
         poll if the topic set changed."""
         core = self._require_open()
+        if not isinstance(topics, re.Pattern):
+            topics = frozenset(topics)
+            if not topics:
+                raise ValueError("subscribe to at least one topic (or leave to unsubscribe)")
         was_active = core.subscription.active
         core.subscription.subscribe(topics)
         if isinstance(topics, re.Pattern):
             core.events.append(MetadataNeeded(None))
         if not was_active:
             core.request_rejoin("subscribed")
-        if not core.subscription.active:
-            raise ValueError("subscribe to at least one topic (or use leave to unsubscribe)")
 
     def poll(self, now: float) -> None:
         """The application polled: the poll interval restarts; a due rebalance may start and a
@@ -185,22 +169,13 @@ class GroupMember:
     ) -> int:
         """Commit `offsets` of owned partitions (others are left out); completes with what was
         committed. Fails with RebalanceInProgressError or CommitFailedError as Java does."""
-        core = self._core
-        if core.closed:
-            return self._failed(InvalidStateError("the group member is closed"))
-        if not offsets:
-            return self._offsets.commit({}, now, 0.0)
-        identity = self.commit_identity()
-        if isinstance(identity, KrafkaError):
-            return self._failed(identity)
-        owned = {tp: om for tp, om in offsets.items() if tp in core.owned}
-        return self._offsets.commit(owned, now, self._timeout(timeout))
+        return self._commits.commit(offsets, now, self._timeout(timeout))
 
     def fetch_committed(
         self, partitions: Iterable[TopicPartition], now: float, timeout: float | None = None
     ) -> int:
         """The group's committed offsets of `partitions` ({tp: OffsetAndMetadata | None})."""
-        return self._offsets.fetch(partitions, now, self._timeout(timeout))
+        return self._commits.fetch(partitions, now, self._timeout(timeout))
 
     def leave(
         self, now: float, *, reason: LeaveReason = LeaveReason.CLOSE, timeout: float | None = None
@@ -220,7 +195,7 @@ class GroupMember:
             return op
         self._leave = LeaveFlow(
             core,
-            self._offsets,
+            self._commits,
             op,
             now + self._timeout(timeout),
             close=close,
@@ -229,6 +204,8 @@ class GroupMember:
         self._rebalance.abandon()
         self._prepare = self._complete = None
         core.cycle = False
+        if not close:
+            core.subscription.unsubscribe()
         return op
 
     def listener_done(
@@ -247,15 +224,11 @@ class GroupMember:
         given = dict(offsets or {})
         if owner is not None:
             owner.step_done(current, given, now)
-            if owner.commit_op is not None and owner.commit_op not in self._internal:
-                self._track(owner.commit_op, owner, given)
         elif isinstance(current, LosePartitions):
             core.drop(current.partitions)
         elif isinstance(current, CommitPositions):
-            wanted = {tp: om for tp, om in given.items() if tp in core.owned}
-            if wanted:
-                timeout = min(core.config.auto_commit_interval, core.config.default_api_timeout)
-                self._track(self._offsets.commit(wanted, now, timeout), None, wanted)
+            timeout = min(core.config.auto_commit_interval, core.config.default_api_timeout)
+            self._commits.auto(given, now, timeout)
 
     # -- the contract ---------------------------------------------------------------------------
 
@@ -263,11 +236,7 @@ class GroupMember:
         core = self._core
         actions: list[Any] = []
         actions += self._liveness.check(now)
-        for item in self._offsets.next_actions(now):
-            if isinstance(item, Completed | Failed) and item.op in self._internal:
-                self._internal_done(item)
-            else:
-                actions.append(item)
+        actions += self._commits.next_actions(now)
         self._advance(now, actions)
         self._lookup(now, actions)
         actions[:0], core.events = core.events, []
@@ -276,7 +245,7 @@ class GroupMember:
     def next_deadline(self) -> float | None:
         times = [
             self._liveness.next_deadline(),
-            self._offsets.next_deadline(),
+            self._commits.client.next_deadline(),
             self._rebalance.next_deadline() if self._core.cycle else None,
         ]
         if self._needs_coordinator():
@@ -287,17 +256,18 @@ class GroupMember:
         core = self._core
         if core.link.owns(sent):
             core.link.on_response(sent, response, now)
+            self._lookup_answered()
         elif self._liveness.owns(sent):
             self._liveness.on_response(sent, response, now)
         elif self._rebalance.owns(sent):
             self._rebalance.on_response(sent, response, now)
             if self._rebalance.synced is not None:
                 self._complete = CompleteFlow(
-                    core, self._offsets, self._rebalance, self._rebalance.synced
+                    core, self._commits, self._rebalance, self._rebalance.synced
                 )
                 self._rebalance.synced = None
-        elif self._offsets.owns(sent):
-            self._offsets.on_response(sent, response, now)
+        elif self._commits.client.owns(sent):
+            self._commits.client.on_response(sent, response, now)
         elif self._leave is not None and self._leave.owns(sent):
             self._leave.on_response(response)
 
@@ -305,78 +275,15 @@ class GroupMember:
         core = self._core
         if core.link.owns(sent):
             core.link.on_failure(sent, error, now)
+            self._lookup_answered()
         elif self._liveness.owns(sent):
             self._liveness.on_failure(sent, error, now)
         elif self._rebalance.owns(sent):
             self._rebalance.on_failure(sent, error, now)
-        elif self._offsets.owns(sent):
-            self._offsets.on_failure(sent, error, now)
+        elif self._commits.client.owns(sent):
+            self._commits.client.on_failure(sent, error, now)
         elif self._leave is not None and self._leave.owns(sent):
             self._leave.finish(error)
-
-    # -- CommitPolicy (for the offset client) ---------------------------------------------------
-
-    def commit_identity(self) -> CommitIdentity | KrafkaError:
-        """Java's generationIfStable: commits carry the generation only while STABLE."""
-        core = self._core
-        if core.state is MemberState.STABLE:
-            generation = core.generation
-            return CommitIdentity(
-                generation.generation_id, generation.member_id, self.config.group_instance_id
-            )
-        if core.state.rebalancing:
-            return RebalanceInProgressError(
-                "Offset commit cannot be completed since the consumer is undergoing a rebalance "
-                "for auto partition assignment. You can try completing the rebalance by calling "
-                "poll() and then retry the operation."
-            )
-        return CommitFailedError(
-            "Offset commit cannot be completed since the consumer is not part of an active group "
-            "for auto partition assignment; it is likely that the consumer was kicked out of the "
-            "group."
-        )
-
-    def commit_refused(self, code: int, sent: CommitIdentity) -> KrafkaError:
-        """Java's OffsetCommitResponseHandler for errors about the member's generation."""
-        core = self._core
-        current = core.generation
-        unchanged = (sent.generation_id, sent.member_id) == (
-            current.generation_id,
-            current.member_id,
-        )
-        preparing = core.state is MemberState.PREPARING_REBALANCE
-        if code == ErrorCode.REBALANCE_IN_PROGRESS:
-            core.request_rejoin("offset commit failed since group is already rebalancing")
-            return RebalanceInProgressError(
-                "Offset commit cannot be completed since the consumer group is executing a "
-                "rebalance at the moment. You can try completing the rebalance by calling poll() "
-                "and then retry commit again."
-            )
-        if code == ErrorCode.FENCED_INSTANCE_ID:
-            if unchanged:
-                return FencedInstanceIdError(
-                    f"the group instance id {self.config.group_instance_id!r} was fenced by "
-                    "another consumer with the same group_instance_id"
-                )
-            if preparing:
-                return RebalanceInProgressError(
-                    "Offset commit cannot be completed since the consumer member's old "
-                    "generation is fenced by its group instance id; it has already joined "
-                    "another rebalance and got a new generation"
-                )
-            return CommitFailedError()
-        if not unchanged and preparing:
-            return RebalanceInProgressError(
-                "Offset commit cannot be completed since the consumer member's generation is "
-                "already stale, meaning it has already participated another rebalance and got a "
-                "new generation. You can try completing the rebalance by calling poll() and "
-                "then retry commit again."
-            )
-        core.reset(
-            f"{ErrorCode(code).name} from OffsetCommit",
-            reset_member_id=code != ErrorCode.ILLEGAL_GENERATION,
-        )
-        return CommitFailedError()
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -424,7 +331,7 @@ class GroupMember:
         if core.cycle and core.needs_prepare and not self._rebalance.in_flight:
             if self._prepare is None:
                 deadline = now + core.config.rebalance_timeout_s
-                self._prepare = PrepareFlow(core, self._offsets, deadline)
+                self._prepare = PrepareFlow(core, self._commits, deadline)
             self._prepare.advance(now)
             self._owner_if_step(self._prepare)
             if self._prepare.done:
@@ -452,27 +359,9 @@ class GroupMember:
         leave, self._leave = self._leave, None
         assert leave is not None
         core = self._core
-        if leave.close:
-            core.closed = True
-        else:
-            core.subscription.unsubscribe()
+        core.closed = leave.close
         core.rejoin_needed = not leave.close
         self._rebalance.is_leader = False
-
-    def _track(self, op: int, owner: Flow | None, offsets: dict[TopicPartition, Any]) -> None:
-        self._internal[op] = owner
-        self._internal_offsets[op] = dict(offsets)
-
-    def _internal_done(self, result: Completed | Failed) -> None:
-        owner = self._internal.pop(result.op)
-        offsets = self._internal_offsets.pop(result.op, {})
-        error = result.error if isinstance(result, Failed) else None
-        self._core.events.append(AutoCommitDone(offsets, error))
-        if isinstance(error, FencedInstanceIdError):
-            self._core.fail(error)
-        if owner is not None and owner.commit_op == result.op:
-            owner.commit_op = None
-            owner.commit_done(result)
 
     def _lookup(self, now: float, actions: list[Any]) -> None:
         link = self._core.link
@@ -481,10 +370,16 @@ class GroupMember:
         request = link.lookup(now)
         if request is not None:
             actions.append(request)
-        error = link.fatal_error()
-        if error is not None and not self._lookup_failure_reported:
+
+    def _lookup_answered(self) -> None:
+        """A lookup failed in a way retrying cannot fix (authorization): the operations waiting
+        for the coordinator fail; the application hears of it once per poll."""
+        error = self._core.link.fatal_error()
+        if error is None:
+            return
+        self._commits.client.fail_all(error)
+        if not self._lookup_failure_reported:
             self._lookup_failure_reported = True
-            self._offsets.fail_all(error)
             self._core.fail(error)
 
     def _needs_coordinator(self) -> bool:
@@ -492,17 +387,12 @@ class GroupMember:
         return (
             core.cycle
             or core.state.heartbeating
-            or self._offsets.busy
+            or self._commits.busy
             or (self._leave is not None and not core.closed)
         )
 
     def _timeout(self, timeout: float | None) -> float:
         return self.config.default_api_timeout if timeout is None else timeout
-
-    def _failed(self, error: KrafkaError) -> int:
-        op = next(self._core.ops)
-        self._core.events.append(Failed(op, error))
-        return op
 
     def _require_open(self) -> MemberCore:
         if self._core.closed:

@@ -26,7 +26,7 @@ from krafka.protocol.messages import (
     SyncGroupResponse,
 )
 from krafka.sansio.coordinator import CoordinatorState
-from krafka.sansio.group import GroupFailed, LosePartitions, MemberState
+from krafka.sansio.group import GroupFailed, LosePartitions, MemberState, RevokePartitions
 from krafka.structs import OffsetAndMetadata, TopicPartition
 
 C = ErrorCode
@@ -368,3 +368,66 @@ def test_heartbeat_coordinator_loading_retries_after_backoff() -> None:
     assert not failures(m)
     m.advance(0.1)
     m.heartbeat(wait=False)
+
+
+def test_heartbeat_rebalance_in_progress_answered_while_preparing_is_ignored() -> None:
+    m = Member()
+    stable(m)
+    m.advance(1)
+    in_flight = m.expect(HeartbeatRequest)
+    m.member.commit({TopicPartition("t", 0): OffsetAndMetadata(1)}, m.now)  # STABLE: fine
+    commit = m.expect(OffsetCommitRequest)
+    m.talk.reply(commit, commit_response(m.request(commit), C.REBALANCE_IN_PROGRESS))
+    m.poll()
+    m.answer(m.expect_step(RevokePartitions))
+    sent, _ = m.join_request()
+    assert m.member.state is MemberState.PREPARING_REBALANCE
+    m.talk.reply(in_flight, HeartbeatResponse(error_code=C.REBALANCE_IN_PROGRESS))
+    assert m.member.state is MemberState.PREPARING_REBALANCE
+    m.reply_join(sent, generation=2, leader="other")
+    sync, _ = m.sync_request()
+    m.reply_sync(sync, tps("t-1"))
+    m.answer_steps_until_assigned()
+    m.poll()
+    m.nothing_sent()  # no extra rebalance came out of the stale answer
+
+
+def test_heartbeat_answered_after_the_member_was_reset_is_ignored() -> None:
+    m = Member()
+    stable(m)
+    m.advance(1)
+    in_flight = m.expect(HeartbeatRequest)
+    m.member.commit({TopicPartition("t", 0): OffsetAndMetadata(1)}, m.now)
+    commit = m.expect(OffsetCommitRequest)
+    m.talk.reply(commit, commit_response(m.request(commit), C.UNKNOWN_MEMBER_ID))
+    assert m.member.state is MemberState.UNJOINED
+    for code in (C.REBALANCE_IN_PROGRESS,):
+        m.talk.reply(in_flight, HeartbeatResponse(error_code=code))
+    assert m.member.state is MemberState.UNJOINED
+    assert not failures(m)
+    m.answer(m.expect_step(LosePartitions))
+    m.poll()
+    _, request = m.join_request()
+    assert request.member_id == ""
+
+
+def test_not_authorized_to_find_the_coordinator_is_raised_once_per_poll() -> None:
+    m = Member()
+    m.subscribe("t")
+    m.poll()
+    fetch = m.member.fetch_committed([TopicPartition("t", 0)], m.now)
+    m.find_coordinator(code=C.GROUP_AUTHORIZATION_FAILED)
+    [error] = failures(m)
+    assert isinstance(error, GroupAuthorizationFailedError)
+    with pytest.raises(GroupAuthorizationFailedError):
+        m.talk.outcome(fetch)
+    fetch = m.member.fetch_committed([TopicPartition("t", 0)], m.now)
+    m.advance(0.2)
+    m.find_coordinator(code=C.GROUP_AUTHORIZATION_FAILED)
+    with pytest.raises(GroupAuthorizationFailedError):
+        m.talk.outcome(fetch)
+    assert not failures(m)  # not again until the application polls
+    m.poll()
+    m.advance(0.5)
+    m.find_coordinator(code=C.GROUP_AUTHORIZATION_FAILED)
+    assert len(failures(m)) == 1

@@ -12,6 +12,7 @@ from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.coordinator import CoordinatorState
 from krafka.sansio.group import AssignPartitions, MemberState, RevokePartitions
 from krafka.sansio.group.state import TRANSITIONS, MemberEvent
+from krafka.structs import TopicPartition
 
 S, E = MemberState, MemberEvent
 
@@ -156,3 +157,118 @@ def test_cooperative_member_keeps_its_partitions_and_revokes_only_what_moves() -
     # the second round follows at once (no poll needed), announcing what is still owned
     sent, request = m.join_request()
     assert set(m.subscription_sent(request).owned_partitions) == set(tps("t-0", "t-1"))
+
+
+def test_the_rebalance_protocol_is_the_highest_all_assignors_support() -> None:
+    from krafka.errors import ConfigError
+    from krafka.sansio.group.assignor import RebalanceProtocol, rebalance_protocol
+
+    assert rebalance_protocol([CooperativeBalance()]) is RebalanceProtocol.COOPERATIVE
+    assert rebalance_protocol([CooperativeBalance(), EagerRoundRobin()]) is RebalanceProtocol.EAGER
+    assert Member([CooperativeBalance(), EagerRoundRobin()]).member.rebalance_protocol is (
+        RebalanceProtocol.EAGER
+    )
+    with pytest.raises(ConfigError):
+        rebalance_protocol([])
+
+
+def test_every_assignor_is_offered_in_preference_order() -> None:
+    m = Member([CooperativeBalance(), EagerRoundRobin()])
+    m.start("t")
+    _, request = m.join_request()
+    assert [p.name for p in request.protocols] == ["test-cooperative", "test-eager"]
+
+
+def test_leader_uses_the_assignor_the_coordinator_chose() -> None:
+    eager, cooperative = EagerRoundRobin(), CooperativeBalance()
+    m = Member([cooperative, eager])
+    m.topics(t=2)
+    m.start("t")
+    sent, request = m.join_request()
+    members = {"m1": request.protocols[1].metadata, "m2": metadata(["t"])}
+    m.reply_join(sent, members=members, protocol="test-eager")
+    sync, request = m.sync_request()
+    assert request.protocol_name == "test-eager"
+    assert m.leader_assignments(request) == {"m1": tps("t-0"), "m2": tps("t-1")}
+    m.reply_sync(sync, tps("t-0"))
+    m.answer_steps_until_assigned()
+    assert eager.assignments and not cooperative.assignments
+
+
+def test_leader_refuses_a_cooperative_assignment_that_moves_owned_partitions() -> None:
+    from _assignors import GreedyCooperative
+
+    from krafka.errors import InvalidStateError
+    from krafka.sansio.group import GroupFailed
+
+    m = Member([GreedyCooperative()])
+    m.topics(t=2)
+    m.start("t")
+    sent, request = m.join_request()
+    # m0 (first by name) would take t-1, which m2 still owns: a direct move
+    members = {
+        "m0": request.protocols[0].metadata,
+        "m2": metadata(["t"], owned=tps("t-1"), gen=3),
+    }
+    m.reply_join(sent, member_id="m0", members=members)
+    [failed] = m.events_of(GroupFailed)
+    assert isinstance(failed.error, InvalidStateError)
+    assert "COOPERATIVE" in str(failed.error) and "t-1" in str(failed.error)
+    m.nothing_sent()
+
+
+def test_the_leader_passes_replica_racks_to_its_assignor() -> None:
+    from krafka.sansio.group.assignor import Cluster
+
+    seen: list[Cluster] = []
+
+    class RackAware(EagerRoundRobin):
+        name = "test-racks"
+
+        def assign(self, cluster, subscriptions):  # type: ignore[no-untyped-def]
+            seen.append(cluster)
+            return super().assign(cluster, subscriptions)
+
+    m = Member([RackAware()], client_rack="eu-1")
+    racks = {TopicPartition("t", 0): frozenset({"eu-1", "eu-2"})}
+    m.member.update_metadata({"t": 1, "other": 4}, m.now, racks=racks)
+    m.start("t")
+    sent, request = m.join_request()
+    assert m.subscription_sent(request).rack_id == "eu-1"
+    m.reply_join(sent, members={"m1": request.protocols[0].metadata})
+    m.sync_request()
+    assert seen[-1].partitions == {"t": 1} and seen[-1].racks == racks
+
+
+def test_an_assignor_that_names_unknown_members_is_refused() -> None:
+    from krafka.errors import InvalidStateError
+    from krafka.sansio.group import GroupFailed
+    from krafka.sansio.group.assignor import Assignment
+
+    class Wrong(EagerRoundRobin):
+        def assign(self, cluster, subscriptions):  # type: ignore[no-untyped-def]
+            return {"ghost": Assignment(())}
+
+    m = Member([Wrong()])
+    m.topics(t=1)
+    m.start("t")
+    sent, request = m.join_request()
+    m.reply_join(sent, members={"m1": request.protocols[0].metadata})
+    [failed] = m.events_of(GroupFailed)
+    assert isinstance(failed.error, InvalidStateError) and "ghost" in str(failed.error)
+
+
+def test_members_missing_from_the_assignment_get_an_empty_one() -> None:
+    from krafka.sansio.group.assignor import Assignment
+
+    class Lazy(EagerRoundRobin):
+        def assign(self, cluster, subscriptions):  # type: ignore[no-untyped-def]
+            return {"m1": Assignment(tuple(cluster.partitions_for("t")))}
+
+    m = Member([Lazy()])
+    m.topics(t=1)
+    m.start("t")
+    sent, request = m.join_request()
+    m.reply_join(sent, members={"m1": request.protocols[0].metadata, "m2": metadata(["t"])})
+    _, request = m.sync_request()
+    assert m.leader_assignments(request) == {"m1": tps("t-0"), "m2": frozenset()}
