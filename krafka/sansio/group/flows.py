@@ -19,7 +19,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from krafka.errors import KrafkaError, error_for_code
+from krafka.errors import InvalidStateError, KrafkaError, error_for_code
 from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.actions import Completed, Failed, SendRequest
 from krafka.sansio.group.assignor import Assignment, RebalanceProtocol, decode_assignment
@@ -196,8 +196,8 @@ class CompleteFlow(_Flow):
                 Assignment(tuple(sorted(self.assigned)), self.user_data),
                 self.synced.generation.generation_id,
             )
-        except KrafkaError as exc:
-            core.fail(exc)
+        except Exception as exc:  # a custom assignor's bug must not stop the member
+            core.fail(InvalidStateError(f"assignor on_assignment failed: {exc!r}"))
         core.next_auto_commit = now + core.config.auto_commit_interval
         core.assign_step(self.assigned)
         self.phase = Phase.ASSIGNING

@@ -63,7 +63,10 @@ def assign(
 ) -> LeaderAssignment:
     """Run `assignor` for `subs`; raises `InvalidStateError` if a cooperative result moves a
     partition straight from one owner to another."""
-    result = dict(assignor.assign(cluster, subs))
+    try:
+        result = dict(assignor.assign(cluster, subs))
+    except Exception as exc:
+        raise InvalidStateError(f"assignor {assignor.name!r} failed: {exc!r}") from exc
     unknown = sorted(set(result) - set(subs))
     if unknown:
         raise InvalidStateError(f"assignor {assignor.name!r} assigned unknown members {unknown}")

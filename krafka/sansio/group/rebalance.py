@@ -102,13 +102,16 @@ class Rebalance:
             return self.sync_sent
         if not core.rejoin_needed:
             return None
+        try:
+            protocols = self._protocols()
+        except Exception as exc:  # a custom assignor's bug must not stop the member
+            core.fail(InvalidStateError(f"assignor subscription_user_data failed: {exc!r}"))
+            return None
         core.move(MemberEvent.JOIN_SENT)
         self.sent_generation = core.generation
         self.join_sent = SendRequest(
             coordinator,
-            wire.join_group_request(
-                core.config, core.generation, self._protocols(), core.rejoin_reason
-            ),
+            wire.join_group_request(core.config, core.generation, protocols, core.rejoin_reason),
             timeout=wire.join_group_timeout(core.config),
             min_version=wire.static_min_version(core.config, wire.JOIN_GROUP_STATIC_MIN_VERSION),
         )

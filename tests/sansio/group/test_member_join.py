@@ -272,3 +272,22 @@ def test_members_missing_from_the_assignment_get_an_empty_one() -> None:
     m.reply_join(sent, members={"m1": request.protocols[0].metadata, "m2": metadata(["t"])})
     _, request = m.sync_request()
     assert m.leader_assignments(request) == {"m1": tps("t-0"), "m2": frozenset()}
+
+
+def test_an_assignor_that_raises_is_reported_and_the_member_survives() -> None:
+    from krafka.errors import InvalidStateError
+    from krafka.sansio.group import GroupFailed
+
+    class Broken(EagerRoundRobin):
+        def assign(self, cluster, subscriptions):  # type: ignore[no-untyped-def]
+            raise ZeroDivisionError("oops")
+
+    m = Member([Broken()])
+    m.topics(t=1)
+    m.start("t")
+    sent, request = m.join_request()
+    m.reply_join(sent, members={"m1": request.protocols[0].metadata})
+    [failed] = m.events_of(GroupFailed)
+    assert isinstance(failed.error, InvalidStateError) and "ZeroDivisionError" in str(failed.error)
+    m.poll()
+    m.join_request()  # the next poll tries again
