@@ -1,0 +1,126 @@
+"""The sans-IO group member on a real broker (Tansu), driven by `MachineDriver`: two members
+share a topic's partitions, commit, fetch what they committed, and hand everything over when
+one leaves. Checks the wire (versions, KIP-394, LeaveGroup forms) against a real coordinator;
+the io Consumer integrates the member elsewhere."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from krafka.io.client import KafkaClient
+from krafka.io.driver import MachineDriver
+from krafka.sansio.group import (
+    AssignPartitions,
+    CommitPositions,
+    GroupConfig,
+    GroupFailed,
+    GroupMember,
+    MetadataNeeded,
+)
+from krafka.structs import OffsetAndMetadata, TopicPartition
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sansio" / "group"))
+from _assignors import CooperativeBalance, EagerRoundRobin
+
+pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(90)]
+
+
+class App:
+    """One member with its driver and a stand-in application loop that polls and runs a
+    listener that does nothing but answer."""
+
+    def __init__(self, client: KafkaClient, group: str, topic: str, assignor: Any) -> None:
+        self.client = client
+        self.topic = topic
+        config = GroupConfig(
+            group_id=group,
+            session_timeout=3.0,
+            heartbeat_interval=0.5,
+            enable_auto_commit=False,
+        )
+        self.member = GroupMember(config, [assignor])
+        self.events: list[Any] = []
+        self.driver = MachineDriver(client, self.member, on_event=self.events.append)
+        self.steps: list[Any] = []
+        self.failures: list[Any] = []
+
+    async def metadata(self, topics: list[str]) -> None:
+        meta = await self.client.refresh_metadata(topics)
+        counts = {t: len(meta.partitions_for(t)) for t in topics if meta.partitions_for(t)}
+        self.member.update_metadata(counts, anyio.current_time())
+
+    async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        await self.metadata([self.topic])
+        self.member.subscribe([self.topic], anyio.current_time())
+        task_status.started()
+        while True:
+            self.member.poll(anyio.current_time())
+            while self.events:
+                event = self.events.pop(0)
+                if isinstance(event, MetadataNeeded):
+                    await self.metadata(sorted(event.topics or {self.topic}))
+                elif isinstance(event, GroupFailed):
+                    self.failures.append(event.error)
+                elif hasattr(event, "step"):
+                    self.steps.append(event)
+                    offsets = {} if isinstance(event, CommitPositions) else None
+                    self.member.listener_done(event.step, anyio.current_time(), offsets)
+            self.driver.wake()
+            await anyio.sleep(0.05)
+
+
+async def wait_until(condition: Any, timeout: float = 40) -> None:
+    with anyio.fail_after(timeout):
+        while not condition():
+            await anyio.sleep(0.05)
+
+
+@pytest.mark.parametrize("cooperative", [False, True], ids=["eager", "cooperative"])
+async def test_two_members_share_commit_and_hand_over(broker: Any, cooperative: bool) -> None:
+    group, topic = f"g-{uuid.uuid4().hex[:8]}", f"t-{uuid.uuid4().hex[:8]}"
+    factory = CooperativeBalance if cooperative else EagerRoundRobin
+    async with (
+        KafkaClient(broker.bootstrap_servers) as c1,
+        KafkaClient(broker.bootstrap_servers) as c2,
+        anyio.create_task_group() as tg,
+    ):
+        partitions = frozenset(TopicPartition(topic, p) for p in await c1.partitions_for(topic))
+        assert len(partitions) == 4
+        first, second = App(c1, group, topic, factory()), App(c2, group, topic, factory())
+        for app in (first, second):
+            await tg.start(app.driver.run)
+        await tg.start(first.run)
+        await wait_until(lambda: first.member.assignment() == partitions)
+        await tg.start(second.run)
+
+        def shared() -> bool:
+            a, b = first.member.assignment(), second.member.assignment()
+            done = bool(second.steps) and not second.events
+            return done and a | b == partitions and not a & b and len(a) == len(b) == 2
+
+        await wait_until(shared)
+        assert not first.failures and not second.failures
+        assert isinstance(second.steps[-1], AssignPartitions)
+
+        mine = sorted(second.member.assignment())
+        now = anyio.current_time()
+        op = second.member.commit({tp: OffsetAndMetadata(7, "m") for tp in mine}, now, 10)
+        committed = await second.driver.outcome(op, timeout=10)
+        assert set(committed) == set(mine)
+        op = first.member.fetch_committed(mine, anyio.current_time(), 10)
+        fetched = await first.driver.outcome(op, timeout=10)
+        assert {tp: om.offset for tp, om in fetched.items() if om} == dict.fromkeys(mine, 7)
+
+        op = second.member.leave(anyio.current_time(), timeout=10)
+        await second.driver.outcome(op, timeout=10)
+        assert second.member.closed and second.member.assignment() == frozenset()
+        await wait_until(lambda: first.member.assignment() == partitions)
+        meta = first.member.group_metadata()
+        assert meta.group_id == group and meta.generation_id >= 1 and meta.member_id
+        tg.cancel_scope.cancel()
