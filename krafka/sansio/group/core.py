@@ -57,6 +57,9 @@ class MemberCore:
     subscription: GroupSubscription = field(default_factory=GroupSubscription)
     state: MemberState = MemberState.UNJOINED
     generation: Generation = NO_GENERATION
+    #: The generation whose assignment was last applied (Java's groupMetadata): what
+    #: transactional offset commits carry, so a fenced member's are refused.
+    applied: Generation = NO_GENERATION
     owned: Partitions = frozenset()
     rejoin_needed: bool = True
     rejoin_reason: str = "initial join"

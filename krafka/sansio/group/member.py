@@ -106,8 +106,9 @@ class GroupMember:
         return self._core.subscription.subscribed()
 
     def group_metadata(self) -> ConsumerGroupMetadata:
-        """For `Producer.send_offsets_to_transaction`: the broker fences stale generations."""
-        generation = self._core.generation
+        """For `Producer.send_offsets_to_transaction`: the generation whose assignment was last
+        applied (Java's), so the broker refuses the commits of a member fenced since."""
+        generation = self._core.applied
         return ConsumerGroupMetadata(
             self.config.group_id,
             generation.generation_id,

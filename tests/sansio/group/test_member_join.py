@@ -12,7 +12,7 @@ from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.coordinator import CoordinatorState
 from krafka.sansio.group import AssignPartitions, MemberState, RevokePartitions
 from krafka.sansio.group.state import TRANSITIONS, MemberEvent
-from krafka.structs import TopicPartition
+from krafka.structs import ConsumerGroupMetadata, TopicPartition
 
 S, E = MemberState, MemberEvent
 
@@ -291,3 +291,25 @@ def test_an_assignor_that_raises_is_reported_and_the_member_survives() -> None:
     assert isinstance(failed.error, InvalidStateError) and "ZeroDivisionError" in str(failed.error)
     m.poll()
     m.join_request()  # the next poll tries again
+
+
+def test_group_metadata_names_the_generation_whose_assignment_was_applied() -> None:
+    m = Member(instance_id="i1")
+    assert m.member.group_metadata() == ConsumerGroupMetadata("g", -1, "", "i1")
+    m.topics(t=2)
+    m.start("t")
+    m.join_as_follower(tps("t-0"), member_id="m1", generation=3)
+    assert m.member.group_metadata() == ConsumerGroupMetadata("g", 3, "m1", "i1")
+    m.heartbeat(ErrorCode.REBALANCE_IN_PROGRESS)
+    m.poll()
+    m.answer(m.expect_step(RevokePartitions))
+    sent, _ = m.join_request()
+    m.reply_join(sent, member_id="m1", generation=4, leader="other")
+    assert m.member.group_metadata().generation_id == 3  # not applied yet
+    sync, _ = m.sync_request()
+    m.reply_sync(sync, tps("t-1"))
+    assign = m.expect_step(AssignPartitions)
+    assert m.member.group_metadata().generation_id == 4
+    m.answer(assign)
+    m.heartbeat(ErrorCode.UNKNOWN_MEMBER_ID)
+    assert m.member.group_metadata().generation_id == 4  # a fenced member's stay refused
