@@ -1,4 +1,5 @@
-"""Build the Cython codec extensions; fall back to pure Python when asked or when no compiler works.
+"""Build the Cython extensions (the codec, the producer's delivery handle); fall back to pure
+Python when asked or when no compiler works.
 
 `KRAFKA_NO_EXTENSIONS=1` skips the extensions entirely. A failed compile is reported and the
 package installs without them: every compiled module has a pure-Python twin with the same API.
@@ -43,7 +44,7 @@ def extensions() -> list:  # type: ignore[type-arg]
         return []
     from setuptools import Extension
 
-    sources = sorted(HERE.glob("krafka/_codec/*.pyx"))
+    sources = sorted([*HERE.glob("krafka/_codec/*.pyx"), *HERE.glob("krafka/io/*.pyx")])
     exts = [
         Extension(
             str(p.relative_to(HERE).with_suffix("")).replace(os.sep, "."),

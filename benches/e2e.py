@@ -1,18 +1,31 @@
 """End-to-end produce throughput: krafka beside confluent-kafka (librdkafka) and aiokafka.
 
-One local Tansu broker, one process, the same workload for each client: N records with
-100-byte values to one partition, acks=1, no compression, linger 5 ms. Each client runs
-`--rounds` times (interleaved); medians of records/s and client CPU µs per record
-(`time.process_time`, which includes librdkafka's threads) are printed with krafka's ratios.
+One local Tansu broker, the same workload for each client: N records with 100-byte values to
+one partition, no compression, linger 5 ms. Every run is a fresh process; runs alternate
+between clients (round 1: a, b, c; round 2: a, b, c; ...), and medians of records/s and client
+CPU µs per record (`time.process_time`, which includes librdkafka's threads) are printed with
+krafka's ratios to the peer doing the same work. The clock starts after a warm-up record was
+delivered (connections, metadata and producer ids are not counted).
 
-    python benches/e2e.py [--records 200000] [--rounds 3]
+Variants (acks=1 unless named -idempotent):
+
+* flush only - send everything, then one `flush()`: nobody looks at single deliveries;
+* `-confirm` - every record's delivery is confirmed: krafka and aiokafka keep each `send`'s
+  handle / future and await it, librdkafka calls an `on_delivery` callback per record;
+* `-idempotent` - acks=all with idempotence on, flush only, on both sides;
+* `-tasks` - `send_and_wait` in 1000 concurrent tasks (the other way asyncio code confirms
+  every record; not run by default).
+
+    python benches/e2e.py [--records 200000] [--rounds 3] [--clients krafka,confluent-kafka]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -20,8 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from krafka.testing import LocalBroker
 
 VALUE = b"x" * 100
 
@@ -32,13 +43,26 @@ class Run:
     cpu: float
 
 
-def measure(fn: Callable[[], None]) -> Run:
-    wall, cpu = time.perf_counter(), time.process_time()
-    fn()
-    return Run(time.perf_counter() - wall, time.process_time() - cpu)
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
 
 
-def bench_krafka(bootstrap: str, topic: str, n: int, acks: int | str = 1) -> Run:
+def _since(start: tuple[float, float]) -> Run:
+    wall, cpu = _clock()
+    return Run(wall - start[0], cpu - start[1])
+
+
+# -- krafka ---------------------------------------------------------------------------------------
+
+
+TASKS = 1000
+
+
+def krafka_run(
+    bootstrap: str, topic: str, n: int, acks: int | str, confirm: bool, tasks: bool = False
+) -> Run:
+    import anyio
+
     from krafka import Producer
 
     async def main() -> Run:
@@ -46,17 +70,34 @@ def bench_krafka(bootstrap: str, topic: str, n: int, acks: int | str = 1) -> Run
             bootstrap_servers=bootstrap, acks=acks, linger=0.005, compression="none"
         ) as producer:
             await producer.send_and_wait(topic, b"warm-up", partition=0)
-            wall, cpu = time.perf_counter(), time.process_time()
+            start = _clock()
             send = producer.send
-            for _ in range(n):
-                await send(topic, VALUE, partition=0)
-            await producer.flush()
-            return Run(time.perf_counter() - wall, time.process_time() - cpu)
+            if tasks:
+
+                async def worker() -> None:
+                    for _ in range(n // TASKS):
+                        await producer.send_and_wait(topic, VALUE, partition=0)
+
+                async with anyio.create_task_group() as tg:
+                    for _ in range(TASKS):
+                        tg.start_soon(worker)
+            elif confirm:
+                handles = [await send(topic, VALUE, partition=0) for _ in range(n)]
+                for handle in handles:
+                    await handle
+            else:
+                for _ in range(n):
+                    await send(topic, VALUE, partition=0)
+                await producer.flush()
+            return _since(start)
 
     return asyncio.run(main())
 
 
-def bench_confluent(bootstrap: str, topic: str, n: int, idempotent: bool = False) -> Run:
+# -- confluent-kafka ------------------------------------------------------------------------------
+
+
+def confluent_run(bootstrap: str, topic: str, n: int, idempotent: bool, confirm: bool) -> Run:
     import confluent_kafka
 
     producer = confluent_kafka.Producer(
@@ -70,22 +111,33 @@ def bench_confluent(bootstrap: str, topic: str, n: int, idempotent: bool = False
     )
     producer.produce(topic, b"warm-up", partition=0)
     producer.flush()
+    confirmed = 0
 
-    def run() -> None:
-        produce, poll = producer.produce, producer.poll
-        for _ in range(n):
-            while True:
-                try:
-                    produce(topic, VALUE, partition=0)
-                    break
-                except BufferError:  # queue.buffering.max.messages reached: let it drain
-                    poll(0.001)
-        producer.flush()
+    def delivered(err: object, msg: object) -> None:
+        nonlocal confirmed
+        if err is None:
+            confirmed += 1
 
-    return measure(run)
+    start = _clock()
+    produce, poll = producer.produce, producer.poll
+    options = {"partition": 0, "on_delivery": delivered} if confirm else {"partition": 0}
+    for _ in range(n):
+        while True:
+            try:
+                produce(topic, VALUE, **options)
+                break
+            except BufferError:  # queue.buffering.max.messages reached: serve the reports
+                poll(0.001)
+    producer.flush()
+    run = _since(start)
+    assert not confirm or confirmed == n, confirmed
+    return run
 
 
-def bench_aiokafka(bootstrap: str, topic: str, n: int) -> Run:
+# -- aiokafka -------------------------------------------------------------------------------------
+
+
+def aiokafka_run(bootstrap: str, topic: str, n: int, confirm: bool, tasks: bool = False) -> Run:
     import aiokafka
 
     async def main() -> Run:
@@ -93,11 +145,23 @@ def bench_aiokafka(bootstrap: str, topic: str, n: int) -> Run:
         await producer.start()
         try:
             await producer.send_and_wait(topic, b"warm-up", partition=0)
-            wall, cpu = time.perf_counter(), time.process_time()
-            for _ in range(n):
-                await producer.send(topic, VALUE, partition=0)
-            await producer.flush()
-            return Run(time.perf_counter() - wall, time.process_time() - cpu)
+            start = _clock()
+            if tasks:
+
+                async def worker() -> None:
+                    for _ in range(n // TASKS):
+                        await producer.send_and_wait(topic, VALUE, partition=0)
+
+                await asyncio.gather(*(worker() for _ in range(TASKS)))
+            elif confirm:
+                futures = [await producer.send(topic, VALUE, partition=0) for _ in range(n)]
+                for future in futures:
+                    await future
+            else:
+                for _ in range(n):
+                    await producer.send(topic, VALUE, partition=0)
+                await producer.flush()
+            return _since(start)
         finally:
             await producer.stop()
 
@@ -105,14 +169,48 @@ def bench_aiokafka(bootstrap: str, topic: str, n: int) -> Run:
 
 
 CLIENTS: dict[str, Callable[[str, str, int], Run]] = {
-    "krafka": bench_krafka,
-    "confluent-kafka": bench_confluent,
-    "aiokafka": bench_aiokafka,
-    # Not run by default: acks=all with idempotence (krafka's default settings).
-    "krafka-idempotent": lambda b, t, n: bench_krafka(b, t, n, acks="all"),
-    "confluent-idempotent": lambda b, t, n: bench_confluent(b, t, n, idempotent=True),
+    "krafka": lambda b, t, n: krafka_run(b, t, n, 1, confirm=False),
+    "confluent-kafka": lambda b, t, n: confluent_run(b, t, n, False, confirm=False),
+    "aiokafka": lambda b, t, n: aiokafka_run(b, t, n, confirm=False),
+    "krafka-confirm": lambda b, t, n: krafka_run(b, t, n, 1, confirm=True),
+    "confluent-confirm": lambda b, t, n: confluent_run(b, t, n, False, confirm=True),
+    "aiokafka-confirm": lambda b, t, n: aiokafka_run(b, t, n, confirm=True),
+    "krafka-tasks": lambda b, t, n: krafka_run(b, t, n, 1, confirm=True, tasks=True),
+    "aiokafka-tasks": lambda b, t, n: aiokafka_run(b, t, n, confirm=True, tasks=True),
+    "krafka-idempotent": lambda b, t, n: krafka_run(b, t, n, "all", confirm=False),
+    "confluent-idempotent": lambda b, t, n: confluent_run(b, t, n, True, confirm=False),
 }
-DEFAULT_CLIENTS = ("krafka", "confluent-kafka", "aiokafka")
+DEFAULT_CLIENTS = (
+    "krafka",
+    "confluent-kafka",
+    "aiokafka",
+    "krafka-confirm",
+    "confluent-confirm",
+    "aiokafka-confirm",
+)
+#: krafka variant -> the peers doing the same work.
+PEERS = {
+    "krafka": ("confluent-kafka", "aiokafka"),
+    "krafka-confirm": ("confluent-confirm", "aiokafka-confirm"),
+    "krafka-tasks": ("confluent-confirm", "aiokafka-tasks"),
+    "krafka-idempotent": ("confluent-idempotent",),
+}
+
+
+def child(name: str, bootstrap: str, records: int) -> None:
+    """One measured run in this (fresh) process; prints it as JSON."""
+    run = CLIENTS[name](bootstrap, f"bench-{name}", records)
+    print(json.dumps({"seconds": run.seconds, "cpu": run.cpu}))
+
+
+def measure(name: str, bootstrap: str, records: int) -> Run:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", name, "--bootstrap", bootstrap,
+         "--records", str(records)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    return Run(data["seconds"], data["cpu"])
 
 
 def main() -> None:
@@ -122,37 +220,51 @@ def main() -> None:
     parser.add_argument(
         "--clients", default=",".join(DEFAULT_CLIENTS), help=f"any of {', '.join(CLIENTS)}"
     )
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--bootstrap", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child(args.child, args.bootstrap, args.records)
+        return
+    from krafka.testing import LocalBroker
+
     names = args.clients.split(",")
     results: dict[str, list[Run]] = {name: [] for name in names}
     with LocalBroker() as broker:
         for rnd in range(args.rounds):
             for name in names:
-                run = CLIENTS[name](broker.bootstrap_servers, f"bench-{name}", args.records)
+                run = measure(name, broker.bootstrap_servers, args.records)
                 results[name].append(run)
                 print(
-                    f"round {rnd + 1} {name:16s} {args.records / run.seconds:>12,.0f} rec/s "
+                    f"round {rnd + 1} {name:20s} {args.records / run.seconds:>12,.0f} rec/s "
                     f"{run.cpu / args.records * 1e6:6.2f} CPU µs/rec",
                     flush=True,
                 )
+    report(results, args.records, args.rounds)
+
+
+def report(results: dict[str, list[Run]], records: int, rounds: int) -> None:
     medians = {
         name: (
-            statistics.median(args.records / r.seconds for r in runs),
-            statistics.median(r.cpu / args.records * 1e6 for r in runs),
+            statistics.median(records / r.seconds for r in runs),
+            statistics.median(r.cpu / records * 1e6 for r in runs),
         )
         for name, runs in results.items()
     }
     print(
-        f"\nmedians over {args.rounds} rounds, {args.records:,} x 100 B, 1 partition, "
-        "acks=1 (the -idempotent variants: acks=all, idempotence on):"
+        f"\nmedians over {rounds} rounds (fresh processes), {records:,} x 100 B, 1 partition, "
+        "linger 5 ms; acks=1 except -idempotent (acks=all, idempotence on, both sides):"
     )
     for name, (rate, cpu) in medians.items():
-        print(f"  {name:16s} {rate:>12,.0f} rec/s  {cpu:6.2f} CPU µs/rec")
-    for ours in ("krafka", "krafka-idempotent"):
-        if ours in medians:
-            for name, (rate, _) in medians.items():
-                if not name.startswith("krafka"):
-                    print(f"  {ours} / {name}: {medians[ours][0] / rate:.2f}x")
+        print(f"  {name:20s} {rate:>12,.0f} rec/s  {cpu:6.2f} CPU µs/rec")
+    for ours, peers in PEERS.items():
+        for peer in peers:
+            if ours in medians and peer in medians:
+                (rate, cpu), (peer_rate, peer_cpu) = medians[ours], medians[peer]
+                print(
+                    f"  {ours} / {peer}: {rate / peer_rate:.2f}x throughput, "
+                    f"{cpu / peer_cpu:.2f}x CPU per record"
+                )
 
 
 if __name__ == "__main__":

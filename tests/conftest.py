@@ -1,12 +1,17 @@
-"""Session-wide fixtures: one local Tansu broker per test session, started lazily."""
+"""Shared fixtures: one local Tansu broker per test session, started lazily, and librdkafka
+mock clusters, a fresh one per test (they take a few milliseconds to make)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from krafka.testing.mockcluster import MockCluster
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 if "KRAFKA_SHARED" in os.environ:
@@ -28,6 +33,29 @@ def broker() -> Iterator[object]:
 
     with LocalBroker() as b:
         yield b
+
+
+@pytest.fixture
+def make_mock_cluster() -> Iterator[Callable[..., MockCluster]]:
+    """`make_mock_cluster(brokers=3, topics=..., config=...)`: librdkafka mock clusters of any
+    shape, all destroyed when the test ends."""
+    from krafka.testing.mockcluster import MockCluster
+
+    made: list[MockCluster] = []
+
+    def make(brokers: int = 3, **kwargs: Any) -> MockCluster:
+        made.append(MockCluster(brokers, **kwargs))
+        return made[-1]
+
+    yield make
+    for cluster in made:
+        cluster.close()
+
+
+@pytest.fixture
+def mock_cluster(make_mock_cluster: Callable[..., MockCluster]) -> MockCluster:
+    """A fresh 3-broker librdkafka mock cluster (broker ids 1, 2, 3) for this test."""
+    return make_mock_cluster(3)
 
 
 @pytest.fixture(params=["asyncio", "trio"])

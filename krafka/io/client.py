@@ -30,7 +30,10 @@ interpret; report stale-metadata codes with `report_error(code, topic)` so metad
 
 Connections are pooled per broker (`connections_per_broker` data connections plus a control
 lane for metadata, coordinator lookups and heartbeats), reconnect with exponential backoff and
-jitter, and requests of read-only APIs are retried on a fresh connection when one drops.
+jitter, close after `connections_max_idle` seconds without a request (when set), and requests
+of read-only APIs are retried on a fresh connection when one drops. `KafkaClient.from_config`
+takes Java/librdkafka properties (`krafka.config`); `start()` and `close()` may be called from
+different tasks (`krafka.io.host.TaskHost`).
 Metadata refreshes in the background on age and on demand; after all brokers were unreachable
 for `rebootstrap_trigger` seconds, or on REBOOTSTRAP_REQUIRED, the client rebootstraps (KIP-899).
 """
@@ -40,14 +43,14 @@ from __future__ import annotations
 import logging
 import random
 import ssl
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
 import anyio
-import anyio.abc
 
 from krafka.errors import (
+    ConfigError,
     InvalidStateError,
     KafkaConnectionError,
     KafkaTimeoutError,
@@ -55,6 +58,7 @@ from krafka.errors import (
     error_for_code,
 )
 from krafka.io.connection import Connection
+from krafka.io.host import TaskHost
 from krafka.io.pool import ConnectionPool, Lane
 from krafka.io.transport import TransportConfig
 from krafka.protocol import ApiKey
@@ -135,8 +139,10 @@ class KafkaClient:
         retries: int = 2,
         metadata_max_age: float = 300.0,
         metadata_topic_idle_ttl: float = 300.0,
+        metadata_recovery_strategy: str = "rebootstrap",
         rebootstrap_trigger: float = 300.0,
         allow_auto_topic_creation: bool = True,
+        connections_max_idle: float | None = None,
     ) -> None:
         self.bootstrap = parse_bootstrap(bootstrap_servers)
         self.request_timeout = request_timeout
@@ -148,6 +154,7 @@ class KafkaClient:
                 max_age=metadata_max_age,
                 topic_idle_ttl=metadata_topic_idle_ttl,
                 rebootstrap_trigger=rebootstrap_trigger,
+                rebootstrap=_recovery(metadata_recovery_strategy),
             ),
         )
         if sasl_mechanism is not None and sasl_mechanism.upper() == "PLAIN" and not ssl_context:
@@ -169,7 +176,8 @@ class KafkaClient:
         self._connections_per_broker = connections_per_broker
         self._backoff = reconnect_backoff or BackoffPolicy()
         self._pool: ConnectionPool | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
+        self._host = TaskHost("krafka client")
+        self._connections_max_idle = connections_max_idle
         self._refresh_lock = anyio.Lock()
         self._refresh_generation = 0
         self._refresh_wanted = anyio.Event()
@@ -177,13 +185,29 @@ class KafkaClient:
         self._order_locks: dict[int | None, anyio.Lock] = {}
         self._closed = False
 
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> KafkaClient:
+        """A client from Java/librdkafka properties (`bootstrap.servers`, `security.protocol`,
+        `ssl.*`, `sasl.*`, ...; see `krafka.config`); keyword `overrides` win."""
+        from krafka.config import keywords_from_config
+
+        return cls(**{**keywords_from_config(config, "client"), **overrides})
+
     # -- lifecycle ------------------------------------------------------------------------------
 
-    async def __aenter__(self) -> KafkaClient:
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
+    async def start(self) -> KafkaClient:
+        """Connect to the cluster and fetch metadata (what `async with` does on entry).
+
+        Background tasks run in the client's own task (`krafka.io.host.TaskHost`), so
+        `start` and `close` may be called from different tasks.
+        """
+        if self._closed:
+            raise InvalidStateError("client is closed")
+        if self._pool is not None:
+            return self
+        await self._host.start()
         self._pool = ConnectionPool(
-            self._tg,
+            self._host.task_group,
             transport=self._transport,
             connection=self._connection,
             connections_per_broker=self._connections_per_broker,
@@ -194,8 +218,13 @@ class KafkaClient:
         except BaseException:
             await self.close(1.0)
             raise
-        self._tg.start_soon(self._metadata_loop, name="krafka metadata refresh")
+        self._host.start_soon(self._metadata_loop, name="krafka metadata refresh")
+        if self._connections_max_idle:
+            self._host.start_soon(self._idle_loop, name="krafka idle connections")
         return self
+
+    async def __aenter__(self) -> KafkaClient:
+        return await self.start()
 
     async def __aexit__(
         self,
@@ -208,18 +237,16 @@ class KafkaClient:
     async def close(self, timeout: float = 5.0) -> None:
         """Close every connection and stop background tasks, within about `timeout` seconds.
 
-        Call it (or leave the `async with` block) in the task that entered the client.
+        Callable from any task (not only the one that started the client), more than once.
         """
         if self._closed:
             return
         self._closed = True
-        tg, self._tg = self._tg, None
+        deadline = anyio.current_time() + timeout
         if self._pool is not None:
             with anyio.CancelScope(shield=True):
                 await self._pool.close(timeout)
-        if tg is not None:
-            tg.cancel_scope.cancel()
-            await tg.__aexit__(None, None, None)
+        await self._host.close(max(0.0, deadline - anyio.current_time()))
 
     # -- requests -------------------------------------------------------------------------------
 
@@ -528,6 +555,15 @@ class KafkaClient:
         response: R = await conn.request(request, priority=prio, **kwargs)
         return response
 
+    async def _idle_loop(self) -> None:
+        """Close connections unused for `connections_max_idle` s (Java's
+        `connections.max.idle.ms`); they reopen on the next request."""
+        assert self._pool is not None and self._connections_max_idle
+        limit = self._connections_max_idle
+        while not self._closed:
+            await anyio.sleep(max(limit / 4, 0.01))
+            self._pool.close_idle(anyio.current_time(), limit)
+
     async def _metadata_loop(self) -> None:
         while not self._closed:
             delay = max(0.0, self.metadata.next_refresh_at() - anyio.current_time())
@@ -545,6 +581,15 @@ class KafkaClient:
             except Exception:  # a bug here must not cancel the application's task
                 log.exception("background metadata refresh crashed")
                 self.metadata.refresh_failed(anyio.current_time())
+
+
+def _recovery(strategy: str) -> bool:
+    """`metadata_recovery_strategy` (KIP-899): "rebootstrap" or "none"."""
+    if strategy not in ("rebootstrap", "none"):
+        raise ConfigError(
+            f"metadata_recovery_strategy is 'rebootstrap' or 'none', not {strategy!r}"
+        )
+    return strategy == "rebootstrap"
 
 
 def _metadata_topic(name: str) -> Any:

@@ -84,6 +84,7 @@ class Connection:
         self._ready = anyio.Event()
         self._finished = anyio.Event()
         self._scope = anyio.CancelScope()
+        self._last_active = anyio.current_time()
 
     @classmethod
     async def open(
@@ -119,6 +120,11 @@ class Connection:
     @property
     def load(self) -> int:
         return self.machine.load
+
+    @property
+    def idle_since(self) -> float | None:
+        """When the last request finished, if none is in flight (None: busy)."""
+        return self._last_active if self.machine.load == 0 else None
 
     def version_for(self, api_key: int) -> int:
         """The version this broker and krafka agree on for `api_key` (UnsupportedVersionError)."""
@@ -157,8 +163,9 @@ class Connection:
         if isinstance(body, Versioned):
             assert version is not None
             body = body.build(version)
+        now = self._last_active = anyio.current_time()
         cid = self.machine.send_request(
-            body, anyio.current_time(), timeout=timeout, version=version, priority=priority
+            body, now, timeout=timeout, version=version, priority=priority
         )
         waiter = _Waiter()
         self._waiters[cid] = waiter
@@ -242,7 +249,8 @@ class Connection:
             except Exception as exc:
                 self._transport_failed(exc)
                 return
-            self._dispatch(machine.receive_data(data, anyio.current_time()))
+            self._last_active = anyio.current_time()
+            self._dispatch(machine.receive_data(data, self._last_active))
             self._kick()
             if not data:
                 return

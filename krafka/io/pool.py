@@ -109,6 +109,19 @@ class ConnectionPool:
                 await conn.aclose(timeout)
         self._buckets.clear()
 
+    def close_idle(self, now: float, limit: float) -> int:
+        """Close connections without a request in flight for more than `limit` seconds."""
+        idle = [
+            conn
+            for bucket in self._buckets.values()
+            for conns in bucket.lanes.values()
+            for conn in conns
+            if conn.usable and conn.idle_since is not None and now - conn.idle_since > limit
+        ]
+        for conn in idle:
+            conn.close()
+        return len(idle)
+
     def close_address(self, host: str, port: int) -> None:
         bucket = self._buckets.pop((host, port), None)
         if bucket is not None:

@@ -5,62 +5,41 @@
         pending = await producer.send("orders", b"value2")   # enqueued; returns at once
         meta2 = await pending                                 # RecordMetadata, or raises
 
-`send` only appends to the accumulator (no I/O, no per-record future); one background task
-drains sealed or lingered batches into Produce requests (`krafka.sansio.producer.Sender`
-decides what goes where) and one task per request waits for its answer. Idempotence is on by
-default (off automatically when `acks` is not "all", unless asked for explicitly);
-`transactional_id` enables transactions.
+`send` only appends to the accumulator (no I/O, no per-record future); the send loop
+(`producer_sender.SenderLoop`) turns batches into Produce requests, and transactions run on
+their own machine (`producer_txn.Transactions`). Idempotence is on by default (off
+automatically when `acks` is not "all", unless asked for explicitly); `transactional_id`
+enables transactions. Background tasks live in the producer's own task (`TaskHost`), so
+`start` and `close` may be called from any task.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
-import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import anyio
-import anyio.abc
-import anyio.lowlevel
 
-from krafka.codec import Compression, Record
+from krafka.codec import Compression
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
-from krafka.io.driver import MachineDriver
-from krafka.io.producer_config import keywords_from_config
-from krafka.io.producer_handle import (
-    DeliveryHandle,
-    ProducerInterceptor,
-    ProducerRecord,
-    wake_waiters,
-)
-from krafka.io.producer_txn import group_metadata_of, normalize_offsets
+from krafka.io.host import TaskHost
+from krafka.io.producer_append import Appender
+from krafka.io.producer_handle import DeliveryHandle, Hooks, ProducerInterceptor, ProducerRecord
+from krafka.io.producer_sender import SenderLoop
+from krafka.io.producer_settings import keywords, producer_config
+from krafka.io.producer_txn import Transactions
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
-from krafka.sansio.producer import wire
-from krafka.sansio.producer.accumulator import SEALED
-from krafka.sansio.producer.batch import ProducerBatch
-from krafka.sansio.producer.config import Acks, ProducerConfig
 from krafka.sansio.producer.core import ProducerCore
 from krafka.sansio.producer.metrics import ProducerMetricsSnapshot
-from krafka.sansio.producer.record import Header, RecordHandle, RecordMetadata, estimate_size
-from krafka.sansio.producer.sender import ProduceRequestPlan
-from krafka.sansio.producer.transaction import (
-    PartitionsAdded,
-    ProducerFatal,
-    ProducerIdAssigned,
-    TransactionAbortable,
-    TransactionManager,
-)
+from krafka.sansio.producer.record import Header, RecordMetadata
 from krafka.structs import ConsumerGroupMetadata
 
 __all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
 
 log = logging.getLogger(__name__)
-_monotonic = time.monotonic
-_TURNS_PER_SEAL = 3
-_wall = time.time
 
 
 class _Done:
@@ -104,30 +83,23 @@ class Producer:
         client: KafkaClient | None = None,
         **client_options: Any,
     ) -> None:
-        parsed_acks = Acks.parse(acks)
-        if isinstance(enable_idempotence, str):
-            enable_idempotence = enable_idempotence.lower() == "true"
-        if enable_idempotence is None:
-            enable_idempotence = transactional_id is not None or (
-                parsed_acks is Acks.ALL and max_in_flight_requests_per_connection <= 5
-            )
-        self.config = ProducerConfig(
-            acks=parsed_acks,
-            compression=Compression.parse(compression),
+        self.config = producer_config(
+            acks=acks,
+            compression=compression,
             compression_level=compression_level,
-            batch_size=int(batch_size),
-            linger=float(linger),
-            buffer_memory=int(buffer_memory),
-            max_request_size=int(max_request_size),
-            max_in_flight_requests_per_connection=int(max_in_flight_requests_per_connection),
-            retries=int(retries),
-            retry_backoff=float(retry_backoff),
-            retry_backoff_max=float(retry_backoff_max),
-            delivery_timeout=float(delivery_timeout),
-            request_timeout=float(request_timeout),
-            enable_idempotence=bool(enable_idempotence),
+            linger=linger,
+            batch_size=batch_size,
+            buffer_memory=buffer_memory,
+            max_request_size=max_request_size,
+            max_in_flight_requests_per_connection=max_in_flight_requests_per_connection,
+            retries=retries,
+            retry_backoff=retry_backoff,
+            retry_backoff_max=retry_backoff_max,
+            delivery_timeout=delivery_timeout,
+            request_timeout=request_timeout,
+            enable_idempotence=enable_idempotence,
             transactional_id=transactional_id,
-            transaction_timeout=float(transaction_timeout),
+            transaction_timeout=transaction_timeout,
         )
         self.max_block = max_block
         self._client = client or KafkaClient(
@@ -140,45 +112,44 @@ class Producer:
             **client_options,
         )
         self._own_client = client is None
+        #: Partition counts of known topics, kept by the client's metadata (a live dict).
+        self._partitions = self._client.metadata.partition_counts
         self._partitioner = make_partitioner(partitioner)
-        self._interceptors = tuple(interceptors)
+        self._host = TaskHost("krafka producer")
         core = ProducerCore.build(self.config, on_seal=self._on_seal)
         self._metrics = core.metrics
         self._accumulator = core.accumulator
-        self._accumulator.on_done = self._on_batch_done
+        self._loop = SenderLoop(
+            self._client,
+            core.sender,
+            core.accumulator,
+            self.config,
+            self._host,
+            on_answer=self._wake_transactions,
+            on_stop=self._stopped,
+        )
+        self._hooks = Hooks(interceptors, self._loop.notify_progress)
+        self._accumulator.on_done = self._hooks.batch_done
         self._accumulator.handle_type = DeliveryHandle
-        self._sender = core.sender
-        self._txn = core.transactions
-        self._txn_driver = (
-            MachineDriver(
-                self._client, self._txn, on_event=self._on_txn_event, name="krafka transactions"
-            )
-            if self._txn is not None
+        self._txns = (
+            Transactions(self._client, core.transactions, self._loop, max_block)
+            if core.transactions is not None
             else None
         )
-        self._partitions: dict[str, int] = {}
-        self._tg: anyio.abc.TaskGroup | None = None
-        self._wakeup: anyio.Event = _NoEvent()
-        self._progress: anyio.Event = _NoEvent()
-        self._request_chain: dict[int, anyio.Event] = {}
-        self._refreshing = False
-        self._started = False
-        self._closed = False
-        self._loop_error: KrafkaError | None = None
-        #: The open batches `send`'s fast path may append to: empty (so every send takes the
-        #: checked path) unless started, open, healthy, not transactional, no interceptors.
-        self._fast_open: dict[str, list[ProducerBatch | None]] = {}
+        self._appender = Appender(
+            self._client, self._loop, self._partitioner, self._hooks, self._txns, max_block
+        )
+        self._started = self._closed = False
+        #: `send` may take `append_open` without the checks of `_send_checked`: started, not
+        #: closed, not stopped, no transaction, no interceptors.
+        self._fast = False
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Producer:
-        """A producer from Java/librdkafka properties (`{"bootstrap.servers": ..., ...}`)."""
-        params = inspect.signature(cls.__init__).parameters
-        defaults = {
-            name: (p.default if p.default is not inspect.Parameter.empty else None)
-            for name, p in params.items()
-            if name not in ("self", "client_options")
-        }
-        return cls(**{**keywords_from_config(config, defaults), **overrides})
+        """A producer from Java/librdkafka properties (`{"bootstrap.servers": ..., ...}`):
+        producer and client options (`security.protocol`, `ssl.*`, `sasl.*`, ...); `.ms`
+        values become seconds. Keyword `overrides` win. See `krafka.config`."""
+        return cls(**keywords(config, overrides))
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -196,50 +167,49 @@ class Producer:
 
     async def start(self) -> None:
         """Connect, fetch metadata, get a producer id (and initialise transactions)."""
+        if self._closed:
+            raise InvalidStateError("producer is closed")
         if self._started:
             return
         self._started = True
-        self._wakeup, self._progress = anyio.Event(), anyio.Event()
-        if self._own_client:
-            await self._client.__aenter__()
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
         try:
-            if self._txn is not None and self._txn_driver is not None:
-                await self._tg.start(self._txn_driver.run)
-                op = self._txn.initialize(anyio.current_time())
-                await self._txn_driver.outcome(op, self.max_block)
+            await self._host.start()
+            if self._own_client:
+                await self._client.start()
+            await self._host.task_group.start(self._run_loop)
+            if self._txns is not None:
+                await self._txns.start(self._host)
         except BaseException:
-            await self.close(0)
+            with anyio.CancelScope(shield=True):
+                await self.close(0)
             raise
-        self._tg.start_soon(self._sender_loop, name="krafka producer sender")
-        if not self._interceptors and self.config.transactional_id is None:
-            self._fast_open = self._accumulator.open_by_topic
+        self._fast = not self._hooks.interceptors and self.config.transactional_id is None
 
     async def close(self, timeout: float | None = None) -> None:
-        """Deliver what is queued (waiting at most `timeout` seconds), then disconnect.
+        """Refuse new records, deliver those queued (waiting at most `timeout` seconds), then
+        disconnect.
 
-        Records still undelivered when the timeout expires fail with `KafkaTimeoutError`.
-        Call it in the task that called `start`, outside cancel scopes opened since (anyio's
-        scopes nest), or simply use `async with Producer(...)`.
+        Records still undelivered when the timeout expires fail with `KafkaTimeoutError`. With
+        a timeout, `close` returns within about that long even when brokers are gone. Callable
+        from any task; a cancelled caller skips the delivery, not the disconnect.
         """
         if self._closed:
             return
-        if self._tg is not None and self._loop_error is None:
-            with anyio.move_on_after(timeout):
-                try:
+        self._closed, self._fast = True, False
+        deadline = None if timeout is None else anyio.current_time() + timeout
+        try:
+            if self._host.running and self._loop.error is None:
+                with anyio.move_on_after(timeout):
                     await self.flush()
-                except KrafkaError as exc:
-                    log.warning("producer closing without delivering everything: %s", exc)
-        self._closed = True
-        self._fast_open = {}
-        self._sender.abandon(KafkaTimeoutError("producer closed before delivery"))
-        tg, self._tg = self._tg, None
-        if tg is not None:
-            tg.cancel_scope.cancel()
-            await tg.__aexit__(None, None, None)
-        if self._own_client:
-            await self._client.close()
+        except KrafkaError as exc:
+            log.warning("producer closing without delivering everything: %s", exc)
+        finally:
+            error = KafkaTimeoutError("producer closed before delivery")
+            self._loop.stop(error)  # a send still waiting for room or metadata fails too
+            self._loop.abandon(error)
+            await self._host.close(_left(deadline, 1.0))
+            if self._own_client:
+                await self._client.close(_left(deadline, 5.0))
 
     # -- sending --------------------------------------------------------------------------------
 
@@ -248,6 +218,7 @@ class Producer:
         topic: str,
         value: bytes | None = None,
         key: bytes | None = None,
+        *,
         headers: Sequence[Header] | None = None,
         partition: int | None = None,
         timestamp: int | None = None,
@@ -257,26 +228,19 @@ class Producer:
         Waits only when the buffer is full (`buffer_memory`) or the topic's metadata is not
         known yet, at most `max_block` seconds.
         """
-        batches = self._fast_open.get(topic)
-        if batches is None or headers:
+        if not self._fast or headers:
             return await self._send_checked(topic, value, key, headers, partition, timestamp)
         if partition is None:
-            partition = self._partitioner.partition(topic, key, self._partitions[topic])
-        size = 21 + (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
-        try:
-            batch = batches[partition] if partition >= 0 else None
-        except IndexError:
-            batch = None
-        if batch is None or batch.size + size > batch.limit:
+            count = self._partitions.get(topic)
+            if count is None:
+                return await self._send_checked(topic, value, key, headers, None, timestamp)
+            partition = self._partitioner.partition(topic, key, count)
+        handle, sealed = self._accumulator.append_open(topic, partition, key, value, timestamp)
+        if handle is None:
             return await self._send_checked(topic, value, key, headers, partition, timestamp)
-        records = batch.records
-        handle = DeliveryHandle(batch, len(records))
-        records.append(Record(0, timestamp, key, value, ()))
-        batch.size += size
-        if batch.size >= batch.limit:
-            self._accumulator.seal(batch)
-            await self._let_sender_run()
-        return handle
+        if sealed:
+            await self._loop.sealed()
+        return handle  # type: ignore[return-value]
 
     async def _send_checked(
         self,
@@ -287,62 +251,24 @@ class Producer:
         partition: int | None,
         timestamp: int | None,
     ) -> DeliveryHandle:
-        """`send` with every check: state, transaction, interceptors, metadata, headers."""
         if self._closed or not self._started:
             raise InvalidStateError("producer is closed" if self._closed else "not started")
-        if self._interceptors:
-            record = self._intercept(
-                ProducerRecord(topic, value, key, headers or (), partition, timestamp)
-            )
-            topic, value, key, headers = record.topic, record.value, record.key, record.headers
-            partition, timestamp = record.partition, record.timestamp
-        if self._txn is not None:
-            self._txn.check_can_send()
-        if self._loop_error is not None:
-            raise self._loop_error
-        count = self._partitions.get(topic)
-        if count is None:
-            count = await self._partition_count(topic)
-        if partition is None:
-            partition = self._partitioner.partition(topic, key, count)
-        elif not 0 <= partition < count:
-            raise ValueError(f"{topic!r} has {count} partitions, not {partition + 1}")
-        hdrs = list(headers) if headers else ()
-        size = estimate_size(key, value, hdrs)
-        return await self._append(topic, partition, Record(0, timestamp, key, value, hdrs), size)
-
-    async def _append(self, topic: str, partition: int, record: Any, size: int) -> DeliveryHandle:
-        """The general append: back-pressure when the buffer is full, opening batches."""
-        if not self._accumulator.has_room(size):
-            await self._wait_for_room(size)
-        appended, handle = self._accumulator.append(
-            topic, partition, record, size, _monotonic(), int(_wall() * 1000)
-        )
-        if appended == SEALED:
-            await self._let_sender_run()
-        elif appended:
-            self._wakeup.set()
-        assert isinstance(handle, DeliveryHandle)
-        return handle
-
-    async def _let_sender_run(self) -> None:
-        """A batch was sealed: give the sender task, the request task and the connection's
-        writer a turn each, so the batch is on the wire while the caller fills the next one."""
-        self._wakeup.set()
-        for _ in range(_TURNS_PER_SEAL):
-            await anyio.lowlevel.checkpoint()
+        return await self._appender.append(topic, value, key, headers, partition, timestamp)
 
     async def send_and_wait(
         self,
         topic: str,
         value: bytes | None = None,
         key: bytes | None = None,
+        *,
         headers: Sequence[Header] | None = None,
         partition: int | None = None,
         timestamp: int | None = None,
     ) -> RecordMetadata:
         """Send one record and wait for its delivery."""
-        handle = await self.send(topic, value, key, headers, partition, timestamp)
+        handle = await self.send(
+            topic, value, key, headers=headers, partition=partition, timestamp=timestamp
+        )
         return await handle
 
     async def flush(self, timeout: float | None = None) -> None:
@@ -350,27 +276,11 @@ class Producer:
 
         Waits for the records sent before the call, not for those other tasks send meanwhile.
         """
-        self._accumulator.flush()
-        pending = [*self._accumulator.batches(), *self._sender.in_flight_batches()]
-        try:
-            with anyio.fail_after(timeout):
-                while True:
-                    pending = [batch for batch in pending if not batch.settled]
-                    if not pending:
-                        break
-                    if self._loop_error is not None:
-                        raise self._loop_error
-                    self._wakeup.set()
-                    with anyio.move_on_after(0.5):
-                        await self._progress.wait()
-        except TimeoutError:
-            raise KafkaTimeoutError(f"flush did not finish within {timeout}s") from None
-        finally:
-            self._accumulator.flush_done()
+        await self._loop.flush(timeout)
 
     async def partitions_for(self, topic: str) -> list[int]:
         """The partition ids of `topic` (fetching metadata if needed)."""
-        return list(range(await self._partition_count(topic)))
+        return list(range(await self._appender.partition_count(topic)))
 
     def metrics(self) -> ProducerMetricsSnapshot:
         """Records and bytes sent, batch sizes, retries, errors, request latency."""
@@ -379,15 +289,13 @@ class Producer:
     # -- transactions ---------------------------------------------------------------------------
 
     async def init_transactions(self) -> None:
-        """Get the producer id, fencing older producers of the transactional id (done by
-        `start`)."""
-        txn, driver = self._machine()
-        await driver.outcome(txn.initialize(anyio.current_time()), self.max_block)
+        """Get the producer id, fencing older producers of the transactional id (`start` does
+        this)."""
+        await self._transactions().initialize()
 
     def begin_transaction(self) -> _Done:
         """Start a transaction (local; the coordinator hears of it with the first record)."""
-        txn, _ = self._machine()
-        txn.begin(anyio.current_time())
+        self._transactions().begin()
         return _Done()
 
     async def send_offsets_to_transaction(
@@ -399,230 +307,40 @@ class Producer:
         records to consume; `group_metadata`: the consumer's `group_metadata()` (so the broker
         fences a zombie of an older generation) or a bare group id.
         """
-        txn, driver = self._machine()
-        op = txn.send_offsets(
-            normalize_offsets(offsets), group_metadata_of(group_metadata), anyio.current_time()
-        )
-        await driver.outcome(op, self.max_block)
+        await self._transactions().send_offsets(offsets, group_metadata)
 
     async def commit_transaction(self) -> None:
         """Commit: no `send` is accepted from now on; once the transaction's records are
         delivered, EndTxn(commit). Raises if the transaction can only be aborted."""
-        txn, driver = self._machine()
-        op = txn.commit(anyio.current_time())
-        self._accumulator.flush()
-        self._wakeup.set()
-        try:
-            await driver.outcome(op, self.max_block)
-        finally:
-            self._accumulator.flush_done()
+        await self._transactions().commit()
 
     async def abort_transaction(self) -> None:
         """Drop unsent records of the transaction, wait for those in flight, abort it (EndTxn)."""
-        txn, driver = self._machine()
-        op = txn.abort(anyio.current_time())
-        self._sender.fail_all(KrafkaError("transaction aborted"))
-        self._notify_progress()
-        await driver.outcome(op, self.max_block)
+        await self._transactions().abort()
 
-    def _machine(self) -> tuple[TransactionManager, MachineDriver]:
-        if self.config.transactional_id is None or self._txn is None or self._txn_driver is None:
+    def _transactions(self) -> Transactions:
+        if self.config.transactional_id is None or self._txns is None:
             raise InvalidStateError("not a transactional producer: set transactional_id")
-        if self._txn.fatal and self._txn.error is not None:
-            raise self._txn.error
-        return self._txn, self._txn_driver
+        self._txns.check_usable()
+        return self._txns
 
-    def _on_txn_event(self, event: Any) -> None:
-        """What the transaction machine tells the producer (in the driver's task)."""
-        if isinstance(event, ProducerIdAssigned | PartitionsAdded):
-            self._wakeup.set()
-        elif isinstance(event, TransactionAbortable):
-            self._sender.fail_all(event.error)
-            self._notify_progress()
-        elif isinstance(event, ProducerFatal):
-            self._loop_error = event.error
-            self._fast_open = {}
-            self._sender.fail_all(event.error)
-            self._notify_progress()
+    # -- internals ------------------------------------------------------------------------------
 
-    def _intercept(self, record: ProducerRecord) -> ProducerRecord:
-        for interceptor in self._interceptors:
-            hook = getattr(interceptor, "on_send", None)
-            if hook is None:
-                continue
-            try:
-                record = hook(record)
-            except Exception:
-                log.exception("producer interceptor %r failed in on_send", interceptor)
-        return record
+    async def _run_loop(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        task_status.started()
+        await self._loop.run()
 
-    def _on_batch_done(self, batch: ProducerBatch) -> None:
-        wake_waiters(batch)
-        self._notify_progress()
-        if self._interceptors and batch.done:
-            self._acknowledge(batch)
+    def _wake_transactions(self) -> None:
+        if self._txns is not None:
+            self._txns.driver.wake()
 
-    def _notify_progress(self) -> None:
-        """Wake every task waiting for a batch to finish (flush, buffer back-pressure)."""
-        event, self._progress = self._progress, anyio.Event()
-        event.set()
-
-    def _acknowledge(self, batch: ProducerBatch) -> None:
-        for interceptor in self._interceptors:
-            hook = getattr(interceptor, "on_acknowledgement", None)
-            if hook is None:
-                continue
-            for index in range(len(batch.records)):
-                meta = RecordHandle(batch, index).result() if batch.error is None else None
-                try:
-                    hook(meta, batch.error)
-                except Exception:
-                    log.exception("producer interceptor %r failed in on_acknowledgement", hook)
+    def _stopped(self, error: KrafkaError) -> None:
+        self._fast = False
 
     def _on_seal(self, topic: str, partition: int) -> None:
-        self._partitioner.on_batch_sealed(topic, partition, self._partitions.get(topic, 1))
-
-    async def _partition_count(self, topic: str) -> int:
-        try:
-            with anyio.fail_after(self.max_block):
-                while True:
-                    try:
-                        ids = await self._client.partitions_for(topic)
-                    except KrafkaError as exc:
-                        if not exc.retriable:
-                            raise
-                        ids = []
-                    if ids:
-                        self._partitions[topic] = len(ids)
-                        return len(ids)
-                    await anyio.sleep(self.config.retry_backoff)
-        except TimeoutError:
-            raise KafkaTimeoutError(
-                f"no metadata for topic {topic!r} within max_block={self.max_block}s"
-            ) from None
-
-    async def _wait_for_room(self, size: int) -> None:
-        self._wakeup.set()
-        try:
-            with anyio.fail_after(self.max_block):
-                while not self._accumulator.has_room(size):
-                    if self._loop_error is not None:
-                        raise self._loop_error
-                    await self._progress.wait()
-        except TimeoutError:
-            raise KafkaTimeoutError(
-                f"buffer_memory={self.config.buffer_memory} stayed full for {self.max_block}s"
-            ) from None
-
-    # -- the sender task ------------------------------------------------------------------------
-
-    async def _sender_loop(self) -> None:
-        try:
-            while True:
-                await self._sender_step()
-        except KrafkaError as exc:
-            log.error("producer stopped: %s", exc)
-            self._loop_error = exc
-            self._fast_open = {}
-            self._sender.fail_all(exc)
-            self._notify_progress()
-
-    async def _sender_step(self) -> None:
-        sender = self._sender
-        self._wakeup = wakeup = anyio.Event()
-        now = _monotonic()
-        sender.expire(now)
-        if sender.stale_topics and not self._refreshing:
-            topics, sender.stale_topics = list(sender.stale_topics), set()
-            self._spawn(self._refresh, topics)
-        metadata = self._client.metadata
-        for plan in sender.drain(now, _leader_lookup(metadata)):
-            self._dispatch(plan)
-        if self._txn_driver is not None:
-            self._txn_driver.wake()  # partitions may be waiting to join the transaction
-        ready_at = self._accumulator.next_ready_at()
-        if ready_at is None:
-            await wakeup.wait()
-            return
-        delay = max(ready_at - _monotonic(), 0.0)
-        if delay == 0.0:
-            delay = 0.005 if sender.in_flight == 0 else 1.0
-        with anyio.move_on_after(delay):
-            await wakeup.wait()
-
-    def _dispatch(self, plan: ProduceRequestPlan) -> None:
-        previous = self._request_chain.get(plan.node_id)
-        started = self._request_chain[plan.node_id] = anyio.Event()
-        self._spawn(self._produce, plan, previous, started)
-
-    def _spawn(self, func: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
-        assert self._tg is not None
-        self._tg.start_soon(func, *args)
-
-    async def _produce(
-        self, plan: ProduceRequestPlan, previous: anyio.Event | None, started: anyio.Event
-    ) -> None:
-        """Send one Produce request; requests to a broker are enqueued in drain order."""
-        if previous is not None:
-            await previous.wait()
-        request = wire.produce_request(plan, self.config)
-        started.set()
-        try:
-            response = await self._client.send(
-                request, node_id=plan.node_id, timeout=self.config.request_timeout
-            )
-        except KrafkaError as exc:
-            self._sender.on_failure(plan, exc, _monotonic())
-        else:
-            results = wire.produce_results(response)
-            for (topic, _), result in results.items():
-                if result.error_code:
-                    self._client.report_error(result.error_code, topic)
-            self._sender.on_response(plan, results, _monotonic())
-        self._wakeup.set()
-        self._notify_progress()
-        if self._txn_driver is not None:
-            self._txn_driver.wake()
-
-    async def _refresh(self, topics: list[str]) -> None:
-        self._refreshing = True
-        try:
-            metadata = await self._client.refresh_metadata(topics)
-            for topic in topics:
-                count = len(metadata.partitions_for(topic))
-                if count:
-                    self._partitions[topic] = count
-        except KrafkaError as exc:
-            log.debug("metadata refresh for %s failed: %s", topics, exc)
-            await anyio.sleep(self.config.retry_backoff)
-        finally:
-            self._refreshing = False
-            self._wakeup.set()
+        self._appender.on_seal(topic, partition)
 
 
-class _NoEvent(anyio.Event):
-    """Stands in for the producer's events until `start` creates real ones (an anyio.Event
-    can only be made inside an event loop)."""
-
-    def __new__(cls) -> _NoEvent:
-        return object.__new__(cls)
-
-    def set(self) -> None:
-        return None
-
-    def is_set(self) -> bool:
-        return False
-
-    async def wait(self) -> None:
-        raise InvalidStateError("producer is not started")
-
-    def statistics(self) -> Any:
-        raise InvalidStateError("producer is not started")
-
-
-def _leader_lookup(metadata: Any) -> Any:
-    def leader(topic: str, partition: int) -> int | None:
-        broker = metadata.leader_for(topic, partition)
-        return None if broker is None else int(broker.node_id)
-
-    return leader
+def _left(deadline: float | None, default: float) -> float:
+    """Seconds to `deadline` (none left: 0), or `default` without one."""
+    return default if deadline is None else max(0.0, deadline - anyio.current_time())

@@ -1,4 +1,5 @@
-"""What `Producer.send_offsets_to_transaction` accepts, normalised for the transaction machine.
+"""The producer's transactions on anyio: the sans-IO `TransactionManager` run by a
+`MachineDriver`, and what `send_offsets_to_transaction` accepts, normalised for it.
 
 Users pass what their consumer gave them: `{TopicPartition: OffsetAndMetadata}` (or plain
 offsets, or `(topic, partition)` keys, kafka-python style) and `consumer.group_metadata()` (or
@@ -10,6 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
+
+from krafka.errors import KrafkaError
+from krafka.io.client import KafkaClient
+from krafka.io.driver import MachineDriver
+from krafka.io.host import TaskHost
+from krafka.io.producer_sender import SenderLoop
+from krafka.sansio.producer.transaction import (
+    PartitionsAdded,
+    ProducerFatal,
+    ProducerIdAssigned,
+    TransactionAbortable,
+    TransactionManager,
+)
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 
@@ -41,3 +56,78 @@ def normalize_offsets(offsets: Mapping[Any, Any]) -> dict[TopicPartition, Offset
         else:
             raise TypeError(f"offset for {tp} must be an OffsetAndMetadata or an int: {value!r}")
     return out
+
+
+class Transactions:
+    """A transactional (or idempotent) producer's `TransactionManager` on a `MachineDriver`.
+
+    The application's calls go to the machine and wait for their outcome (at most `max_block`
+    seconds); the machine's events reach the send loop: new producer ids and partitions that
+    joined the transaction wake it, an abortable transaction fails the queued records, a fatal
+    error stops it.
+    """
+
+    def __init__(
+        self, client: KafkaClient, machine: TransactionManager, loop: SenderLoop, max_block: float
+    ) -> None:
+        self.machine = machine
+        self.loop = loop
+        self.max_block = max_block
+        self.fatal: KrafkaError | None = None
+        self.driver = MachineDriver(
+            client, machine, on_event=self._on_event, name="krafka transactions"
+        )
+
+    async def start(self, host: TaskHost) -> None:
+        """Run the driver in `host` and get the producer id (initialising transactions)."""
+        await host.task_group.start(self.driver.run)
+        await self.initialize()
+
+    async def initialize(self) -> None:
+        await self._outcome(self.machine.initialize(anyio.current_time()))
+
+    def begin(self) -> None:
+        self.machine.begin(anyio.current_time())
+
+    async def send_offsets(
+        self, offsets: Mapping[Any, Any], group_metadata: ConsumerGroupMetadata | str
+    ) -> None:
+        op = self.machine.send_offsets(
+            normalize_offsets(offsets), group_metadata_of(group_metadata), anyio.current_time()
+        )
+        await self._outcome(op)
+
+    async def commit(self) -> None:
+        """COMMITTING at once (no `send` gets in any more), then deliver what is queued
+        (ignoring linger) and EndTxn(commit)."""
+        op = self.machine.commit(anyio.current_time())
+        accumulator = self.loop.accumulator
+        accumulator.flush()
+        self.loop.wake()
+        try:
+            await self._outcome(op)
+        finally:
+            accumulator.flush_done()
+
+    async def abort(self) -> None:
+        op = self.machine.abort(anyio.current_time())
+        self.loop.fail_queued(KrafkaError("transaction aborted"))
+        await self._outcome(op)
+
+    def check_usable(self) -> None:
+        """Raise the fatal error (fenced, ...) that ended this producer's transactions."""
+        if self.fatal is not None:
+            raise self.fatal
+
+    async def _outcome(self, op: int) -> None:
+        await self.driver.outcome(op, self.max_block)
+
+    def _on_event(self, event: Any) -> None:
+        """What the machine tells the producer (in the driver's task)."""
+        if isinstance(event, ProducerIdAssigned | PartitionsAdded):
+            self.loop.wake()
+        elif isinstance(event, TransactionAbortable):
+            self.loop.fail_queued(event.error)
+        elif isinstance(event, ProducerFatal):
+            self.fatal = event.error
+            self.loop.stop(event.error)

@@ -15,6 +15,7 @@ import anyio
 import anyio.abc
 
 from krafka.errors import AuthenticationError, KafkaConnectionError, KafkaTimeoutError, KrafkaError
+from krafka.sansio.secret import Secret
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,20 +33,36 @@ def create_ssl_context(
     cafile: str | None = None,
     certfile: str | None = None,
     keyfile: str | None = None,
-    password: str | None = None,
+    password: str | Secret | None = None,
     *,
     check_hostname: bool = True,
+    cadata: str | None = None,
+    capath: str | None = None,
+    crlfile: str | None = None,
+    verify: bool = True,
+    minimum_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2,
+    ciphers: str | None = None,
 ) -> ssl.SSLContext:
     """A client TLS context (Java's `ssl.truststore`/`ssl.keystore` as PEM files).
 
-    `cafile` adds trusted CAs (default: the system store); `certfile`/`keyfile` enable mTLS.
-    Verification is always on; `check_hostname=False` only skips the name check.
+    `cafile`/`capath`/`cadata` add trusted CAs (default: the system store); `certfile`/`keyfile`
+    enable mTLS; `crlfile` checks the broker certificate against a revocation list.
+    `check_hostname=False` skips the name check; `verify=False` accepts any certificate (only
+    for tests: anyone in the path can then read and change the traffic).
     """
-    ctx = ssl.create_default_context(cafile=cafile)
-    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx = ssl.create_default_context(cafile=cafile, capath=capath, cadata=cadata)
+    ctx.minimum_version = minimum_version
     if certfile is not None:
-        ctx.load_cert_chain(certfile, keyfile, password)
-    ctx.check_hostname = check_hostname
+        secret = password.reveal() if isinstance(password, Secret) else password
+        ctx.load_cert_chain(certfile, keyfile, secret)
+    if crlfile is not None:
+        ctx.load_verify_locations(crlfile)
+        ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
+    if ciphers is not None:
+        ctx.set_ciphers(ciphers)
+    ctx.check_hostname = check_hostname and verify
+    if not verify:
+        ctx.verify_mode = ssl.CERT_NONE
     return ctx
 
 

@@ -20,10 +20,8 @@ if TYPE_CHECKING:
     from krafka.protocol.messages.response_header import ResponseHeader
     from krafka.protocol.schema import ApiMessage, FieldSpec, Struct, index_by_key
     from krafka.protocol.versions import (
-        broker_ranges,
         client_versions,
         header_versions,
-        negotiate_all,
         negotiate_version,
     )
 
@@ -38,10 +36,8 @@ _LAZY = {
     "FieldSpec": ("krafka.protocol.schema", "FieldSpec"),
     "Struct": ("krafka.protocol.schema", "Struct"),
     "index_by_key": ("krafka.protocol.schema", "index_by_key"),
-    "broker_ranges": ("krafka.protocol.versions", "broker_ranges"),
     "client_versions": ("krafka.protocol.versions", "client_versions"),
     "header_versions": ("krafka.protocol.versions", "header_versions"),
-    "negotiate_all": ("krafka.protocol.versions", "negotiate_all"),
     "negotiate_version": ("krafka.protocol.versions", "negotiate_version"),
 }
 
@@ -54,12 +50,10 @@ __all__ = [
     "RequestHeader",
     "ResponseHeader",
     "Struct",
-    "broker_ranges",
     "client_versions",
     "header_versions",
     "index_by_key",
     "messages",
-    "negotiate_all",
     "negotiate_version",
 ]
 

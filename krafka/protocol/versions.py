@@ -8,7 +8,6 @@ is always v0 so that a client can parse it before knowing what the broker suppor
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 import krafka.errors as _errors
@@ -68,27 +67,3 @@ def negotiate_version(
             f"broker supports {broker_min}-{broker_max}"
         )
     return best
-
-
-def broker_ranges(api_versions_response: Any) -> dict[int, tuple[int, int]]:
-    """{api_key: (min, max)} from an ApiVersionsResponse."""
-    return {k.api_key: (k.min_version, k.max_version) for k in api_versions_response.api_keys}
-
-
-def negotiate_all(
-    api_versions_response: Any, wanted: Iterable[int] | None = None
-) -> dict[ApiKey, int]:
-    """The version to use for every API both sides know (or just those in `wanted`).
-
-    APIs the broker does not advertise, or with no common version, are left out: a request
-    for them must not be sent (some brokers close the connection instead of answering).
-    """
-    ranges: Mapping[int, tuple[int, int]] = broker_ranges(api_versions_response)
-    keys = set(ranges) if wanted is None else set(wanted) & set(ranges)
-    out: dict[ApiKey, int] = {}
-    for key in sorted(keys):
-        try:
-            out[ApiKey(key)] = negotiate_version(key, *ranges[key])
-        except (ValueError, _errors.UnsupportedVersionError):
-            continue
-    return out

@@ -442,7 +442,7 @@ class BrokerConnection:
         _, resp_hdr_v = header_versions(ApiKey(req.api_key), req.version)
         try:
             _, offset = ResponseHeader.decode_prefix(payload, resp_hdr_v)
-            return cls.decode(memoryview(payload)[offset:], req.version)
+            return _decode_body(cls, memoryview(payload)[offset:], req.version)
         except KrafkaError:
             if req.api_key == ApiKey.API_VERSIONS and req.version > 0:
                 return _decode_api_versions_v0(payload)
@@ -570,10 +570,33 @@ def _lost(error: KrafkaError | None) -> KrafkaError:
     return error
 
 
+def _decode_body(cls: Any, body: memoryview, version: int) -> Any:
+    """The response body; trailing bytes are an error, except one surplus empty tag section
+    after a flexible version: librdkafka's mock cluster writes the top-level tagged fields of
+    some responses twice (Metadata v9+), which Java and librdkafka clients ignore."""
+    response, end = cls.decode_prefix(body, version)
+    flexible = cls.FLEXIBLE_VERSION is not None and version >= cls.FLEXIBLE_VERSION
+    if end == len(body) or (flexible and bytes(body[end:]) == b"\x00"):
+        return response
+    return cls.decode(body, version)
+
+
 def _decode_api_versions_v0(payload: bytes) -> Any:
-    """A broker answers an ApiVersions version it does not know with a v0 body (KIP-511)."""
+    """A broker answers an ApiVersions version it does not know with a v0 body (KIP-511).
+
+    librdkafka's mock cluster answers a flexible version it lacks with a body no version parses
+    (a one-byte count, no tagged fields); its leading UNSUPPORTED_VERSION code is honoured with
+    an empty version table, so the next attempt is v0.
+    """
     _, offset = ResponseHeader.decode_prefix(payload, 0)
-    return ApiVersionsResponse.decode(memoryview(payload)[offset:], 0)
+    body = memoryview(payload)[offset:]
+    try:
+        return ApiVersionsResponse.decode(body, 0)
+    except KrafkaError:
+        code = int.from_bytes(body[:2], "big", signed=True) if len(body) >= 2 else None
+        if code == ErrorCode.UNSUPPORTED_VERSION:
+            return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION)
+        raise
 
 
 def versions_from_response(response: Any) -> Mapping[int, VersionRange]:

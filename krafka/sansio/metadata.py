@@ -10,9 +10,11 @@ and hands the response to `update`. Refreshes happen:
 * on demand (`request_refresh`), e.g. when a new topic is first used.
 
 Only topics in use are refreshed; a topic unused for `topic_idle_ttl` is forgotten
-(Java's `metadata.max.idle.ms`). KIP-899: when no broker could be reached for
-`rebootstrap_trigger` seconds, or a broker answers REBOOTSTRAP_REQUIRED, the cache is dropped
-and the bootstrap servers are used again.
+(Java's `metadata.max.idle.ms`). Looking a leader up to send to it (`leader_id`) is a use, so
+a topic a producer keeps writing to stays refreshed without a call per record, and partitions
+added to it show in `partition_counts` after the next refresh. KIP-899: when no broker could
+be reached for `rebootstrap_trigger` seconds, or a broker answers REBOOTSTRAP_REQUIRED, the
+cache is dropped and the bootstrap servers are used again.
 """
 
 from __future__ import annotations
@@ -99,6 +101,9 @@ class ClusterMetadata:
     controller_id: int = -1
     #: topic -> when it was last used; these are the topics a partial refresh asks for.
     interest: dict[str, float] = field(default_factory=dict)
+    #: topic -> number of partitions, for every topic in `topics` (one object for the cache's
+    #: lifetime: a hot path may keep a reference to it).
+    partition_counts: dict[str, int] = field(default_factory=dict)
     unreachable_since: float | None = None
     rebootstrap_requested: bool = False
     _refresh: _Refresh = field(default_factory=_Refresh)
@@ -120,6 +125,18 @@ class ClusterMetadata:
         """The leader broker of a partition, or None if unknown or leaderless."""
         info = self.partition(topic, partition)
         return None if info is None or info.leader < 0 else self.brokers.get(info.leader)
+
+    def leader_id(self, topic: str, partition: int, now: float) -> int | None:
+        """The leader's node id for a request about to go to it (None: unknown or leaderless).
+
+        Counts as a use of `topic`: what is being written to or read from stays refreshed.
+        """
+        if topic in self.interest:
+            self.interest[topic] = now
+        else:
+            self.add_topics((topic,), now)
+        info = self.partition(topic, partition)
+        return None if info is None or info.leader < 0 else info.leader
 
     def topic_id(self, topic: str) -> uuid.UUID | None:
         info = self.topics.get(topic)
@@ -185,7 +202,7 @@ class ClusterMetadata:
         ttl = self.config.topic_idle_ttl
         for topic in [t for t, used in self.interest.items() if now - used > ttl]:
             del self.interest[topic]
-            self.topics.pop(topic, None)
+            self._drop_topic(topic)
         if self._refresh.all_topics:
             return None
         return sorted(self.interest)
@@ -217,7 +234,8 @@ class ClusterMetadata:
         refresh.wanted = None
         refresh.all_topics = False
         if requested is None:
-            self.topics = {k: v for k, v in self.topics.items() if k in self.interest}
+            for name in [k for k in self.topics if k not in self.interest]:
+                self._drop_topic(name)
         for topic in response.topics:
             self._update_topic(topic)
         self.rebootstrap_requested = False
@@ -229,7 +247,7 @@ class ClusterMetadata:
             return
         error = int(topic.error_code)
         if error != ErrorCode.NONE and not topic.partitions:
-            self.topics.pop(name, None)
+            self._drop_topic(name)
             if error in STALE_METADATA_CODES or error == ErrorCode.LEADER_NOT_AVAILABLE:
                 self._refresh.wanted = self._refresh.wanted or RefreshReason.STALE
             return
@@ -250,6 +268,11 @@ class ClusterMetadata:
             is_internal=bool(getattr(topic, "is_internal", False)),
             error_code=error,
         )
+        self.partition_counts[name] = len(partitions)
+
+    def _drop_topic(self, name: str) -> None:
+        self.topics.pop(name, None)
+        self.partition_counts.pop(name, None)
 
     # -- reachability and KIP-899 rebootstrap -----------------------------------------------------
 
@@ -272,6 +295,7 @@ class ClusterMetadata:
         """Forget every broker and topic layout; the next refresh goes to the bootstrap servers."""
         self.brokers.clear()
         self.topics.clear()
+        self.partition_counts.clear()
         self.cluster_id = None
         self.controller_id = -1
         self.rebootstrap_requested = False

@@ -11,7 +11,7 @@ import pytest
 
 from krafka.codec import Record, encode_batch
 from krafka.demo import fetch_request, produce_request, roundtrip
-from krafka.errors import UnsupportedVersionError
+from krafka.errors import InvalidStateError, UnsupportedVersionError
 from krafka.io.client import KafkaClient
 from krafka.protocol import REQUESTS, ApiKey
 from krafka.protocol.messages import MetadataRequest
@@ -150,3 +150,30 @@ async def test_produce_requests_keep_their_order_over_several_connections(broker
                 await anyio.lowlevel.checkpoint()
         by_call = [offset for _, offset in sorted(offsets)]
         assert by_call == sorted(by_call) and len(set(by_call)) == 30
+
+
+async def test_start_in_one_task_close_in_another_inside_a_new_cancel_scope(broker: Any) -> None:
+    client = KafkaClient(broker.bootstrap_servers)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(client.start)
+    assert client.metadata.brokers
+    with anyio.CancelScope():
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.close)
+    with pytest.raises(InvalidStateError):
+        await client.send(MetadataRequest(topics=[]))
+
+
+async def test_idle_connections_close_and_reopen_on_demand(proxied_broker: Any) -> None:
+    from krafka.testing.proxy import FaultProxy
+
+    with FaultProxy(proxied_broker.target, port=proxied_broker.proxy_port) as proxy:
+        async with KafkaClient(proxy.bootstrap_servers, connections_max_idle=0.2) as client:
+            (node,) = client.metadata.brokers
+            await client.send(MetadataRequest(topics=[]), node_id=node)
+            opened = proxy.connections
+            await client.send(MetadataRequest(topics=[]), node_id=node)
+            assert proxy.connections == opened  # reused while in use
+            await anyio.sleep(0.5)
+            assert (await client.send(MetadataRequest(topics=[]), node_id=node)).brokers
+            assert proxy.connections > opened  # the idle ones were closed: a new one opened

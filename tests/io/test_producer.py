@@ -21,6 +21,7 @@ from krafka.errors import (
     KafkaTimeoutError,
 )
 from krafka.io.producer_handle import ProducerRecord
+from krafka.protocol.error_codes import ErrorCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(60)]
 
@@ -137,6 +138,31 @@ async def test_from_config_uses_java_property_names(broker: Any) -> None:
         Producer.from_config({"bootstrap.servers": "x:1", "no.such.thing": 1})
 
 
+def test_from_config_takes_every_client_and_producer_option() -> None:
+    from krafka.config.options import OptionTable
+    from krafka.config.producer import PRODUCER
+
+    samples = {"bootstrap.servers": "h:1", "metadata.broker.list": "h:1", "acks": "all",
+               "request.required.acks": "all", "compression.type": "gzip",
+               "compression.codec": "gzip", "partitioner": "round_robin",
+               "partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner",
+               "metadata.recovery.strategy": "rebootstrap", "interceptor.classes": [],
+               "enable.idempotence": "true", "allow.auto.create.topics": "true",
+               "client.id": "c", "transactional.id": "tx"}  # fmt: skip
+    table: OptionTable = PRODUCER
+    for prop in table.known():
+        option = table.option(prop)
+        if option is None or prop.startswith(("ssl.", "sasl.", "security.", "enable.s", "oauth")):
+            continue  # ignored ones; security has its own tests
+        value = samples.get(prop, "1000" if prop.endswith(".ms") else "5")
+        producer = Producer.from_config({"bootstrap.servers": "h:1", prop: value})
+        assert isinstance(producer, Producer), prop
+    producer = Producer.from_config(
+        {"bootstrap.servers": "h:1", "linger.ms": 5}, linger=0.5, client_id="override"
+    )
+    assert producer.config.linger == 0.5
+
+
 def test_idempotence_defaults() -> None:
     assert Producer().config.idempotent
     assert not Producer(acks=1).config.idempotent  # default off when acks is not all
@@ -181,6 +207,12 @@ async def test_small_buffer_applies_back_pressure_and_delivers_everything(broker
 
 async def test_misuse_is_reported(broker: Any) -> None:
     producer = Producer(bootstrap_servers=broker.bootstrap_servers)
+    # aiokafka's positional order is (topic, value, key, partition, timestamp, headers): only
+    # topic, value and key may be positional here, so a ported call fails instead of misfiling.
+    with pytest.raises(TypeError, match="positional"):
+        await producer.send("t", b"v", b"k", 3)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="positional"):
+        await producer.send_and_wait("t", b"v", b"k", 3)  # type: ignore[misc]
     with pytest.raises(InvalidStateError, match="not started"):
         await producer.send("t", b"v")
     async with producer:
@@ -205,7 +237,9 @@ async def test_unreachable_topic_metadata_times_out(broker: Any) -> None:
             await producer.send("", b"v")  # an invalid topic name never gets metadata
 
 
-async def test_close_with_a_timeout_fails_what_could_not_be_delivered(proxied_broker: Any) -> None:
+async def test_close_with_a_timeout_returns_in_time_from_another_task_when_the_broker_froze(
+    proxied_broker: Any,
+) -> None:
     from krafka.testing.proxy import Fault, FaultProxy
 
     with FaultProxy(proxied_broker.target, port=proxied_broker.proxy_port) as proxy:
@@ -213,13 +247,38 @@ async def test_close_with_a_timeout_fails_what_could_not_be_delivered(proxied_br
         await producer.start()
         topic = unique("close")
         await producer.partitions_for(topic)
-        proxy.arm(Fault.STALL, after_requests=1)  # the data connection never answers
-        handle = await producer.send(topic, b"v", partition=0)
-        started = anyio.current_time()
-        await producer.close(timeout=0.5)  # not under a new cancel scope: LIFO with start()
-        assert anyio.current_time() - started < 5
+        proxy.arm(Fault.FREEZE)  # the broker stops reading: socket buffers fill, sends block
+        value = b"x" * 100_000
+        handles = [await producer.send(topic, value, partition=0) for _ in range(100)]
+        closed_in = 0.0
+
+        async def close() -> None:
+            nonlocal closed_in
+            started = anyio.current_time()
+            await producer.close(timeout=1.0)
+            closed_in = anyio.current_time() - started
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(close)
+        assert 1.0 <= closed_in < 1.5
         with pytest.raises(KafkaTimeoutError, match="closed before delivery"):
-            await handle
+            await handles[-1]
+
+
+async def test_start_and_close_in_different_tasks_and_cancel_scopes(broker: Any) -> None:
+    producer = Producer(bootstrap_servers=broker.bootstrap_servers, linger=0.001)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(producer.start)  # this task ends right after start
+    assert (await producer.send_and_wait(unique("tasks"), b"v")).offset == 0
+    with anyio.CancelScope():  # opened after start: closing here used to break anyio's nesting
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(producer.close)
+    with pytest.raises(InvalidStateError, match="closed"):
+        await producer.send("t", b"v")
+    await producer.close()  # again: a no-op
+    with pytest.raises(InvalidStateError, match="closed"):
+        await producer.start()
 
 
 async def test_acks_zero_delivers_without_offsets(broker: Any) -> None:
@@ -268,3 +327,76 @@ async def test_flush_waits_for_earlier_records_not_for_a_busy_sender(broker: Any
                 await producer.flush()
             assert all(h.done for h in before)
             stop.set()
+
+
+async def _create_topic(client: Any, topic: str, partitions: int) -> int:
+    from krafka.protocol.messages import CreateTopicsRequest
+
+    entry = CreateTopicsRequest.CreatableTopic(
+        name=topic, num_partitions=partitions, replication_factor=1
+    )
+    response = await client.send(CreateTopicsRequest(topics=[entry], timeout_ms=5000))
+    (result,) = response.topics
+    return int(result.error_code)
+
+
+async def test_partitions_added_to_a_topic_in_use_are_seen_by_the_age_refresh(broker: Any) -> None:
+    from krafka.io.client import KafkaClient
+    from krafka.protocol.messages import DeleteTopicsRequest
+
+    topic = unique("grow")
+    async with KafkaClient(broker.bootstrap_servers) as admin:
+        assert await _create_topic(admin, topic, 2) == 0
+        async with Producer(
+            bootstrap_servers=broker.bootstrap_servers,
+            linger=0.01,
+            metadata_max_age=0.2,
+            metadata_topic_idle_ttl=0.6,
+        ) as producer:
+            with anyio.fail_after(10):
+                for _ in range(100):  # 1 s of constant use, longer than the idle TTL
+                    await producer.send(topic, b"v")
+                    await anyio.sleep(0.01)
+                await producer.flush()
+            # Tansu cannot add partitions: the topic is made again, bigger (by us, or with 4
+            # partitions by the producer's refresh auto-creating it first).
+            gone = DeleteTopicsRequest.DeleteTopicState(name=topic)
+            await admin.send(
+                DeleteTopicsRequest(topics=[gone], topic_names=[topic], timeout_ms=5000)
+            )
+            assert await _create_topic(admin, topic, 5) in (0, ErrorCode.TOPIC_ALREADY_EXISTS)
+            await anyio.sleep(0.4)  # two age refreshes, less than the idle TTL
+            meta = await producer.send_and_wait(topic, b"in a new partition", partition=3)
+            assert meta.partition == 3
+
+
+async def test_a_send_waiting_for_buffer_room_fails_when_the_producer_closes(
+    proxied_broker: Any,
+) -> None:
+    from krafka.testing.proxy import Fault, FaultProxy
+
+    with FaultProxy(proxied_broker.target, port=proxied_broker.proxy_port) as proxy:
+        producer = Producer(
+            bootstrap_servers=proxy.bootstrap_servers, buffer_memory=5_000, batch_size=2_000
+        )
+        await producer.start()
+        topic = unique("closing")
+        await producer.partitions_for(topic)
+        proxy.arm(Fault.STALL)  # nothing is acknowledged: the buffer stays full
+        handles: list[Any] = []
+        outcome: list[BaseException] = []
+
+        async def fill() -> None:
+            try:
+                while True:
+                    handles.append(await producer.send(topic, b"x" * 500, partition=0))
+            except Exception as exc:
+                outcome.append(exc)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(fill)
+                await anyio.sleep(0.3)  # `fill` now waits for room
+                await producer.close(timeout=0.2)
+        assert isinstance(outcome[0], KafkaTimeoutError)  # the waiting send itself failed
+        assert handles and all(h.done for h in handles)  # nothing slipped in after closing

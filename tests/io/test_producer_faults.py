@@ -93,7 +93,7 @@ async def test_a_sequence_gap_fails_one_record_then_a_new_epoch_continues(broker
     async with Producer(bootstrap_servers=broker.bootstrap_servers, linger=0.001) as producer:
         await producer.send_and_wait(topic, b"a", partition=0)
         # No broker loses a sequence on request: skip 100 sequence numbers to make the gap.
-        producer._sender.idempotence._next[(topic, 0)] = 100  # type: ignore[union-attr]
+        producer._loop.sender.idempotence._next[(topic, 0)] = 100  # type: ignore[union-attr]
         gap = await producer.send(topic, b"lost", partition=0)
         with pytest.raises(OutOfOrderSequenceNumberError):
             await gap

@@ -8,8 +8,10 @@ independent implementation) and Metadata.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -189,3 +191,37 @@ async def test_secrets_stay_out_of_logs_and_reprs(
     assert sasl_broker.authentications == 1
     assert all(secret not in text for text in dumps)
     assert secret not in caplog.text
+
+
+async def test_client_from_java_properties_with_scram_in_a_jaas_config(
+    sasl_broker: SaslBroker,
+) -> None:
+    config = {
+        "bootstrap.servers": sasl_broker.bootstrap_servers,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "SCRAM-SHA-256",
+        "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="bob" password="pw";',
+    }
+    async with KafkaClient.from_config(config) as client:
+        assert (await client.send(MetadataRequest(topics=[]))).cluster_id == "sasl"
+    assert sasl_broker.authentications == 1
+
+
+async def test_oauthbearer_oidc_from_librdkafka_properties(sasl_broker: SaslBroker) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _token_endpoint import TokenEndpoint
+
+    with TokenEndpoint() as endpoint:
+        config = {
+            "bootstrap.servers": sasl_broker.bootstrap_servers,
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanisms": "OAUTHBEARER",
+            "sasl.oauthbearer.method": "oidc",
+            "sasl.oauthbearer.token.endpoint.url": endpoint.url,
+            "sasl.oauthbearer.client.id": "app",
+            "sasl.oauthbearer.client.secret": "s3cret",
+        }
+        async with KafkaClient.from_config(config) as client:
+            await client.send(MetadataRequest(topics=[]))
+    assert sasl_broker.tokens == [b"n,,\x01auth=Bearer token-1\x01\x01"]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import ssl
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from krafka import Producer
+from krafka.config import keywords_from_config
 from krafka.demo import fetch, produce
-from krafka.errors import AuthenticationError, KrafkaError
+from krafka.errors import AuthenticationError, ConfigError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.transport import create_ssl_context
 from krafka.sansio.backoff import BackoffPolicy
@@ -96,3 +100,46 @@ async def test_create_ssl_context_mtls(mtls_proxy: FaultProxy, certs: Any) -> No
     )
     async with KafkaClient(mtls_proxy.bootstrap_servers, ssl_context=ctx) as client:
         assert client.metadata.brokers
+
+
+def test_ssl_properties_build_the_context(tmp_path: Path, certs: Any) -> None:
+    ca = str(certs.ca)
+    got = keywords_from_config(
+        {
+            "security.protocol": "SSL",
+            "ssl.ca.location": ca,
+            "ssl.certificate.location": str(certs.client_cert),
+            "ssl.key.location": str(certs.client_key),
+            "ssl.endpoint.identification.algorithm": "",
+            "ssl.enabled.protocols": "TLSv1.3,TLSv1.2",
+        },
+        "client",
+    )
+    ctx = got.pop("ssl_context")
+    assert got == {}
+    assert isinstance(ctx, ssl.SSLContext) and ctx.verify_mode is ssl.CERT_REQUIRED
+    assert not ctx.check_hostname and ctx.minimum_version is ssl.TLSVersion.TLSv1_2
+    assert ctx.get_ca_certs()[0]["subject"] == ((("commonName", "ca"),),)
+    jks = tmp_path / "truststore.jks"
+    jks.write_bytes(b"\xfe\xed\xfe\xed binary")
+    with pytest.raises(ConfigError, match="not a PEM file"):
+        keywords_from_config(
+            {"security.protocol": "SSL", "ssl.truststore.location": str(jks)}, "client"
+        )
+    with pytest.raises(ConfigError, match="PEM stores only, not JKS"):
+        keywords_from_config({"security.protocol": "SSL", "ssl.truststore.type": "JKS"}, "client")
+
+
+async def test_producer_from_java_properties_over_mtls(mtls_proxy: FaultProxy, certs: Any) -> None:
+    config = {
+        "bootstrap.servers": mtls_proxy.bootstrap_servers,
+        "security.protocol": "SSL",
+        "ssl.ca.pem": certs.ca.read_text(),
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.certificate.chain": certs.client_cert.read_text(),
+        "ssl.keystore.key": certs.client_key.read_text(),
+        "linger.ms": "1",
+    }
+    async with Producer.from_config(config) as producer:
+        meta = await producer.send_and_wait(f"tls-{uuid.uuid4().hex[:8]}", b"over mtls")
+    assert meta.offset == 0

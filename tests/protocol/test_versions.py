@@ -10,10 +10,8 @@ from krafka.protocol import (
     RequestHeader,
     ResponseHeader,
     header_versions,
-    negotiate_all,
     negotiate_version,
 )
-from krafka.protocol.messages import ApiVersionsResponse
 
 
 def test_header_versions() -> None:
@@ -44,11 +42,3 @@ def test_negotiate() -> None:
     assert negotiate_version(ApiKey.METADATA, 0, 99) == 12
     with pytest.raises(UnsupportedVersionError):
         negotiate_version(ApiKey.METADATA, 50, 60)
-    key = ApiVersionsResponse.ApiVersion
-    resp = ApiVersionsResponse(
-        api_keys=[
-            key(api_key=0, min_version=0, max_version=8),
-            key(api_key=3, min_version=0, max_version=99),
-        ]
-    )
-    assert negotiate_all(resp) == {ApiKey.PRODUCE: 8, ApiKey.METADATA: 12}

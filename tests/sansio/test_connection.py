@@ -229,6 +229,51 @@ def test_api_versions_v0_body_for_an_unknown_version() -> None:
     assert second.version == 0
 
 
+def test_api_versions_unparseable_unsupported_body_retries_v0() -> None:
+    """librdkafka's mock cluster answers ApiVersions v3+ (it has 0-2) with this exact body:
+    UNSUPPORTED_VERSION, a one-byte count, one entry without tagged fields, throttle time."""
+    conn = BrokerConnection(now=0.0)
+    (first,) = sent_by(conn)
+    assert first.version >= 3
+    body = bytes.fromhex("0023" "01" "0012" "0000" "0002" "00000000")  # fmt: skip
+    header = first.correlation_id.to_bytes(4, "big")
+    assert conn.receive_data(frame(header + body), 0.0) == []
+    (second,) = sent_by(conn)
+    assert second.api_key == ApiKey.API_VERSIONS and second.version == 0
+    events = conn.receive_data(response_bytes(second, api_versions()), 0.0)
+    assert isinstance(events[-1], ConnectionReady)
+
+
+@pytest.mark.parametrize(
+    ("version", "surplus", "accepted"),
+    [
+        (12, b"\x00", True),  # librdkafka's mock: top-level tags written twice
+        (12, b"\x00\x00", False),
+        (12, b"\x01", False),
+        (8, b"\x00", False),  # not a flexible version: no tag section to repeat
+    ],
+)
+def test_response_trailing_bytes(version: int, surplus: bytes, accepted: bool) -> None:
+    conn = _ready()
+    conn.send_request(_metadata(), 0.0, version=version)
+    (sent,) = sent_by(conn)
+    unframed = response_bytes(sent, MetadataResponse())[4:]
+    events = conn.receive_data(frame(unframed + surplus), 0.0)
+    if accepted:
+        assert isinstance(events[-1], ResponseReceived)
+    else:
+        assert isinstance(events[-1], ConnectionClosed | RequestFailed)
+
+
+def test_api_versions_unparseable_body_with_another_code_fails() -> None:
+    conn = BrokerConnection(now=0.0)
+    (first,) = sent_by(conn)
+    header = first.correlation_id.to_bytes(4, "big")
+    events = conn.receive_data(frame(header + bytes.fromhex("000101")), 0.0)
+    assert isinstance(events[-1], ConnectionClosed)
+    assert isinstance(events[-1].error, KrafkaError)
+
+
 def test_throttle_holds_normal_lane_but_not_high() -> None:
     conn = _ready()
     conn.send_request(HeartbeatRequest(group_id="g"), 0.0)

@@ -129,3 +129,23 @@ def test_rebootstrap_required_error_code() -> None:
     meta.update(_response([], brokers=1, error_code=ErrorCode.REBOOTSTRAP_REQUIRED), 1.0)
     assert meta.rebootstrap_due(1.0)
     assert len(meta.brokers) == 2  # the response carrying the error is not applied
+
+
+def test_leader_lookups_for_sending_keep_a_topic_and_partition_counts_follow_the_cache() -> None:
+    meta = _meta(topic_idle_ttl=10.0)
+    counts = meta.partition_counts
+    meta.add_topics(["t", "idle"], 0.0)
+    meta.update(_response([_topic("t", 2), _topic("idle", 3)]), 0.0, ["idle", "t"])
+    assert counts == {"t": 2, "idle": 3}
+    assert meta.leader_id("t", 1, 8.0) == 1 and meta.leader_id("t", 7, 8.0) is None
+    assert meta.topics_to_refresh(15.0) == ["t"]  # "idle" expired, "t" was used at 8 s
+    assert counts == {"t": 2}
+    meta.update(
+        _response([_topic("t", 0, error=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]), 15.0, ["t"]
+    )
+    assert counts == {}
+    assert meta.leader_id("new", 0, 16.0) is None and "new" in meta.interest
+    assert meta.refresh_due(16.0)  # a topic first used asks for a refresh
+    meta.update(_response([_topic("t", 4)]), 16.0, ["t"])
+    meta.rebootstrap(17.0)
+    assert counts == {} and meta.partition_counts is counts

@@ -21,7 +21,13 @@ from krafka.sansio.producer.core import ProducerCore
 from krafka.sansio.producer.idempotence import IdempotenceState, ProducerIdentity
 from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
 from krafka.sansio.producer.record import RecordHandle, RecordMetadata, estimate_size
-from krafka.sansio.producer.sender import PartitionResult, ProduceRequestPlan, Sender
+from krafka.sansio.producer.sender import (
+    Drained,
+    LeaderView,
+    PartitionResult,
+    ProduceRequestPlan,
+    Sender,
+)
 from krafka.sansio.producer.transaction import TransactionManager
 from krafka.sansio.producer.txn_state import TRANSITIONS, TxnEvent, TxnState
 
@@ -29,7 +35,9 @@ __all__ = [
     "TRANSITIONS",
     "Acks",
     "BatchState",
+    "Drained",
     "IdempotenceState",
+    "LeaderView",
     "PartitionResult",
     "ProduceRequestPlan",
     "ProducerBatch",

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from krafka.codec import Record
 from krafka.sansio.producer.batch import BATCH_OVERHEAD, BatchState, ProducerBatch
 from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.record import RecordHandle
@@ -27,6 +28,7 @@ OPENED = 1
 """`append` result: the record opened a new batch (a linger deadline started)."""
 SEALED = 2
 """`append` result: a batch was sealed (full): the sender has work now."""
+_NOT_APPENDED: tuple[None, bool] = (None, False)
 
 
 class RecordAccumulator:
@@ -34,9 +36,8 @@ class RecordAccumulator:
 
     Buffer accounting is per batch: `buffered` counts the bytes of sealed batches not yet
     released; open batches are added when they are checked (`has_room`), and a batch opened
-    with little room left gets a `limit` below `batch_size`. A driver's fast path may append to
-    `open_batches[tp]` itself (see `ProducerBatch.add`) while `batch.size + size <= batch.limit`
-    and must call `seal` once `batch.size >= batch.limit`.
+    with little room left gets a `limit` below `batch_size`. `append_open` is the per-record
+    fast path (an open batch with room); `append` does everything else.
     """
 
     def __init__(self, config: ProducerConfig, on_seal: SealHook | None = None) -> None:
@@ -46,13 +47,14 @@ class RecordAccumulator:
         self.buffered = 0
         #: The batch still taking records, per partition (at most one).
         self.open_batches: dict[TopicPartition, ProducerBatch] = {}
-        #: The same, per topic as a list indexed by partition (None: no open batch): a
-        #: driver's fast path avoids building a (topic, partition) key per record.
+        #: The same, per topic as a list indexed by partition (None: no open batch), so
+        #: `append_open` builds no (topic, partition) key per record.
         self.open_by_topic: dict[str, list[ProducerBatch | None]] = {}
         #: Given to every new batch as its `on_done` hook (drivers wake waiters with it).
         self.on_done: Callable[[ProducerBatch], None] | None = None
-        #: The handle class `append` returns (drivers use an awaitable subclass).
-        self.handle_type: type[RecordHandle] = RecordHandle
+        #: What `append` returns per record: `handle_type(batch, index)` (drivers use an
+        #: awaitable one).
+        self.handle_type: Callable[[ProducerBatch, int], RecordHandle] = RecordHandle
         self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
         self._orders = 0
         self._flush = False
@@ -69,9 +71,44 @@ class RecordAccumulator:
     def _used(self) -> int:
         return self.buffered + sum(b.size - BATCH_OVERHEAD for b in self.open_batches.values())
 
-    def fits(self, batch: ProducerBatch, size: int) -> bool:
-        """`size` more bytes fit in open `batch` (within its `limit`)."""
-        return batch.size + size <= batch.limit
+    def append_open(
+        self,
+        topic: str,
+        partition: int,
+        key: bytes | None,
+        value: bytes | None,
+        timestamp: int | None,
+    ) -> tuple[RecordHandle | None, bool]:
+        """The fast path: add a record without headers to the partition's open batch if it
+        has room.
+
+        Returns the record's handle (None: no open batch with room - use `append`) and whether
+        the batch is now full and sealed (the sender has work). No clock, no new batch.
+        """
+        slots = self.open_by_topic.get(topic)
+        if slots is None:
+            return _NOT_APPENDED
+        try:
+            batch = slots[partition]
+        except IndexError:
+            return _NOT_APPENDED
+        if batch is None:
+            return _NOT_APPENDED
+        size = batch.size + 21 + (len(value) if value is not None else 0)
+        if key is not None:
+            size += len(key)
+        if size > batch.limit:
+            return _NOT_APPENDED
+        records = batch.records
+        handle = self.handle_type(batch, len(records))
+        records.append(Record(0, timestamp, key, value, ()))
+        batch.size = size
+        if timestamp is not None:
+            batch.stamped = True
+        if size < batch.limit:
+            return handle, False
+        self.seal(batch)
+        return handle, True
 
     def append(
         self,

@@ -50,6 +50,7 @@ class ProducerBatch:
         "retry_at",
         "size",
         "span",
+        "stamped",
         "state",
         "topic",
         "transactional",
@@ -65,6 +66,8 @@ class ProducerBatch:
         self.span = 1.0
         #: Codec `Record`s (or anything `RecordLike`), in send order.
         self.records: list[Any] = []
+        #: Some record has its own timestamp (else every record's is the batch's `created_ms`).
+        self.stamped = False
         self.size = BATCH_OVERHEAD
         #: Seal at this size: `batch_size`, or less when the buffer had less room at opening.
         self.limit = 2**62
@@ -109,6 +112,8 @@ class ProducerBatch:
         """Append `record` of (estimated) `size` bytes; returns its index in the batch."""
         self.records.append(record)
         self.size += size
+        if record.timestamp is not None:
+            self.stamped = True
         return len(self.records) - 1
 
     def encode(
@@ -165,6 +170,7 @@ class ProducerBatch:
             batch.created_ms = self.created_ms
             batch.span = span
             batch.records = recs
+            batch.stamped = self.stamped
             batch.size += each * len(recs)
             batch.state = BatchState.RETRY
             batch.attempts = self.attempts

@@ -60,6 +60,3 @@ class IdempotenceState:
         batch.base_sequence = seq
         batch.payload = None
         self._next[tp] = (seq + len(batch.records)) & _MAX_SEQUENCE
-
-    def next_sequence(self, topic: str, partition: int) -> int:
-        return self._next.get((topic, partition), 0)

@@ -1,16 +1,16 @@
 """What `send` hands back: a light handle on a record inside its batch, and its delivery result.
 
 Records themselves travel as codec `Record`s (not tracked by Python's garbage collector, and
-encoded without attribute lookups); the handle is two references, `(batch, index)`, so a
-producer holding a million undelivered records does not make every GC pass walk a million
-objects. A handle follows its batch through splits (MESSAGE_TOO_LARGE).
+encoded without attribute lookups); a handle is two references, `(batch, index)`, and follows
+its record through splits (MESSAGE_TOO_LARGE). The functions below are what every handle
+implementation (this one, `krafka.io`'s awaitable ones) does with those two references.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from krafka.errors import KrafkaError
 
@@ -20,9 +20,12 @@ if TYPE_CHECKING:
 Header = tuple[str, "bytes | None"]
 
 
-@dataclass(frozen=True, slots=True)
-class RecordMetadata:
-    """Where a record landed. `offset` is -1 when acks=0 (the broker does not say)."""
+class RecordMetadata(NamedTuple):
+    """Where a record landed. `offset` is -1 when acks=0 (the broker does not say).
+
+    A named tuple (as in aiokafka and kafka-python): one is made for every confirmed record,
+    so it must be cheap to make.
+    """
 
     topic: str
     partition: int
@@ -30,8 +33,58 @@ class RecordMetadata:
     timestamp: int
 
 
+_new_tuple = tuple.__new__
+
+
+def metadata_of(batch: ProducerBatch, index: int) -> RecordMetadata:
+    """The `RecordMetadata` of record `index` of a delivered `batch`."""
+    base = batch.base_offset
+    timestamp = batch.log_append_time
+    if timestamp < 0:
+        own = batch.records[index].timestamp if batch.stamped else None
+        timestamp = batch.created_ms if own is None else own
+    return _new_tuple(
+        RecordMetadata,
+        (batch.topic, batch.partition, base + index if base >= 0 else -1, timestamp),
+    )
+
+
+def locate(batch: ProducerBatch, index: int) -> tuple[ProducerBatch, int]:
+    """Where record `index` of `batch` is now: after a split (MESSAGE_TOO_LARGE) it lives in one
+    of the halves."""
+    while batch.halves is not None:
+        first, second = batch.halves
+        size = len(first.records)
+        if index < size:
+            batch = first
+        else:
+            batch, index = second, index - size
+    return batch, index
+
+
+def result_of(batch: ProducerBatch, index: int) -> RecordMetadata:
+    """The delivery result of record `index` of `batch`; raises its delivery error."""
+    batch, index = locate(batch, index)
+    if not batch.done:
+        raise RuntimeError("record not delivered yet")
+    if batch.error is not None:
+        raise fresh_error(batch.error)
+    return metadata_of(batch, index)
+
+
+def fresh_error(error: KrafkaError) -> KrafkaError:
+    """A copy of a batch's delivery error to raise for one of its records.
+
+    The stored error is never raised itself, so it never holds a traceback: it cannot keep the
+    frames (and handles) of every task that awaited it alive, nor grow a traceback per record.
+    """
+    raised = copy.copy(error)
+    raised.__cause__ = error.__cause__
+    return raised
+
+
 class RecordHandle:
-    """Record `index` of `batch`: its delivery state and result."""
+    """Record `index` of `batch`: its delivery state and result (follows splits)."""
 
     __slots__ = ("batch", "index")
 
@@ -40,17 +93,8 @@ class RecordHandle:
         self.index = index
 
     def locate(self) -> tuple[ProducerBatch, int]:
-        """The batch (and position) holding the record now, following splits."""
-        batch, index = self.batch, self.index
-        while batch.halves is not None:
-            first, second = batch.halves
-            if index < len(first.records):
-                batch = first
-            else:
-                batch, index = second, index - len(first.records)
-        if batch is not self.batch:
-            self.batch, self.index = batch, index
-        return batch, index
+        """The batch (and position) holding the record now."""
+        return locate(self.batch, self.index)
 
     @property
     def done(self) -> bool:
@@ -62,17 +106,17 @@ class RecordHandle:
 
     def result(self) -> RecordMetadata:
         """The delivery result; raises the delivery error. Only valid once `done`."""
-        batch, index = self.locate()
-        if not batch.done:
-            raise RuntimeError("record not delivered yet")
-        if batch.error is not None:
-            raise batch.error
-        offset = batch.base_offset + index if batch.base_offset >= 0 else -1
-        ts = batch.log_append_time
-        if ts < 0:
-            own = batch.records[index].timestamp
-            ts = own if own is not None else batch.created_ms
-        return RecordMetadata(batch.topic, batch.partition, offset, ts)
+        return result_of(self.batch, self.index)
+
+    def __repr__(self) -> str:
+        return describe(self, "RecordHandle")
+
+
+def describe(handle: Any, name: str) -> str:
+    """`<DeliveryHandle orders-0 #5 pending>`."""
+    batch, index = locate(handle.batch, handle.index)
+    state = "done" if batch.done else "pending"
+    return f"<{name} {batch.topic}-{batch.partition} #{index} {state}>"
 
 
 def estimate_size(key: bytes | None, value: bytes | None, headers: Sequence[Header]) -> int:

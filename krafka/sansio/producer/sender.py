@@ -1,14 +1,15 @@
 """The send loop's decisions: which batches go to which broker now, and what a response means.
 
-`drain(now, leader_for)` takes sendable batches from the accumulator and groups them into one
+`drain(now, leaders)` takes sendable batches from the accumulator and groups them into one
 Produce request per leader (one batch per partition, at most `max_request_size` bytes, at most
 `max_in_flight_requests_per_connection` requests per broker, at most 5 batches in flight per
-partition when idempotent). The driver sends each plan and reports `on_response` or
-`on_failure`; the sender then completes batches, re-enqueues retriable ones in order after an
-exponential backoff bounded by `delivery_timeout`, splits batches the broker found too large,
-asks for metadata on stale-leader errors (`stale_topics`) and for a new producer epoch when
-sequences broke (the transaction machine sends InitProducerId; queued batches are re-stamped
-with the new identity when they are drained).
+partition when idempotent); it returns those plans and the topics whose metadata the driver
+should refresh (no leader known, stale-leader errors since the last drain). The driver sends
+each plan and reports `on_response` or `on_failure`; the sender then completes batches,
+re-enqueues retriable ones in order after an exponential backoff bounded by `delivery_timeout`,
+splits batches the broker found too large, and asks for a new producer epoch when sequences
+broke (the transaction machine sends InitProducerId; queued batches are re-stamped with the new
+identity when they are drained).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import itertools
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol
 
 from krafka.errors import (
     DuplicateSequenceNumberError,
@@ -41,7 +42,14 @@ from krafka.sansio.producer.idempotence import IdempotenceState
 from krafka.sansio.producer.metrics import ProducerMetrics
 from krafka.sansio.producer.transaction import TransactionManager
 
-LeaderLookup = Callable[[str, int], "int | None"]
+
+class LeaderView(Protocol):
+    """Where partitions' leaders are (`krafka.sansio.metadata.ClusterMetadata` is one)."""
+
+    def leader_id(self, topic: str, partition: int, now: float) -> int | None:
+        """The leader's node id (None: unknown); a use of `topic`, keeping it refreshed."""
+        ...
+
 
 _MAX_IN_FLIGHT_PER_PARTITION: Final = 5
 _STALE_METADATA: Final = STALE_METADATA_CODES | {KafkaStorageError.code}
@@ -74,6 +82,14 @@ class ProduceRequestPlan:
     sent_at: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class Drained:
+    """What `Sender.drain` decided: requests to send, topics whose metadata to refresh."""
+
+    plans: list[ProduceRequestPlan]
+    stale_topics: frozenset[str] = frozenset()
+
+
 class Sender:
     """Turns accumulated batches into Produce requests and responses into outcomes."""
 
@@ -91,7 +107,7 @@ class Sender:
         self.metrics = metrics or ProducerMetrics()
         self.idempotence = idempotence
         self.transaction = transaction
-        self.stale_topics: set[str] = set()
+        self._stale: set[str] = set()
         self._rand = rand
         self._retry_policy = BackoffPolicy(
             initial=config.retry_backoff,
@@ -120,20 +136,22 @@ class Sender:
         """Records are queued that no Produce request carried yet."""
         return not self.accumulator.empty
 
-    def drain(self, now: float, leader_for: LeaderLookup) -> list[ProduceRequestPlan]:
-        """Produce requests to send now, at most one per broker per call."""
+    def drain(self, now: float, leaders: LeaderView) -> Drained:
+        """Produce requests to send now (at most one per broker per call), and the topics
+        whose metadata should be refreshed."""
+        stale, self._stale = self._stale, set()
         idem = self.idempotence
         txn = self.transaction
         if (txn is not None and txn.blocks_sending) or (idem is not None and not idem.ready):
-            return []
+            return Drained([], frozenset(stale))
         if idem is not None and idem.identity is not self._identity:
             self._restamp(idem)
         plans: dict[int, ProduceRequestPlan] = {}
         limit = self.config.max_in_flight_requests_per_connection
         for tp in list(self.accumulator.sendable(now)):
-            node = leader_for(tp[0], tp[1])
+            node = leaders.leader_id(tp[0], tp[1], now)
             if node is None or node < 0:
-                self.stale_topics.add(tp[0])
+                stale.add(tp[0])
                 continue
             plan = plans.get(node)
             if plan is None:
@@ -142,7 +160,8 @@ class Sender:
                 plan = plans[node] = ProduceRequestPlan(next(self._ids), node)
             if self._may_take(tp, plan):
                 self._take(tp, plan)
-        return [self._dispatch(plan, now) for plan in plans.values() if plan.batches]
+        sent = [self._dispatch(plan, now) for plan in plans.values() if plan.batches]
+        return Drained(sent, frozenset(stale))
 
     def _restamp(self, idem: IdempotenceState) -> None:
         """A new producer id or epoch: queued batches get new sequences when drained."""
@@ -208,7 +227,7 @@ class Sender:
         self._landed(plan, now)
         for tp, batch in plan.batches.items():
             if error.retriable:
-                self.stale_topics.add(tp[0])
+                self._stale.add(tp[0])
                 self._retry(batch, now, error)
             else:
                 self._fail(batch, error)
@@ -241,7 +260,7 @@ class Sender:
         else:
             error = error_for_code(code, result.error_message)
             if code in _STALE_METADATA:
-                self.stale_topics.add(batch.topic)
+                self._stale.add(batch.topic)
             if error.retriable:
                 self._retry(batch, now, error)
             else:

@@ -504,9 +504,6 @@ class TransactionManager:
         )
         self._steps.insert(index, _Step(StepKind.ADD_PARTITIONS, partitions=tuple(new)))
 
-    def _queued(self, kind: StepKind) -> _Step | None:
-        return next((s for s in self._steps if s.kind is kind), None)
-
     def _abortable(self, error: KrafkaError) -> None:
         if (self.state, TxnEvent.ABORTABLE_ERROR) in TRANSITIONS:
             first = self.state is not TxnState.ABORTABLE_ERROR

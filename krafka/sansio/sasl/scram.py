@@ -47,6 +47,12 @@ class _Step(Enum):
     FAILED = 4
 
 
+def salted_password(hash: ScramHash, password: Secret, salt: bytes, iterations: int) -> bytes:
+    """SaltedPassword := Hi(Normalize(password), salt, i) (RFC 5802): what a client proves it
+    knows, and what a broker stores for a SCRAM user."""
+    return hashlib.pbkdf2_hmac(hash.digest, password.reveal_bytes(), salt, iterations)
+
+
 def _saslname(username: str) -> str:
     return username.replace("=", "=3D").replace(",", "=2C")
 
@@ -153,9 +159,7 @@ class ScramMechanism:
             raise AuthenticationError("SCRAM: server nonce does not extend the client nonce")
         iterations = self._iterations(iterations_text)
         salt = _b64decode(salt_b64, "salt")
-        self._salted = hashlib.pbkdf2_hmac(
-            self._hash.digest, self._password.reveal_bytes(), salt, iterations
-        )
+        self._salted = salted_password(self._hash, self._password, salt, iterations)
         without_proof = f"c={base64.b64encode(_GS2_HEADER.encode()).decode()},r={nonce}"
         self._auth_message = ",".join(
             (self._client_first_bare, server_first, without_proof)

@@ -50,6 +50,13 @@ def produce_response(results: Mapping[tuple[str, int], tuple[int, int]]) -> Any:
     return ProduceResponse.decode(response.encode(PRODUCE_VERSION), PRODUCE_VERSION)
 
 
+class Leaders(dict[tuple[str, int], "int | None"]):
+    """A fake cluster's leaders (partitions not listed are led by broker 1)."""
+
+    def leader_id(self, topic: str, partition: int, now: float) -> int | None:
+        return self.get((topic, partition), 1)
+
+
 class Harness:
     """The producer's sans-IO core with a fake single-broker cluster and a controllable clock;
     the transaction machine (producer ids, transactions) is driven by a scripted conversation."""
@@ -68,7 +75,9 @@ class Harness:
         self.sender = self.core.sender
         self.txn = self.core.transactions
         self.talk = Conversation(self.txn) if self.txn is not None else None
-        self.leaders: dict[tuple[str, int], int | None] = {}
+        self.leaders = Leaders()
+        #: The topics the last `drain` asked metadata for.
+        self.stale: frozenset[str] = frozenset()
         if self.txn is not None and identity is not None:
             self.grant_id(*identity)
 
@@ -146,7 +155,9 @@ class Harness:
         return handle
 
     def drain(self) -> list[ProduceRequestPlan]:
-        return self.sender.drain(self.now, lambda t, p: self.leaders.get((t, p), 1))
+        drained = self.sender.drain(self.now, self.leaders)
+        self.stale = drained.stale_topics
+        return drained.plans
 
     def answer(
         self,

@@ -38,7 +38,7 @@ def test_a_record_that_does_not_fit_seals_the_open_batch_first() -> None:
     acc.append("t", 0, rec(), 100, 0.0)
     acc.append("t", 0, rec(), 100, 0.0)
     result, handle = acc.append("t", 0, rec(), 100, 0.0)
-    assert result == SEALED and handle.index == 0
+    assert result == SEALED and handle.locate()[1] == 0
     first = acc.pop(TP)
     assert first.count == 2 and handle.batch is not first
 
@@ -78,12 +78,27 @@ def test_buffer_memory_back_pressure_counts_open_and_sealed_batches() -> None:
     assert acc.buffered == 0 and acc.has_room(600)
 
 
-def test_fits_checks_batch_and_buffer() -> None:
-    acc = make(buffer_memory=1000, batch_size=600)
-    acc.append("t", 0, rec(), 300, 0.0)
-    batch = acc.open_batches[TP]
-    assert acc.fits(batch, 300 - BATCH_OVERHEAD)
-    assert not acc.fits(batch, 301 - BATCH_OVERHEAD + 1)
+def test_append_open_fills_the_open_batch_and_seals_it_when_full() -> None:
+    acc = make(buffer_memory=10_000, batch_size=BATCH_OVERHEAD + 300)
+    value = b"x" * 79  # 100 bytes with the record overhead
+    assert acc.append_open("t", 0, None, value, None) == (None, False)  # no open batch
+    _, first = acc.append("t", 0, rec(b"a" * 79), 100, 0.0)
+    handle, sealed = acc.append_open("t", 0, None, b"b" * 79, None)
+    assert handle is not None and not sealed
+    assert handle.locate() == (first.batch, 1) and not first.batch.stamped
+    assert acc.append_open("t", 0, None, value + b"!", None) == (None, False)  # over the limit
+    assert acc.append_open("t", 7, None, b"", None) == (None, False)  # another partition
+    handle, sealed = acc.append_open("t", 0, b"k", b"c" * 78, 42)
+    assert handle is not None and sealed
+    assert handle.batch.state is BatchState.SEALED and TP not in acc.open_batches
+    assert acc.append_open("t", 0, None, b"", None) == (None, False)
+    batch = acc.pop(TP)
+    assert [(r.key, r.value[:1], r.timestamp) for r in batch.records] == [
+        (None, b"a", None),
+        (None, b"b", None),
+        (b"k", b"c", 42),
+    ]
+    assert batch.stamped and batch.size == BATCH_OVERHEAD + 300
 
 
 def test_retried_batches_go_back_in_front_in_their_original_order() -> None:

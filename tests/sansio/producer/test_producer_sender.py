@@ -81,7 +81,7 @@ def test_unknown_leader_asks_for_metadata_and_waits() -> None:
     h.leaders[TP] = None
     h.send(b"a")
     assert h.drain() == []
-    assert h.sender.stale_topics == {"t"}
+    assert h.stale == {"t"}
     h.leaders[TP] = 3
     (plan,) = h.drain()
     assert plan.node_id == 3
@@ -93,8 +93,9 @@ def test_not_leader_retries_the_same_bytes_after_backoff_and_refreshes_metadata(
     (plan,) = h.drain()
     payload = plan.batches[TP].payload
     h.answer(plan, NOT_LEADER)
-    assert "t" in h.sender.stale_topics and not handle.done
+    assert not handle.done
     assert h.drain() == []  # backing off (0.01 s with jitter 0.5 -> exactly 0.01)
+    assert h.stale == {"t"}  # and the metadata of "t" should be refreshed
     h.advance(0.011)
     h.leaders[TP] = 2
     (retry,) = h.drain()

@@ -6,6 +6,7 @@ import itertools
 from typing import Any
 
 import pytest
+from _producer_scripted import Leaders
 
 from krafka.codec import Record
 from krafka.errors import (
@@ -115,7 +116,7 @@ class Txn:
         return handle
 
     def drain(self) -> list[Any]:
-        return self.core.sender.drain(self.now, lambda t, p: 1)
+        return self.core.sender.drain(self.now, Leaders()).plans
 
     def add_partitions(self, *tps: TopicPartition, code: int = 0) -> SendRequest[Any]:
         sent = self.talk.expect(AddPartitionsToTxnRequest)

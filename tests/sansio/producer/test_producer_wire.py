@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from _producer_scripted import Leaders
+
 from krafka.codec import Record, decode_batches
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
@@ -31,7 +33,7 @@ def test_produce_request_round_trips_at_every_record_batch_version() -> None:
     acc = RecordAccumulator(config)
     acc.append("a", 1, Record(0, 1, b"k", b"v", [("h", b"1")]), 30, 0.0)
     acc.append("b", 0, Record(0, 2, None, None, ()), 30, 0.0)
-    (plan,) = Sender(config, acc).drain(0.0, lambda t, p: 0)
+    (plan,) = Sender(config, acc).drain(0.0, Leaders()).plans
     request = wire.produce_request(plan, config)
     for version in range(3, 12):
         back = ProduceRequest.decode(request.encode(version), version)

@@ -1,0 +1,70 @@
+# cython: language_level=3
+"""The compiled `DeliveryHandle`: `krafka.io.producer_handle.PureDeliveryHandle` in a type the
+garbage collector does not track.
+
+A producer confirming every record keeps one handle per record; tracked, hundreds of thousands
+of them make every full GC pass walk them all. This type holds the same two references
+(`batch`, `index`) and does the same things through the same Python functions (given by
+`configure`, which `krafka.io.producer_handle` calls on import). Untracked is safe because no
+reference cycle runs through a handle: nothing a batch references holds a handle beyond the
+batch's completion (waiters are woken and dropped then; delivery errors are raised as fresh
+copies, so a stored error never holds the frame of a task that awaited it).
+"""
+
+cimport cython
+
+cdef object _await_delivery = None
+cdef object _wait_delivery = None
+cdef object _locate = None
+cdef object _result_of = None
+cdef object _describe = None
+
+
+def configure(await_delivery, wait_delivery, locate, result_of, describe):
+    """The Python functions every handle method delegates to."""
+    global _await_delivery, _wait_delivery, _locate, _result_of, _describe
+    _await_delivery = await_delivery
+    _wait_delivery = wait_delivery
+    _locate = locate
+    _result_of = result_of
+    _describe = describe
+
+
+@cython.no_gc
+@cython.final
+@cython.freelist(256)
+cdef class DeliveryHandle:
+    """A record on its way; `await` it for its `RecordMetadata` (or its delivery error)."""
+
+    cdef readonly object batch
+    cdef readonly Py_ssize_t index
+
+    def __cinit__(self, object batch, Py_ssize_t index):
+        self.batch = batch
+        self.index = index
+
+    def __await__(self):
+        return _await_delivery(self)
+
+    def wait(self):
+        """Wait for the delivery (what `await handle` does)."""
+        return _wait_delivery(self)
+
+    def locate(self):
+        """The batch (and position) holding the record now (after a split: one half)."""
+        return _locate(self.batch, self.index)
+
+    @property
+    def done(self):
+        return _locate(self.batch, self.index)[0].done
+
+    def exception(self):
+        """The delivery error, or None (also while still pending)."""
+        return _locate(self.batch, self.index)[0].error
+
+    def result(self):
+        """The delivery result; raises the delivery error. Only valid once `done`."""
+        return _result_of(self.batch, self.index)
+
+    def __repr__(self):
+        return _describe(self, "DeliveryHandle")

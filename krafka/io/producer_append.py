@@ -1,0 +1,108 @@
+"""The producer's general path into the accumulator, taken whenever `Producer.send`'s fast path
+(`RecordAccumulator.append_open`) cannot be: interceptors, the transaction's state, the topic's
+metadata (waiting for it at most `max_block`), partitioning, headers, buffer back-pressure and
+opening batches."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import anyio
+
+from krafka.codec import Record
+from krafka.errors import KafkaTimeoutError, KrafkaError
+from krafka.io.client import KafkaClient
+from krafka.io.producer_handle import DeliveryHandle, Hooks, ProducerRecord
+from krafka.io.producer_sender import SenderLoop
+from krafka.io.producer_txn import Transactions
+from krafka.sansio.partitioner import Partitioner
+from krafka.sansio.producer.accumulator import SEALED
+from krafka.sansio.producer.record import Header, estimate_size
+
+_monotonic = time.monotonic
+_wall = time.time
+
+
+class Appender:
+    """Checks, partitions and appends one record; `partition_count` waits for metadata."""
+
+    def __init__(
+        self,
+        client: KafkaClient,
+        loop: SenderLoop,
+        partitioner: Partitioner,
+        hooks: Hooks,
+        transactions: Transactions | None,
+        max_block: float,
+    ) -> None:
+        self.client = client
+        self.loop = loop
+        self.accumulator = loop.accumulator
+        self.partitioner = partitioner
+        self.hooks = hooks
+        self.transactions = transactions
+        self.max_block = max_block
+        #: Partition counts of known topics, kept by the client's metadata (a live dict).
+        self.partitions = client.metadata.partition_counts
+
+    async def append(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        headers: Sequence[Header] | None,
+        partition: int | None,
+        timestamp: int | None,
+    ) -> DeliveryHandle:
+        if self.hooks.interceptors:
+            record = self.hooks.on_send(
+                ProducerRecord(topic, value, key, headers or (), partition, timestamp)
+            )
+            topic, value, key, headers = record.topic, record.value, record.key, record.headers
+            partition, timestamp = record.partition, record.timestamp
+        if self.transactions is not None:
+            self.transactions.machine.check_can_send()
+        count = self.partitions.get(topic) or await self.partition_count(topic)
+        if self.loop.error is not None:  # also: closed while waiting for metadata
+            raise self.loop.error
+        if partition is None:
+            partition = self.partitioner.partition(topic, key, count)
+        elif not 0 <= partition < count:
+            raise ValueError(f"{topic!r} has {count} partitions, not {partition + 1}")
+        hdrs = list(headers) if headers else ()
+        size = estimate_size(key, value, hdrs)
+        if not self.accumulator.has_room(size):
+            await self.loop.wait_for_room(size, self.max_block)
+        appended, handle = self.accumulator.append(
+            topic, partition, Record(0, timestamp, key, value, hdrs), size, _monotonic(),
+            int(_wall() * 1000),
+        )  # fmt: skip
+        if appended == SEALED:
+            await self.loop.sealed()
+        elif appended:
+            self.loop.wake()
+        return handle  # type: ignore[return-value]
+
+    async def partition_count(self, topic: str) -> int:
+        """The number of partitions of `topic`, fetching metadata (at most `max_block` s)."""
+        try:
+            with anyio.fail_after(self.max_block):
+                while True:
+                    try:
+                        ids = await self.client.partitions_for(topic)
+                    except KrafkaError as exc:
+                        if not exc.retriable:
+                            raise
+                        ids = []
+                    if ids:
+                        return len(ids)
+                    await anyio.sleep(self.loop.config.retry_backoff)
+        except TimeoutError:
+            raise KafkaTimeoutError(
+                f"no metadata for topic {topic!r} within max_block={self.max_block}s"
+            ) from None
+
+    def on_seal(self, topic: str, partition: int) -> None:
+        """Accumulator hook: a batch filled up (the sticky partitioner moves on)."""
+        self.partitioner.on_batch_sealed(topic, partition, self.partitions.get(topic, 1))

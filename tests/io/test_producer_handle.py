@@ -1,0 +1,116 @@
+"""The delivery handle, compiled and pure, against the same batches: results, errors, waiting,
+splits; and the compiled one stays out of the garbage collector's way."""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+import anyio
+import pytest
+
+from krafka.codec import Record
+from krafka.errors import KafkaTimeoutError, KrafkaError
+from krafka.io.producer_handle import Hooks, implementations
+from krafka.sansio.producer.batch import ProducerBatch
+from krafka.sansio.producer.record import RecordMetadata
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
+
+IMPLEMENTATIONS = implementations()
+
+
+@pytest.fixture(params=sorted(IMPLEMENTATIONS))
+def handle_type(request: pytest.FixtureRequest) -> Any:
+    return IMPLEMENTATIONS[request.param]
+
+
+def make_batch(*timestamps: int | None) -> ProducerBatch:
+    batch = ProducerBatch("t", 3, 0.0, 1)
+    batch.created_ms = 1_700_000_000_000
+    batch.on_done = Hooks((), lambda: None).batch_done
+    for ts in timestamps:
+        batch.add(Record(0, ts, None, b"v", ()), 22)
+    return batch
+
+
+async def test_a_delivered_record_gives_its_metadata_at_once(handle_type: Any) -> None:
+    batch = make_batch(None, 42, None)
+    handles = [handle_type(batch, i) for i in range(3)]
+    assert not handles[0].done and handles[0].exception() is None
+    batch.complete(100)
+    metas = [await h for h in handles]
+    assert metas == [
+        RecordMetadata("t", 3, 100, 1_700_000_000_000),
+        RecordMetadata("t", 3, 101, 42),  # its own timestamp
+        RecordMetadata("t", 3, 102, 1_700_000_000_000),
+    ]
+    assert handles[1].result() == metas[1] and handles[1].done
+    assert repr(handles[2]) == "<DeliveryHandle t-3 #2 done>"
+    log_append = make_batch(None)
+    log_append.complete(-1, log_append_time=55)  # acks=0 has no offset; LogAppendTime wins
+    assert await handle_type(log_append, 0) == RecordMetadata("t", 3, -1, 55)
+
+
+async def test_a_failed_record_raises_a_fresh_copy_of_the_batch_error(handle_type: Any) -> None:
+    batch = make_batch(None, None)
+    cause = KrafkaError("the broker went away")
+    error = KafkaTimeoutError("t-3: not delivered within delivery_timeout")
+    error.__cause__ = cause
+    batch.fail(error)
+    raised = []
+    for handle in (handle_type(batch, 0), handle_type(batch, 1)):
+        with pytest.raises(KafkaTimeoutError, match="delivery_timeout") as info:
+            await handle
+        raised.append(info.value)
+        assert info.value.__cause__ is cause
+    with pytest.raises(KafkaTimeoutError):
+        handle_type(batch, 0).result()
+    assert raised[0] is not raised[1] and error not in raised
+    assert error.__traceback__ is None  # the stored error never references a waiter's frame
+    assert handle_type(batch, 1).exception() is error
+
+
+async def test_awaiting_a_pending_record_waits_for_its_batch(handle_type: Any) -> None:
+    batch = make_batch(None, None)
+    got: list[RecordMetadata] = []
+
+    async def waiter(index: int) -> None:
+        got.append(await handle_type(batch, index))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiter, 0)
+            tg.start_soon(waiter, 1)
+            await anyio.sleep(0.01)
+            assert got == [] and batch.waiter is not None
+            batch.complete(7)
+    assert sorted(m.offset for m in got) == [7, 8] and batch.waiter is None
+
+
+async def test_a_handle_follows_its_record_into_a_half_after_a_split(handle_type: Any) -> None:
+    batch = make_batch(None, None, None, None)
+    handle = handle_type(batch, 3)
+    first, second = batch.split()
+    assert handle.locate() == (second, 1)
+    result: list[RecordMetadata] = []
+
+    async def waiter() -> None:
+        result.append(await handle)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiter)
+            await anyio.sleep(0.01)
+            first.complete(10)
+            await anyio.sleep(0.01)
+            assert not result
+            second.complete(20)
+    assert result == [RecordMetadata("t", 3, 21, 1_700_000_000_000)]
+
+
+def test_compiled_handles_are_not_tracked_by_the_garbage_collector() -> None:
+    compiled = IMPLEMENTATIONS.get("compiled")
+    if compiled is None:
+        pytest.skip("the compiled extensions are not built (KRAFKA_NO_EXTENSIONS?)")
+    assert not gc.is_tracked(compiled(make_batch(None), 0))
