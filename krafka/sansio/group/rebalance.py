@@ -19,6 +19,7 @@ from krafka.errors import (
     InconsistentGroupProtocolError,
     InvalidStateError,
     KrafkaError,
+    RemoteProtocolError,
     UnsupportedVersionError,
     error_for_code,
 )
@@ -206,7 +207,8 @@ class Rebalance:
         self._sync_due, self._leader = False, None
         self.core.link.on_connection_failure()
         self.core.request_rejoin(f"{type(error).__name__}: {error}")
-        if error.retriable:
+        if error.retriable or isinstance(error, RemoteProtocolError):
+            # an answer that could not be read ends this round like a lost connection does
             self.backoff.failed(now, self.core.rand)
         else:
             self.core.fail(error)

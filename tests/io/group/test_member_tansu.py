@@ -5,80 +5,18 @@ the io Consumer integrates the member elsewhere."""
 
 from __future__ import annotations
 
-import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from _group_apps import App, CooperativeBalance, EagerRoundRobin, wait_until
 
 from krafka.io.client import KafkaClient
-from krafka.io.driver import MachineDriver
-from krafka.sansio.group import (
-    AssignPartitions,
-    CommitPositions,
-    GroupConfig,
-    GroupFailed,
-    GroupMember,
-    MetadataNeeded,
-)
+from krafka.sansio.group import AssignPartitions
 from krafka.structs import OffsetAndMetadata, TopicPartition
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sansio" / "group"))
-from _assignors import CooperativeBalance, EagerRoundRobin
-
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(90)]
-
-
-class App:
-    """One member with its driver and a stand-in application loop that polls and runs a
-    listener that does nothing but answer."""
-
-    def __init__(self, client: KafkaClient, group: str, topic: str, assignor: Any) -> None:
-        self.client = client
-        self.topic = topic
-        config = GroupConfig(
-            group_id=group,
-            session_timeout=3.0,
-            heartbeat_interval=0.5,
-            enable_auto_commit=False,
-        )
-        self.member = GroupMember(config, [assignor])
-        self.events: list[Any] = []
-        self.driver = MachineDriver(client, self.member, on_event=self.events.append)
-        self.steps: list[Any] = []
-        self.failures: list[Any] = []
-
-    async def metadata(self, topics: list[str]) -> None:
-        meta = await self.client.refresh_metadata(topics)
-        counts = {t: len(meta.partitions_for(t)) for t in topics if meta.partitions_for(t)}
-        self.member.update_metadata(counts, anyio.current_time())
-
-    async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        await self.metadata([self.topic])
-        self.member.subscribe([self.topic], anyio.current_time())
-        task_status.started()
-        while True:
-            self.member.poll(anyio.current_time())
-            while self.events:
-                event = self.events.pop(0)
-                if isinstance(event, MetadataNeeded):
-                    await self.metadata(sorted(event.topics or {self.topic}))
-                elif isinstance(event, GroupFailed):
-                    self.failures.append(event.error)
-                elif hasattr(event, "step"):
-                    self.steps.append(event)
-                    offsets = {} if isinstance(event, CommitPositions) else None
-                    self.member.listener_done(event.step, anyio.current_time(), offsets)
-            self.driver.wake()
-            await anyio.sleep(0.05)
-
-
-async def wait_until(condition: Any, timeout: float = 40) -> None:
-    with anyio.fail_after(timeout):
-        while not condition():
-            await anyio.sleep(0.05)
 
 
 @pytest.mark.parametrize("cooperative", [False, True], ids=["eager", "cooperative"])
