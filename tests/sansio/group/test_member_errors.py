@@ -431,3 +431,15 @@ def test_not_authorized_to_find_the_coordinator_is_raised_once_per_poll() -> Non
     m.advance(0.5)
     m.find_coordinator(code=C.GROUP_AUTHORIZATION_FAILED)
     assert len(failures(m)) == 1
+
+
+def test_an_unreadable_sync_group_answer_ends_the_round_like_a_lost_connection() -> None:
+    from krafka.errors import RemoteProtocolError
+
+    m = Member()
+    sync = to_sync(m)
+    m.talk.fail(sync, RemoteProtocolError("SyncGroupResponse v3: assignment: null bytes"))
+    assert not failures(m)
+    m.find_coordinator()
+    m.advance(0.1)
+    m.join_request()
