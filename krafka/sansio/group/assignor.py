@@ -14,7 +14,7 @@ configured assignor supports (Java's rule): COOPERATIVE only when all of them ca
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Final, Protocol
@@ -74,7 +74,12 @@ class PartitionAssignor(Protocol):
 
     def supported_protocols(self) -> Sequence[RebalanceProtocol]: ...
 
-    def subscription_user_data(self, topics: frozenset[str]) -> bytes | None: ...
+    def subscription_user_data(
+        self, topics: Collection[str], owned: Sequence[TopicPartition], generation: int
+    ) -> bytes | None:
+        """The bytes sent with the subscription, given the member's last assignment and its
+        generation (-1 if none): sticky assignors carry it for stickiness."""
+        ...
 
     def assign(
         self, cluster: Cluster, subscriptions: Mapping[str, Subscription]

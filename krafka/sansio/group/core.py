@@ -60,6 +60,9 @@ class MemberCore:
     #: The generation whose assignment was last applied (Java's groupMetadata): what
     #: transactional offset commits carry, so a fenced member's are refused.
     applied: Generation = NO_GENERATION
+    #: The partitions assigned in that generation (sticky assignors' user data), kept after
+    #: they were revoked or lost.
+    last_assigned: Partitions = frozenset()
     owned: Partitions = frozenset()
     rejoin_needed: bool = True
     rejoin_reason: str = "initial join"

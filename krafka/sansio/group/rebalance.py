@@ -129,13 +129,16 @@ class Rebalance:
         """Java's ConsumerCoordinator.metadata(): one subscription per assignor."""
         core = self.core
         topics = core.subscription.joining()
+        last_assigned = tuple(sorted(core.last_assigned))
         return [
             (
                 assignor.name,
                 encode_subscription(
                     Subscription(
                         topics=tuple(sorted(topics)),
-                        user_data=assignor.subscription_user_data(topics),
+                        user_data=assignor.subscription_user_data(
+                            topics, last_assigned, core.applied.generation_id
+                        ),
                         owned_partitions=tuple(sorted(core.owned)),
                         generation_id=core.generation.generation_id,
                         rack_id=core.config.client_rack,

@@ -4,7 +4,7 @@ KIP-429 asks). They are public `PartitionAssignor`s like any custom one."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from krafka.sansio.group.assignor import (
     Assignment,
@@ -25,11 +25,15 @@ class EagerRoundRobin:
 
     def __init__(self) -> None:
         self.assignments: list[tuple[Assignment, int]] = []
+        self.user_data_asked: list[tuple[frozenset[str], tuple[TopicPartition, ...], int]] = []
 
     def supported_protocols(self) -> Sequence[RebalanceProtocol]:
         return [RebalanceProtocol.EAGER]
 
-    def subscription_user_data(self, topics: frozenset[str]) -> bytes | None:
+    def subscription_user_data(
+        self, topics: Collection[str], owned: Sequence[TopicPartition], generation: int
+    ) -> bytes | None:
+        self.user_data_asked.append((frozenset(topics), tuple(owned), generation))
         return None
 
     def assign(

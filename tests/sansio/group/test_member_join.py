@@ -313,3 +313,24 @@ def test_group_metadata_names_the_generation_whose_assignment_was_applied() -> N
     m.answer(assign)
     m.heartbeat(ErrorCode.UNKNOWN_MEMBER_ID)
     assert m.member.group_metadata().generation_id == 4  # a fenced member's stay refused
+
+
+def test_assignors_hear_the_last_assignment_for_their_user_data() -> None:
+    """Eager sticky assignors keep stickiness through user data: the last assignment and its
+    generation are passed even after an eager revocation emptied what the member owns."""
+    assignor = EagerRoundRobin()
+    m = Member([assignor])
+    m.topics(t=2)
+    m.start("t")
+    m.join_as_follower(tps("t-0", "t-1"), generation=5)
+    assert assignor.user_data_asked[-1] == (frozenset({"t"}), (), -1)
+    m.heartbeat(ErrorCode.REBALANCE_IN_PROGRESS)
+    m.poll()
+    m.answer(m.expect_step(RevokePartitions))
+    _, request = m.join_request()
+    assert m.subscription_sent(request).owned_partitions == ()
+    assert assignor.user_data_asked[-1] == (
+        frozenset({"t"}),
+        (TopicPartition("t", 0), TopicPartition("t", 1)),
+        5,
+    )
