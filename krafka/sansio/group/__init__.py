@@ -20,8 +20,10 @@
   `AutoCommitDone(offsets, error)`.
 * **Reads**: `assignment()`, `group_metadata()`, `state`, `generation`, `closed`.
 
-`OffsetClient` and `StandaloneOffsets` commit and fetch offsets for a consumer that assigns
-its partitions itself but names a group.
+`assignors` holds the partition assignors (`PartitionAssignor`, `assignors_for`) and
+`consumer_protocol` the subscription and assignment bytes they speak. `OffsetClient` and
+`StandaloneOffsets` commit and fetch offsets for a consumer that assigns its partitions itself
+but names a group.
 """
 
 from krafka.sansio.group.config import GroupConfig

@@ -18,7 +18,11 @@ from typing import Any, TypeVar
 from krafka.errors import InvalidStateError, KrafkaError
 from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.coordinator import CoordinatorLink, CoordinatorType
-from krafka.sansio.group.assignor import PartitionAssignor, RebalanceProtocol, rebalance_protocol
+from krafka.sansio.group.assignors import (
+    PartitionAssignor,
+    RebalanceProtocol,
+    choose_rebalance_protocol,
+)
 from krafka.sansio.group.config import GroupConfig
 from krafka.sansio.group.events import (
     AssignPartitions,
@@ -82,7 +86,7 @@ class MemberCore:
 
     def __post_init__(self) -> None:
         config = self.config
-        self.protocol = rebalance_protocol(self.assignors)
+        self.protocol = choose_rebalance_protocol(self.assignors)
         self.backoff = BackoffPolicy(
             initial=config.retry_backoff, maximum=config.retry_backoff_max, max_retries=None
         )

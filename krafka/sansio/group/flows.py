@@ -22,8 +22,9 @@ from typing import Any
 from krafka.errors import InvalidStateError, KrafkaError, error_for_code
 from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.actions import Completed, Failed, SendRequest
-from krafka.sansio.group.assignor import Assignment, RebalanceProtocol, decode_assignment
+from krafka.sansio.group.assignors import Assignment, RebalanceProtocol
 from krafka.sansio.group.commits import MemberCommits
+from krafka.sansio.group.consumer_protocol import decode_assignment
 from krafka.sansio.group.core import MemberCore, log
 from krafka.sansio.group.events import (
     AssignPartitions,

@@ -10,24 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
 
 from krafka.errors import InvalidStateError, KrafkaError
 from krafka.protocol.messages.join_group_response import JoinGroupResponseMember
-from krafka.sansio.group.assignor import (
+from krafka.sansio.group.assignors import (
     Assignment,
     Cluster,
     PartitionAssignor,
     RebalanceProtocol,
     Subscription,
-    decode_subscription,
-    encode_assignment,
+    validate_leader_assignment,
 )
-from krafka.structs import TopicPartition
-
-#: Java trusts its own cooperative-sticky assignor (it weighs claims by generation, which the
-#: plain ownership check below would misread) and validates every other cooperative one.
-TRUSTED_COOPERATIVE: Final = frozenset({"cooperative-sticky"})
+from krafka.sansio.group.consumer_protocol import decode_subscription, encode_assignment
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,37 +66,10 @@ def assign(
         raise InvalidStateError(f"assignor {assignor.name!r} assigned unknown members {unknown}")
     for member in subs:
         result.setdefault(member, Assignment(()))
-    if protocol is RebalanceProtocol.COOPERATIVE and assignor.name not in TRUSTED_COOPERATIVE:
-        validate_cooperative(assignor.name, subs, result)
+    validate_leader_assignment(assignor, protocol, subs, result)
     return LeaderAssignment(
         {member: encode_assignment(a) for member, a in result.items()}, group_topics(subs)
     )
 
 
-def validate_cooperative(
-    name: str, subs: Mapping[str, Subscription], result: Mapping[str, Assignment]
-) -> None:
-    """No partition may be added to one member while another member still gives it up."""
-    added: set[TopicPartition] = set()
-    revoked: set[TopicPartition] = set()
-    for member, assignment in result.items():
-        owned = set(subs[member].owned_partitions)
-        now = set(assignment.partitions)
-        added |= now - owned
-        revoked |= owned - now
-    moved = sorted(added & revoked)
-    if moved:
-        raise InvalidStateError(
-            f"assignor {name!r} violates the COOPERATIVE protocol: it reassigned partitions "
-            f"{[str(tp) for tp in moved]} that other members still own"
-        )
-
-
-__all__ = [
-    "TRUSTED_COOPERATIVE",
-    "LeaderAssignment",
-    "assign",
-    "group_topics",
-    "subscriptions",
-    "validate_cooperative",
-]
+__all__ = ["LeaderAssignment", "assign", "group_topics", "subscriptions"]

@@ -24,7 +24,7 @@ from typing import Any
 from krafka.errors import InvalidStateError, KrafkaError
 from krafka.sansio.actions import Completed, SendRequest
 from krafka.sansio.coordinator import CoordinatorState
-from krafka.sansio.group.assignor import PartitionAssignor, RebalanceProtocol
+from krafka.sansio.group.assignors import PartitionAssignor, RebalanceProtocol
 from krafka.sansio.group.commits import MemberCommits
 from krafka.sansio.group.config import GroupConfig
 from krafka.sansio.group.core import MemberCore

@@ -29,7 +29,8 @@ from krafka.protocol.messages.join_group_response import JoinGroupResponseMember
 from krafka.sansio.actions import SendRequest
 from krafka.sansio.backoff import Backoff
 from krafka.sansio.group import leader, wire
-from krafka.sansio.group.assignor import PartitionAssignor, Subscription, encode_subscription
+from krafka.sansio.group.assignors import PartitionAssignor, Subscription, lookup_assignor
+from krafka.sansio.group.consumer_protocol import encode_subscription
 from krafka.sansio.group.core import MemberCore, log
 from krafka.sansio.group.error_tables import JOIN_GROUP, SYNC_GROUP, Action, action
 from krafka.sansio.group.events import MetadataNeeded
@@ -187,11 +188,9 @@ class Rebalance:
         return version == work.asked_metadata_version and now < work.wait_until
 
     def assignor(self, name: str | None = None) -> PartitionAssignor:
+        """The configured assignor the coordinator chose (`InvalidStateError` if none)."""
         wanted = name if name is not None else self.core.generation.protocol_name
-        for assignor in self.core.assignors:
-            if assignor.name == wanted:
-                return assignor
-        raise InvalidStateError(f"the coordinator chose assignor {wanted!r}, not one of ours")
+        return lookup_assignor(self.core.assignors, wanted or "")
 
     # -- answers --------------------------------------------------------------------------------
 

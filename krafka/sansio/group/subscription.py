@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from krafka.sansio.group.assignor import Cluster
+from krafka.sansio.group.assignors import Cluster
 from krafka.structs import TopicPartition
 
 #: Never matched by a pattern (Java's exclude.internal.topics).

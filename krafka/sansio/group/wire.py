@@ -23,9 +23,9 @@ from krafka.protocol.messages import (
 from krafka.protocol.messages.leave_group_request import MemberIdentity
 from krafka.sansio.actions import Versioned
 from krafka.sansio.group.config import GroupConfig
+from krafka.sansio.group.consumer_protocol import PROTOCOL_TYPE
 from krafka.sansio.group.state import Generation
 
-PROTOCOL_TYPE: Final = "consumer"
 #: Java adds this to the rebalance timeout for JoinGroup's own request timeout.
 JOIN_GROUP_TIMEOUT_LAPSE: Final = 5.0
 MAX_REASON: Final = 255

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from _assignors import CooperativeBalance, EagerRoundRobin
 
 from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
@@ -97,4 +96,4 @@ async def wait_until(condition: Any, timeout: float = 40) -> None:
             await anyio.sleep(0.05)
 
 
-__all__ = ["App", "CooperativeBalance", "EagerRoundRobin", "LeaderSyncsLast", "wait_until"]
+__all__ = ["App", "LeaderSyncsLast", "wait_until"]

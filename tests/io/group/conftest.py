@@ -1,4 +1,4 @@
-"""Makes `_group_apps` and the sans-IO tests' `_assignors` importable (import-mode=importlib)."""
+"""Makes `_group_apps` importable (import-mode=importlib)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,5 @@ import sys
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
-for path in (_HERE, _HERE.parents[1] / "sansio" / "group"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
+if str(_HERE) not in sys.path:
+    sys.path.insert(0, str(_HERE))

@@ -9,11 +9,12 @@ from typing import Any
 
 import anyio
 import pytest
-from _group_apps import App, CooperativeBalance, LeaderSyncsLast, wait_until
+from _group_apps import App, LeaderSyncsLast, wait_until
 
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ApiKey
 from krafka.sansio.group import MemberState
+from krafka.sansio.group.assignors import CooperativeStickyAssignor
 from krafka.structs import OffsetAndMetadata, TopicPartition
 from krafka.testing.mockcluster import MockCluster, MockFault
 
@@ -44,8 +45,8 @@ async def test_coordinator_moves_and_coordinator_errors(
         LeaderSyncsLast(cluster.bootstrap_servers) as c2,
         anyio.create_task_group() as tg,
     ):
-        first = App(c1, GROUP, TOPIC, CooperativeBalance(), session_timeout=3.0)
-        second = App(c2, GROUP, TOPIC, CooperativeBalance(), session_timeout=3.0)
+        first = App(c1, GROUP, TOPIC, CooperativeStickyAssignor(), session_timeout=3.0)
+        second = App(c2, GROUP, TOPIC, CooperativeStickyAssignor(), session_timeout=3.0)
         for app in (first, second):
             await tg.start(app.driver.run)
             await tg.start(app.run)
@@ -84,7 +85,11 @@ async def test_coordinator_moves_and_coordinator_errors(
         )
         cluster.push_request_errors(ApiKey.SYNC_GROUP, MockFault.DISCONNECT)
         third = App(
-            LeaderSyncsLast(cluster.bootstrap_servers), GROUP, TOPIC, CooperativeBalance(), 3.0
+            LeaderSyncsLast(cluster.bootstrap_servers),
+            GROUP,
+            TOPIC,
+            CooperativeStickyAssignor(),
+            3.0,
         )
         async with third.client:
             await tg.start(third.driver.run)

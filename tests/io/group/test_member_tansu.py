@@ -10,10 +10,11 @@ from typing import Any
 
 import anyio
 import pytest
-from _group_apps import App, CooperativeBalance, EagerRoundRobin, wait_until
+from _group_apps import App, wait_until
 
 from krafka.io.client import KafkaClient
 from krafka.sansio.group import AssignPartitions
+from krafka.sansio.group.assignors import CooperativeStickyAssignor, RangeAssignor
 from krafka.structs import OffsetAndMetadata, TopicPartition
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(90)]
@@ -22,7 +23,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(90)]
 @pytest.mark.parametrize("cooperative", [False, True], ids=["eager", "cooperative"])
 async def test_two_members_share_commit_and_hand_over(broker: Any, cooperative: bool) -> None:
     group, topic = f"g-{uuid.uuid4().hex[:8]}", f"t-{uuid.uuid4().hex[:8]}"
-    factory = CooperativeBalance if cooperative else EagerRoundRobin
+    factory = CooperativeStickyAssignor if cooperative else RangeAssignor
     async with (
         KafkaClient(broker.bootstrap_servers) as c1,
         KafkaClient(broker.bootstrap_servers) as c2,

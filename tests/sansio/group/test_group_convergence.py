@@ -19,6 +19,11 @@ from krafka.sansio.group import (
     MemberState,
     RevokePartitions,
 )
+from krafka.sansio.group.assignors import (
+    CooperativeStickyAssignor,
+    RangeAssignor,
+    StickyAssignor,
+)
 from krafka.structs import TopicPartition
 
 PARTITIONS = frozenset(TopicPartition("t", p) for p in range(12))
@@ -100,7 +105,14 @@ class Group:
         pytest.fail(f"no convergence: {[(m.state, len(m.assignment())) for m in self.members]}")
 
 
-ASSIGNORS = {"eager": EagerRoundRobin, "cooperative": CooperativeBalance}
+ASSIGNORS: dict[str, Factory] = {
+    "range": RangeAssignor,
+    "sticky": StickyAssignor,
+    "cooperative-sticky": CooperativeStickyAssignor,
+    "custom-eager": EagerRoundRobin,
+    "custom-cooperative": CooperativeBalance,
+}
+COOPERATIVE = {"cooperative-sticky", "custom-cooperative"}
 
 
 @pytest.mark.parametrize("protocol", sorted(ASSIGNORS))
@@ -130,7 +142,7 @@ def test_a_third_member_joining_then_one_leaving(protocol: str) -> None:
         )
         for m in (first, second)
     }
-    if protocol == "cooperative":
+    if protocol in COOPERATIVE:
         for m in (first, second):
             kept = before[id(m)] & m.assignment()
             assert not kept & revoked[id(m)], "a retained partition was revoked"

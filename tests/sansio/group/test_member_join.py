@@ -161,7 +161,8 @@ def test_cooperative_member_keeps_its_partitions_and_revokes_only_what_moves() -
 
 def test_the_rebalance_protocol_is_the_highest_all_assignors_support() -> None:
     from krafka.errors import ConfigError
-    from krafka.sansio.group.assignor import RebalanceProtocol, rebalance_protocol
+    from krafka.sansio.group.assignors import RebalanceProtocol
+    from krafka.sansio.group.assignors import choose_rebalance_protocol as rebalance_protocol
 
     assert rebalance_protocol([CooperativeBalance()]) is RebalanceProtocol.COOPERATIVE
     assert rebalance_protocol([CooperativeBalance(), EagerRoundRobin()]) is RebalanceProtocol.EAGER
@@ -218,7 +219,7 @@ def test_leader_refuses_a_cooperative_assignment_that_moves_owned_partitions() -
 
 
 def test_the_leader_passes_replica_racks_to_its_assignor() -> None:
-    from krafka.sansio.group.assignor import Cluster
+    from krafka.sansio.group.assignors import Cluster
 
     seen: list[Cluster] = []
 
@@ -243,7 +244,7 @@ def test_the_leader_passes_replica_racks_to_its_assignor() -> None:
 def test_an_assignor_that_names_unknown_members_is_refused() -> None:
     from krafka.errors import InvalidStateError
     from krafka.sansio.group import GroupFailed
-    from krafka.sansio.group.assignor import Assignment
+    from krafka.sansio.group.assignors import Assignment
 
     class Wrong(EagerRoundRobin):
         def assign(self, cluster, subscriptions):  # type: ignore[no-untyped-def]
@@ -259,7 +260,7 @@ def test_an_assignor_that_names_unknown_members_is_refused() -> None:
 
 
 def test_members_missing_from_the_assignment_get_an_empty_one() -> None:
-    from krafka.sansio.group.assignor import Assignment
+    from krafka.sansio.group.assignors import Assignment
 
     class Lazy(EagerRoundRobin):
         def assign(self, cluster, subscriptions):  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from _assignors import CooperativeBalance, EagerRoundRobin
@@ -33,9 +34,25 @@ from krafka.sansio.group import (
     MetadataNeeded,
     RevokePartitions,
 )
-from krafka.sansio.group.assignor import RebalanceProtocol
+from krafka.sansio.group.assignors import (
+    CooperativeStickyAssignor,
+    PartitionAssignor,
+    RangeAssignor,
+    RebalanceProtocol,
+    RoundRobinAssignor,
+    StickyAssignor,
+)
 from krafka.structs import OffsetAndMetadata, TopicPartition
 from krafka.testing.conversation import Conversation
+
+ASSIGNORS: dict[str, Callable[[], PartitionAssignor]] = {
+    "range": RangeAssignor,
+    "roundrobin": RoundRobinAssignor,
+    "sticky": StickyAssignor,
+    "cooperative-sticky": CooperativeStickyAssignor,
+    "custom-eager": EagerRoundRobin,
+    "custom-cooperative": CooperativeBalance,
+}
 
 
 class CountingTalk(Conversation):
@@ -67,11 +84,11 @@ class GroupModel(RuleBasedStateMachine):
         self.partitions = {"t": 6, "u": 3}
 
     @initialize(
-        cooperative=st.booleans(),
+        assignor=st.sampled_from(sorted(ASSIGNORS)),
         auto_commit=st.booleans(),
         seed=st.integers(0, 2**16),
     )
-    def start(self, cooperative: bool, auto_commit: bool, seed: int) -> None:
+    def start(self, assignor: str, auto_commit: bool, seed: int) -> None:
         self.net.rand = random.Random(seed)
         for i in range(2):
             config = GroupConfig(
@@ -87,8 +104,9 @@ class GroupModel(RuleBasedStateMachine):
                 default_api_timeout=10.0,
                 request_timeout=5.0,
             )
-            assignor = CooperativeBalance() if cooperative else EagerRoundRobin()
-            member = GroupMember(config, [assignor], rand=random.Random(seed + i).random)
+            member = GroupMember(
+                config, [ASSIGNORS[assignor]()], rand=random.Random(seed + i).random
+            )
             talk = self.net.add(member, CountingTalk)
             assert isinstance(talk, CountingTalk)
             member.update_metadata(self.partitions, self.net.now)

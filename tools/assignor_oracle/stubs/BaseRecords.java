@@ -1,0 +1,2 @@
+package org.apache.kafka.common.record;
+public interface BaseRecords { int sizeInBytes(); }
