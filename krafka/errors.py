@@ -20,7 +20,8 @@ alias) plus `Error`, with `.code`, `.retriable` and Kafka's default message; the
     ├── ProtocolError ── LocalProtocolError (we built something invalid)
     │                └── RemoteProtocolError (the peer sent malformed bytes)
     ├── CorruptRecordError (also code 2, CORRUPT_MESSAGE), UnsupportedCodecError
-    └── ConfigError, InvalidStateError
+    ├── ConfigError, InvalidStateError
+    └── CommitFailedError (a group member's commit outside its active generation)
 """
 
 from __future__ import annotations
@@ -95,6 +96,27 @@ class ConfigError(KrafkaError):
 
 class InvalidStateError(KrafkaError):
     """An operation is not valid in the current state of a client or state machine."""
+
+
+class CommitFailedError(KrafkaError):
+    """An offset commit of a group member cannot succeed: the member is not (or no longer) part
+    of the group's active generation, so its partitions may already belong to another member.
+
+    Not retriable as such: the member rejoins on its next poll, and only offsets of partitions
+    assigned to it then may be committed. Java's CommitFailedException.
+    """
+
+    DEFAULT_MESSAGE = (
+        "Commit cannot be completed since the group has already rebalanced and assigned the "
+        "partitions to another member. This means that the time between subsequent calls to "
+        "poll() was longer than the configured max_poll_interval, which typically implies that "
+        "the poll loop is spending too much time processing messages. You can address this "
+        "either by increasing max_poll_interval or by reducing the maximum size of batches "
+        "returned in poll() with max_poll_records."
+    )
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or self.DEFAULT_MESSAGE)
 
 
 class AuthenticationError(KrafkaError):

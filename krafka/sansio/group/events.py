@@ -1,0 +1,132 @@
+"""What a group member asks of its driver, and what it tells it.
+
+**Steps** carry a `step` id and hold the member until the driver answers
+`member.listener_done(step, now, ...)`: the driver runs the application's rebalance listener
+(in the application's task, never inside the member or a lock the application holds) and
+changes its own view of the assignment, then answers. One step is outstanding at a time, in
+Java's order:
+
+    [CommitPositions (auto-commit)] -> RevokePartitions / LosePartitions -> AssignPartitions
+
+**Notices** need no answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from krafka.errors import KrafkaError
+from krafka.structs import OffsetAndMetadata, TopicPartition
+
+Partitions = frozenset[TopicPartition]
+
+
+class CommitReason(Enum):
+    INTERVAL = "interval"  # auto_commit_interval elapsed (at a poll)
+    REBALANCE = "rebalance"  # before the member rejoins (Java's onJoinPrepare)
+    LEAVE = "leave"  # before the member leaves on close
+
+
+@dataclass(frozen=True, slots=True)
+class CommitPositions:
+    """Step: auto-commit. Answer with the consumed positions of `partitions`
+    (`listener_done(step, now, offsets={tp: OffsetAndMetadata(position, "", epoch)})`; an
+    empty mapping commits nothing).
+
+    `pending_revocation`: an eager rebalance is starting, so the driver must stop handing out
+    records of `partitions` from now on (their positions must not move past the commit).
+    """
+
+    step: int
+    partitions: Partitions
+    reason: CommitReason
+    pending_revocation: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RevokePartitions:
+    """Step: the member gives `partitions` up in order (call `on_partitions_revoked`; commits
+    of them still work until the answer). After the answer they are no longer owned: drop
+    their positions, buffered records and pause flags."""
+
+    step: int
+    partitions: Partitions
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class LosePartitions:
+    """Step: `partitions` may already belong to another member (fencing, an expired session or
+    poll interval, a leave while rebalancing): call `on_partitions_lost`, drop them, answer.
+    Commits of them can no longer succeed."""
+
+    step: int
+    partitions: Partitions
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssignPartitions:
+    """Step: a rebalance completed. The member now owns exactly `assignment`; `added` are new
+    (they need positions: committed offsets via `fetch_committed`, else the reset policy).
+    Call `on_partitions_assigned(added)` (once per rebalance, even when empty), then answer.
+
+    Partitions in `retained` keep their positions, buffers and pause flags.
+    """
+
+    step: int
+    added: Partitions
+    assignment: Partitions
+    generation: int
+
+    @property
+    def retained(self) -> Partitions:
+        return self.assignment - self.added
+
+
+Step = CommitPositions | RevokePartitions | LosePartitions | AssignPartitions
+
+
+@dataclass(frozen=True, slots=True)
+class GroupFailed:
+    """Notice: the member hit an error retrying cannot fix (authorization, a fenced static
+    instance id, an inconsistent protocol ...). Raise it to the application at its next poll;
+    the member stays out of the group until it polls again."""
+
+    error: KrafkaError
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataNeeded:
+    """Notice: refresh metadata for `topics` (all topics when None, for a pattern subscription)
+    and report it with `update_metadata`; a group leader waits for it before assigning."""
+
+    topics: frozenset[str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class AutoCommitDone:
+    """Notice: an automatic commit finished (`error` None: committed), for interceptors and
+    logs."""
+
+    offsets: dict[TopicPartition, OffsetAndMetadata]
+    error: KrafkaError | None
+
+
+Notice = GroupFailed | MetadataNeeded | AutoCommitDone
+
+
+__all__ = [
+    "AssignPartitions",
+    "AutoCommitDone",
+    "CommitPositions",
+    "CommitReason",
+    "GroupFailed",
+    "LosePartitions",
+    "MetadataNeeded",
+    "Notice",
+    "Partitions",
+    "RevokePartitions",
+    "Step",
+]
