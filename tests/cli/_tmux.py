@@ -28,8 +28,9 @@ def ensure_tmux() -> str:
     if apt is None or os.geteuid() != 0:
         pytest.skip("tmux is not installed and cannot be installed here (no apt-get or not root)")
     try:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run([apt, "install", "-y", "-q", "tmux"], check=True, capture_output=True,
-                       timeout=300, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})  # fmt: skip
+                       timeout=300, env=env)  # fmt: skip
     except (subprocess.SubprocessError, OSError) as exc:
         pytest.skip(f"tmux is not installed and apt-get install tmux failed: {exc}")
     found = shutil.which("tmux")
