@@ -46,11 +46,14 @@ class DeliveryFuture(Future[RecordMetadata]):
     """A record's delivery: `result()` is its `RecordMetadata` or raises its delivery error
     (the async producer's exception classes)."""
 
+    #: The async producer's handle, set on the loop thread when the record is appended (a
+    #: slot: a future nobody waits on never gets an instance dict, one object per record).
+    __slots__ = ("_handle",)
+    _handle: DeliveryHandle
+
     _state: str = RUNNING
     _result: RecordMetadata | None = None
     _exception: BaseException | None = None
-    #: The async producer's handle, set on the loop thread when the record is appended.
-    _handle: DeliveryHandle | None = None
     #: Someone waits or was promised a callback: the loop thread must complete this future.
     _watched: bool = False
     #: Set per producer on a subclass (`future_class`), so creating a future stores nothing.
@@ -97,10 +100,19 @@ class DeliveryFuture(Future[RecordMetadata]):
 
     def _delivered(self) -> DeliveryHandle | None:
         """The handle, when the record is done and the future not completed the standard way."""
-        handle = self._handle
-        if handle is not None and self._state is RUNNING and handle.done:
-            return handle
+        if self._state is RUNNING:
+            handle = self.handle
+            if handle is not None and handle.done:
+                return handle
         return None
+
+    @property
+    def handle(self) -> DeliveryHandle | None:
+        """The async producer's delivery handle (None until the record reached it)."""
+        try:
+            return self._handle
+        except AttributeError:
+            return None
 
     def done(self) -> bool:
         return self._state is FINISHED or self._delivered() is not None
@@ -128,7 +140,7 @@ class DeliveryFuture(Future[RecordMetadata]):
 
     def complete(self) -> None:
         """Complete the future from its (done) handle: waiters wake, callbacks run."""
-        handle = self._handle
+        handle = self.handle
         if handle is None or self._state is not RUNNING:
             return
         with self._condition:  # re-entrant: set_result takes it again

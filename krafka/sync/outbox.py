@@ -164,11 +164,11 @@ class Outbox:
             self._watch_wake = anyio.Event()
             while requests:
                 future = requests.popleft()
-                if future._handle is not None:  # else the pump confirms it when it is sent
+                if future.handle is not None:  # else the pump confirms it when it is sent
                     self._confirm(future)
 
     def _confirm(self, future: DeliveryFuture) -> None:
-        handle = future._handle
+        handle = future.handle
         if handle is None or future._state is not RUNNING:
             return
         if handle.done:
@@ -189,7 +189,7 @@ class Outbox:
         try:
             while queue:
                 future = queue[0]
-                handle = future._handle
+                handle = future.handle
                 if handle is not None:
                     with contextlib.suppress(Exception):  # complete() gives it the error
                         await handle
