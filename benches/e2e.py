@@ -14,7 +14,9 @@ Variants (acks=1 unless named -idempotent):
   handle / future and await it, librdkafka calls an `on_delivery` callback per record;
 * `-idempotent` - acks=all with idempotence on, flush only, on both sides;
 * `-tasks` - `send_and_wait` in 1000 concurrent tasks (the other way asyncio code confirms
-  every record; not run by default).
+  every record; not run by default);
+* `krafka-sync`, `krafka-sync-confirm` - the same through the blocking `krafka.sync.Producer`,
+  compared with the async API (not run by default).
 
     python benches/e2e.py [--records 200000] [--rounds 3] [--clients krafka,confluent-kafka]
 """
@@ -195,6 +197,40 @@ PEERS = {
     "krafka-tasks": ("confluent-confirm", "aiokafka-tasks"),
     "krafka-idempotent": ("confluent-idempotent",),
 }
+
+
+# -- krafka.sync (the blocking facade, beside the async API) ---------------------------------------
+
+
+def krafka_sync_run(bootstrap: str, topic: str, n: int, confirm: bool) -> Run:
+    """The async `krafka` workload through `krafka.sync.Producer` (its own loop thread):
+    `send` returns a `concurrent.futures.Future`; `-confirm` calls `result()` on every one."""
+    from krafka.sync import Producer
+
+    with Producer(
+        bootstrap_servers=bootstrap, acks=1, linger=0.005, compression="none"
+    ) as producer:
+        producer.send_and_wait(topic, b"warm-up", partition=0)
+        start = _clock()
+        send = producer.send
+        if confirm:
+            futures = [send(topic, VALUE, partition=0) for _ in range(n)]
+            for future in futures:
+                future.result()
+        else:
+            for _ in range(n):
+                send(topic, VALUE, partition=0)
+            producer.flush()
+        return _since(start)
+
+
+CLIENTS.update(
+    {
+        "krafka-sync": lambda b, t, n: krafka_sync_run(b, t, n, confirm=False),
+        "krafka-sync-confirm": lambda b, t, n: krafka_sync_run(b, t, n, confirm=True),
+    }
+)
+PEERS.update({"krafka-sync": ("krafka",), "krafka-sync-confirm": ("krafka-confirm",)})
 
 
 def child(name: str, bootstrap: str, records: int) -> None:

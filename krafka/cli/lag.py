@@ -1,0 +1,188 @@
+"""`krafka lag GROUP [--topic T ...] [--watch [--interval S]] [--json]`: how far a group is
+behind, per partition, with totals per topic.
+
+    TOPIC    PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG
+    orders   0          12345           12350           5
+    orders   1          23456           23460           4
+    orders   total                                      9
+
+CURRENT-OFFSET is the group's committed offset, LOG-END-OFFSET the partition's latest offset
+(ListOffsets at its leader: the high watermark), LAG their difference (0 when a commit is past
+the end). Partitions: those the group committed, and those its members own without a commit
+yet (`-`); `--topic` names them instead (every partition of each topic, or `T:0,1`), which
+also works on brokers that cannot list all of a group's offsets. `--json` prints a list of
+`{"topic", "partition", "current_offset", "log_end_offset", "lag"}`; with `--watch` one such
+list per line and refresh. `--watch` redraws the table every `--interval` seconds until
+Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from rich.console import Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from krafka.cli.common import (
+    add_command,
+    add_json,
+    admin_client,
+    positive_float,
+    run,
+    until_interrupted,
+)
+from krafka.cli.offsets import committed, partitions_of
+from krafka.cli.output import cell_text, console, info, print_json
+from krafka.errors import KrafkaError, UnsupportedVersionError
+from krafka.io.admin import AdminClient
+from krafka.sansio.admin.offsets import ListedOffset
+from krafka.structs import TopicPartition
+
+COLUMNS = ("TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG")
+
+
+@dataclass(frozen=True, slots=True)
+class LagRow:
+    topic: str
+    partition: int
+    current_offset: int | None
+    log_end_offset: int | None
+
+    @property
+    def lag(self) -> int | None:
+        if self.current_offset is None or self.log_end_offset is None:
+            return None
+        return max(self.log_end_offset - self.current_offset, 0)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "current_offset": self.current_offset,
+            "log_end_offset": self.log_end_offset,
+            "lag": self.lag,
+        }
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = add_command(
+        subparsers, "lag", run_lag, "a group's lag per partition", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    parser.add_argument("group", metavar="GROUP")
+    parser.add_argument(
+        "--topic", action="append", default=[], metavar="TOPIC[:P,P...]",
+        help="only these topics / partitions (repeatable)",
+    )  # fmt: skip
+    parser.add_argument("--watch", action="store_true", help="refresh until Ctrl-C")
+    parser.add_argument(
+        "--interval", type=positive_float, default=2.0, metavar="S",
+        help="seconds between refreshes with --watch (default 2)",
+    )  # fmt: skip
+    add_json(parser)
+
+
+async def assigned(admin: AdminClient, group: str) -> set[TopicPartition]:
+    """What the group's members own now (nothing when the cluster cannot describe groups)."""
+    try:
+        described = (await admin.describe_groups([group]))[group]
+    except UnsupportedVersionError:
+        return set()
+    if isinstance(described, KrafkaError):
+        return set()
+    return {tp for member in described.members for tp in member.assignment}
+
+
+async def lag_rows(admin: AdminClient, group: str, topics: list[str]) -> list[LagRow]:
+    if topics:
+        wanted = await partitions_of(admin, topics)
+        current = await committed(admin, group, wanted)
+    else:
+        current = await committed(admin, group, None)
+        for tp in await assigned(admin, group):
+            current.setdefault(tp, None)
+    if not current:
+        return []
+    ends = await admin.list_offsets(list(current))
+    rows = []
+    for tp in sorted(current):
+        end = ends.get(tp)
+        rows.append(
+            LagRow(
+                tp.topic,
+                tp.partition,
+                current[tp],
+                end.offset if isinstance(end, ListedOffset) else None,
+            )
+        )
+    return rows
+
+
+def lag_table(rows: list[LagRow], title: str | None = None) -> Table:
+    """The lag table, with a total row after each topic's partitions."""
+    table = Table(box=None, pad_edge=False, header_style="bold", title=title, title_justify="left")
+    for column in COLUMNS:
+        table.add_column(column)
+    topics = sorted({r.topic for r in rows})
+    for topic in topics:
+        mine = [r for r in rows if r.topic == topic]
+        for r in mine:
+            table.add_row(
+                *(cell_text(c) for c in (r.topic, r.partition, r.current_offset,
+                                          r.log_end_offset, r.lag))
+            )  # fmt: skip
+        if len(topics) > 1 or len(mine) > 1:
+            total = sum(r.lag or 0 for r in mine)
+            table.add_row(cell_text(topic), "total", "", "", Text(str(total), style="bold"))
+    return table
+
+
+def run_lag(args: argparse.Namespace) -> int:
+    async def once() -> int:
+        async with admin_client(args) as admin:
+            rows = await lag_rows(admin, args.group, args.topic)
+        if args.json:
+            print_json([r.as_json() for r in rows])
+        elif not rows:
+            info(f"Group {args.group} has no committed offsets and no assigned partitions.")
+        else:
+            console().print(lag_table(rows))
+        return 0
+
+    async def watch() -> int:
+        async with admin_client(args) as admin:
+            if args.json:
+                await until_interrupted(lambda: _watch_json(admin, args))
+            else:
+                await until_interrupted(lambda: _watch_table(admin, args))
+        return 0
+
+    return run(watch if args.watch else once)
+
+
+async def _watch_json(admin: AdminClient, args: argparse.Namespace) -> None:
+    while True:
+        rows = await lag_rows(admin, args.group, args.topic)
+        sys.stdout.write(json.dumps([r.as_json() for r in rows]) + "\n")
+        sys.stdout.flush()
+        await anyio.sleep(args.interval)
+
+
+async def _watch_table(admin: AdminClient, args: argparse.Namespace) -> None:
+    out = console()
+    with Live(console=out, auto_refresh=False, transient=False) as live:
+        while True:
+            rows = await lag_rows(admin, args.group, args.topic)
+            stamp = time.strftime("%H:%M:%S")
+            title = f"Group {args.group} - {stamp} - every {args.interval:g}s, Ctrl-C to stop"
+            body = lag_table(rows) if rows else Text("no committed offsets yet")
+            live.update(Group(Text(title, style="dim"), body), refresh=True)
+            await anyio.sleep(args.interval)

@@ -1,0 +1,50 @@
+"""The blocking `AdminClient`: every call of `krafka.AdminClient`, same arguments, same
+results (`Results` per item) and exceptions, for scripts and notebooks.
+
+    from krafka.sync import AdminClient
+    with AdminClient(bootstrap_servers="127.0.0.1:9092") as admin:
+        admin.create_topics([NewTopic("orders", 6)]).raise_for_errors()
+        print(admin.list_topics())
+"""
+
+from __future__ import annotations
+
+from krafka.io.admin import AdminClient as AsyncAdminClient
+from krafka.sync.client import SyncClient, blocking
+
+_A = AsyncAdminClient
+
+
+class AdminClient(SyncClient[AsyncAdminClient]):
+    """`krafka.AdminClient` with blocking methods, on a background thread of its own."""
+
+    _async_class = AsyncAdminClient
+
+    create_topics = blocking(_A.create_topics)
+    delete_topics = blocking(_A.delete_topics)
+    list_topics = blocking(_A.list_topics)
+    describe_topics = blocking(_A.describe_topics)
+    create_partitions = blocking(_A.create_partitions)
+    describe_configs = blocking(_A.describe_configs)
+    alter_configs = blocking(_A.alter_configs)
+    list_groups = blocking(_A.list_groups)
+    describe_groups = blocking(_A.describe_groups)
+    delete_groups = blocking(_A.delete_groups)
+    list_group_offsets = blocking(_A.list_group_offsets)
+    alter_group_offsets = blocking(_A.alter_group_offsets)
+    delete_group_offsets = blocking(_A.delete_group_offsets)
+    list_offsets = blocking(_A.list_offsets)
+    delete_records = blocking(_A.delete_records)
+    describe_cluster = blocking(_A.describe_cluster)
+    describe_log_dirs = blocking(_A.describe_log_dirs)
+    create_acls = blocking(_A.create_acls)
+    describe_acls = blocking(_A.describe_acls)
+    delete_acls = blocking(_A.delete_acls)
+    describe_user_scram_credentials = blocking(_A.describe_user_scram_credentials)
+    alter_user_scram_credentials = blocking(_A.alter_user_scram_credentials)
+    describe_producers = blocking(_A.describe_producers)
+    list_transactions = blocking(_A.list_transactions)
+    describe_transactions = blocking(_A.describe_transactions)
+
+
+__all__ = ["AdminClient"]

@@ -1,0 +1,115 @@
+"""`LoopThread`: one event loop on one background thread, with an anyio blocking portal into it.
+
+Every sync client owns one. Its loop is asyncio, private to the client: the async client is
+created, started, used and closed there, and nothing else runs on it, so a caller that runs an
+event loop of its own (Jupyter, an async web framework calling a sync library) never waits on
+itself. Calls cross with `call` (anyio's `BlockingPortal.call`: the caller blocks, exceptions
+come back as they were raised); `call_soon` runs a plain function on the loop without waiting
+for it (a wake-up, not a call: `loop.call_soon_threadsafe`).
+
+Why not `anyio.from_thread.start_blocking_portal`: its thread is a `ThreadPoolExecutor`
+worker that the interpreter joins at exit without a timeout, so a client nobody closed would
+hang the exit of a script. This thread is a daemon, and `stop(timeout)` joins it within the
+timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+from anyio.from_thread import BlockingPortal
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    """A started event loop on a daemon thread named `name`."""
+
+    def __init__(self, name: str) -> None:
+        self._ready = threading.Event()
+        self._portal: BlockingPortal | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+
+    def _main(self) -> None:
+        try:
+            anyio.run(self._serve, backend="asyncio")
+        except BaseException as exc:  # only if the loop could not start
+            self._error = exc
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        async with BlockingPortal() as portal:
+            self._portal = portal
+            self._ready.set()
+            await portal.sleep_until_stopped()
+
+    @property
+    def thread(self) -> threading.Thread:
+        return self._thread
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive() and self._portal is not None
+
+    def call(self, func: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Await `func(*args)` on the loop and return its result or raise its exception.
+        Refused from the loop's own thread."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("a sync client was called from its own loop (from a callback?)")
+        portal = self._portal
+        if portal is None or not self._thread.is_alive():
+            raise RuntimeError("this client's loop has stopped (the client is closed)")
+        return portal.call(func, *args)
+
+    def start_task(self, func: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """Start `func(*args, task_status=...)` as a task on the loop and wait until it calls
+        `task_status.started(value)`; returns the value. The task runs until it ends or the
+        loop stops."""
+        portal = self._portal
+        if portal is None:
+            raise RuntimeError("this client's loop has stopped")
+        _, value = portal.start_task(func, *args)
+        return value
+
+    def call_soon(self, func: Callable[..., object], *args: Any) -> None:
+        """Schedule `func(*args)` on the loop and return at once (ignored once stopped)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            loop.call_soon_threadsafe(func, *args)
+        except RuntimeError:  # closed meanwhile
+            return
+
+    def stop(self, timeout: float | None = None) -> bool:
+        """Cancel what still runs on the loop, end it, and join the thread within `timeout`
+        seconds; True if the thread ended. From the loop's own thread it only asks."""
+        portal = self._portal
+        if portal is not None and self._thread.is_alive():
+            if threading.current_thread() is self._thread:
+                self.call_soon(_cancel_all)
+                return False
+            with contextlib.suppress(RuntimeError):  # already stopping
+                portal.call(portal.stop, True)
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+
+def _cancel_all() -> None:
+    for task in asyncio.all_tasks():
+        task.cancel()
+
+
+__all__ = ["LoopThread"]
