@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from krafka.io.admin import AdminClient
+    from krafka.io.consumer import Consumer, ConsumerRecord, FetchedBatch
     from krafka.io.producer import Producer, RecordMetadata
     from krafka.sansio.admin import (
         AclBinding,
@@ -53,7 +54,10 @@ _LAZY: dict[str, str] = {
     "ClusterDescription": "krafka.sansio.admin",
     "ConfigEntry": "krafka.sansio.admin",
     "ConfigResource": "krafka.sansio.admin",
+    "Consumer": "krafka.io.consumer",
     "ConsumerGroupMetadata": "krafka.structs",
+    "ConsumerRecord": "krafka.io.consumer",
+    "FetchedBatch": "krafka.io.consumer",
     "GroupDescription": "krafka.sansio.admin",
     "GroupListing": "krafka.sansio.admin",
     "GroupState": "krafka.sansio.admin",
@@ -88,7 +92,10 @@ __all__ = [
     "ClusterDescription",
     "ConfigEntry",
     "ConfigResource",
+    "Consumer",
     "ConsumerGroupMetadata",
+    "ConsumerRecord",
+    "FetchedBatch",
     "GroupDescription",
     "GroupListing",
     "GroupState",

@@ -98,6 +98,27 @@ class InvalidStateError(KrafkaError):
     """An operation is not valid in the current state of a client or state machine."""
 
 
+class IllegalStateError(InvalidStateError):
+    """A call the client's state forbids (Java's IllegalStateException): mixing `assign` and
+    `subscribe`, polling with unacknowledged share records in explicit mode, ..."""
+
+
+class NoOffsetForPartitionError(KrafkaError):
+    """A partition has no committed or initial offset and `auto_offset_reset` is "none"."""
+
+    def __init__(self, message: str, partitions: tuple[Any, ...] = ()) -> None:
+        super().__init__(message)
+        self.partitions = partitions
+
+
+class RecordDeserializationError(KrafkaError):
+    """A key or value deserializer failed; `seek` past `offset` to skip the record."""
+
+    def __init__(self, message: str, topic: str, partition: int, offset: int) -> None:
+        super().__init__(message)
+        self.topic, self.partition, self.offset = topic, partition, offset
+
+
 class CommitFailedError(KrafkaError):
     """An offset commit of a group member cannot succeed: the member is not (or no longer) part
     of the group's active generation, so its partitions may already belong to another member.

@@ -1,0 +1,8 @@
+"""The consumer on anyio: `Consumer` is the façade; the fetch path is sans-IO
+(`krafka.sansio.consumer`)."""
+
+from krafka.io.consumer.consumer import Consumer
+from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
+from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
+
+__all__ = ["Consumer", "ConsumerInterceptor", "ConsumerRecord", "ConsumerSettings", "FetchedBatch"]

@@ -1,0 +1,197 @@
+"""What the `Consumer` asks of its group, whatever kind it is.
+
+A consumer without a group commits nowhere; one that assigns its own partitions but names a
+`group_id` commits to and fetches from that group without joining it (Java's behaviour,
+`StandaloneGroup`); a subscribing consumer is a member of a classic or KIP-848 group. The
+`Consumer` only ever talks to this protocol, and keeps partitions in step with the group only
+through the shared `SubscriptionState`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Iterable, Mapping
+from typing import Protocol
+
+import anyio
+import anyio.abc
+
+from krafka.errors import InvalidStateError, KrafkaError
+from krafka.io.client import KafkaClient
+from krafka.io.driver import MachineDriver
+from krafka.sansio.consumer.subscription import SubscriptionState
+from krafka.sansio.group.standalone import StandaloneOffsets
+from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
+
+Offsets = Mapping[TopicPartition, OffsetAndMetadata]
+log = logging.getLogger(__name__)
+
+
+class Membership(Protocol):
+    """A consumer's group: commits, committed offsets, and (for members) the assignment."""
+
+    group_id: str | None
+
+    async def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Start background work (heartbeats ...) in `task_group`."""
+        ...
+
+    async def on_poll(self, now: float) -> None:
+        """Called at the start of every poll: listener steps, auto-commit, assignments."""
+        ...
+
+    async def commit(self, offsets: Offsets, timeout: float | None = None) -> None: ...
+
+    def commit_async(self, offsets: Offsets) -> Awaitable[None]: ...
+
+    async def committed(
+        self, partitions: Iterable[TopicPartition], timeout: float | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]: ...
+
+    def group_metadata(self) -> ConsumerGroupMetadata: ...
+
+    async def close(self, timeout: float, *, autocommit: Offsets | None) -> None: ...
+
+
+class NoGroup:
+    """No `group_id`: nothing is committed; every partition starts by the reset policy."""
+
+    group_id: str | None = None
+
+    async def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        return None
+
+    async def on_poll(self, now: float) -> None:
+        return None
+
+    async def commit(self, offsets: Offsets, timeout: float | None = None) -> None:
+        raise InvalidStateError("commit needs a group_id")
+
+    def commit_async(self, offsets: Offsets) -> Awaitable[None]:
+        raise InvalidStateError("commit needs a group_id")
+
+    async def committed(
+        self, partitions: Iterable[TopicPartition], timeout: float | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        return dict.fromkeys(partitions)
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        raise InvalidStateError("group_metadata needs a group_id")
+
+    async def close(self, timeout: float, *, autocommit: Offsets | None) -> None:
+        return None
+
+
+class StandaloneGroup:
+    """Manual assignment with a `group_id`: commits and offset fetches, no membership."""
+
+    def __init__(
+        self,
+        client: KafkaClient,
+        group_id: str,
+        subscription: SubscriptionState,
+        default_api_timeout: float,
+        auto_commit_interval: float | None,
+    ) -> None:
+        self.group_id: str | None = group_id
+        self._timeout = default_api_timeout
+        self._subscription = subscription
+        self._auto_commit_interval = auto_commit_interval
+        self._next_auto_commit: float | None = None
+        self._machine = StandaloneOffsets(group_id, default_api_timeout=default_api_timeout)
+        self._driver = MachineDriver(client, self._machine, name=f"krafka offsets {group_id}")
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    async def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        self._task_group = task_group
+        await task_group.start(self._driver.run)
+
+    async def on_poll(self, now: float) -> None:
+        """Auto-commit the consumed positions every `auto_commit_interval`, in the background
+        (a failed auto-commit is logged and retried at the next interval)."""
+        interval = self._auto_commit_interval
+        if interval is None:
+            return
+        if self._next_auto_commit is None:
+            self._next_auto_commit = now + interval
+        elif now >= self._next_auto_commit:
+            self._next_auto_commit = now + interval
+            offsets = self._subscription.all_consumed()
+            if offsets and self._task_group is not None:
+                self._task_group.start_soon(self._auto_commit, offsets)
+
+    async def _auto_commit(self, offsets: Offsets) -> None:
+        try:
+            await self.commit(offsets)
+        except KrafkaError as exc:
+            log.warning("krafka consumer: auto-commit to %s failed: %s", self.group_id, exc)
+
+    async def commit(self, offsets: Offsets, timeout: float | None = None) -> None:
+        if not offsets:
+            return
+        op = self._machine.commit(offsets, anyio.current_time(), timeout)
+        await self._driver.outcome(op, self._wait(timeout))
+
+    def commit_async(self, offsets: Offsets) -> Awaitable[None]:
+        return _spawn(self._task_group, self.commit(dict(offsets)))
+
+    async def committed(
+        self, partitions: Iterable[TopicPartition], timeout: float | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        wanted = list(partitions)
+        if not wanted:
+            return {}
+        op = self._machine.fetch_committed(wanted, anyio.current_time(), timeout)
+        found: Mapping[TopicPartition, OffsetAndMetadata | None] = await self._driver.outcome(
+            op, self._wait(timeout)
+        )
+        return {tp: found.get(tp) for tp in wanted}
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        assert self.group_id is not None
+        return ConsumerGroupMetadata(self.group_id)
+
+    async def close(self, timeout: float, *, autocommit: Offsets | None) -> None:
+        if autocommit:
+            with anyio.move_on_after(timeout):
+                await self.commit(autocommit, timeout)
+
+    def _wait(self, timeout: float | None) -> float:
+        return (self._timeout if timeout is None else timeout) + 5.0
+
+
+class _Result:
+    """The awaitable result of a commit running in the background."""
+
+    __slots__ = ("_done", "_error")
+
+    def __init__(self) -> None:
+        self._done = anyio.Event()
+        self._error: BaseException | None = None
+
+    async def run(self, work: Awaitable[None]) -> None:
+        try:
+            await work
+        except Exception as exc:
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def __await__(self):  # type: ignore[no-untyped-def]
+        return self._wait().__await__()
+
+    async def _wait(self) -> None:
+        await self._done.wait()
+        if self._error is not None:
+            raise self._error
+
+
+def _spawn(task_group: anyio.abc.TaskGroup | None, work: Awaitable[None]) -> Awaitable[None]:
+    if task_group is None:
+        raise InvalidStateError("the consumer is not started")
+    result = _Result()
+    task_group.start_soon(result.run, work)
+    return result
+
+
+__all__ = ["Membership", "NoGroup", "Offsets", "StandaloneGroup"]

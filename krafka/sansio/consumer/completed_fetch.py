@@ -1,0 +1,269 @@
+"""One partition's data from one Fetch response, decoded lazily as the application reads it.
+
+Batches are decoded one at a time when records are taken, so a large fetch costs nothing until
+read and a corrupt batch only fails when reached. Records below the fetch position (batches
+are returned whole) are dropped; under read_committed, batches of aborted transactions are
+dropped using the response's aborted-transaction list and the abort markers (Java's rule), and
+nothing at or past the last stable offset is returned. Control batches are never returned.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from krafka._codec import impl
+from krafka.errors import CorruptRecordError, KrafkaError, RecordDeserializationError
+from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
+from krafka.structs import TopicPartition
+
+Deserializer = Callable[[Any], Any]
+_new_record = tuple.__new__
+
+
+class CompletedFetch:
+    """Records of `partition` from `start` on, as fetched at subscription epoch `epoch`."""
+
+    __slots__ = (
+        "_aborted",
+        "_aborted_pids",
+        "_batches",
+        "_epoch",
+        "_index",
+        "_leader_epoch",
+        "_records",
+        "_tstype",
+        "aborted_transactions",
+        "data",
+        "end_offset",
+        "epoch",
+        "error",
+        "exhausted",
+        "high_watermark",
+        "last_stable_offset",
+        "log_start_offset",
+        "next_offset",
+        "partition",
+        "read_committed",
+        "record_count",
+        "size",
+        "start",
+        "started",
+    )
+
+    def __init__(
+        self,
+        partition: TopicPartition,
+        data: bytes | memoryview,
+        *,
+        start: int,
+        epoch: int,
+        high_watermark: int = -1,
+        last_stable_offset: int = -1,
+        log_start_offset: int = -1,
+        aborted_transactions: tuple[tuple[int, int], ...] = (),
+        read_committed: bool = False,
+        check_crc: bool = True,
+        max_decompressed_size: int = 0,
+    ) -> None:
+        self.partition = partition
+        self.start = self.next_offset = start
+        self.epoch = epoch
+        self.high_watermark = high_watermark
+        self.last_stable_offset = last_stable_offset
+        self.log_start_offset = log_start_offset
+        self.aborted_transactions = aborted_transactions
+        self.read_committed = read_committed
+        self.error: KrafkaError | None = None
+        self.started = False
+        self.exhausted = False
+        self.end_offset, self.record_count, complete = _scan(data, start)
+        self.data = data[:complete] if complete < len(data) else data
+        self.size = len(self.data)
+        self._aborted = sorted((first, pid) for pid, first in aborted_transactions)
+        self._aborted_pids: set[int] = set()
+        self._batches: Iterator[Any] | None = (
+            impl.iter_batches(self.data, check_crc, max_decompressed_size) if complete else None
+        )
+        self._records: list[Any] = []
+        self._index = 0
+        self._tstype = 0
+        self._leader_epoch: int | None = None
+        if not complete:
+            self.exhausted = True
+
+    @property
+    def leader_epoch(self) -> int | None:
+        return self._leader_epoch
+
+    def raw(self) -> FetchedBatch:
+        """All of it undecoded; the position moves past everything it holds."""
+        self.started = self.exhausted = True
+        self.next_offset = max(self.start, self.end_offset)
+        return FetchedBatch(
+            self.partition,
+            self.data,
+            self.start,
+            self.next_offset,
+            self.high_watermark,
+            self.last_stable_offset,
+            self.log_start_offset,
+            self.aborted_transactions,
+        )
+
+    def take(
+        self,
+        out: list[ConsumerRecord],
+        limit: int,
+        key_deserializer: Deserializer | None = None,
+        value_deserializer: Deserializer | None = None,
+    ) -> int:
+        """Append up to `limit` records to `out`; how many. Raises the partition's decode or
+        deserializer error when it is reached before any record of this call."""
+        self.started = True
+        taken = 0
+        topic, part = self.partition
+        lso = self.last_stable_offset if self.read_committed else -1
+        while taken < limit:
+            if self._index >= len(self._records) and not self._next_batch():
+                break
+            rec = self._records[self._index]
+            offset = rec.offset
+            if offset < self.next_offset:
+                self._index += 1
+                continue
+            if 0 <= lso <= offset:
+                self.exhausted = True
+                break
+            key, value = rec.key, rec.value
+            if key_deserializer is not None or value_deserializer is not None:
+                try:
+                    key, value = _deserialize(
+                        self.partition, rec, key_deserializer, value_deserializer
+                    )
+                except RecordDeserializationError as error:
+                    if taken:
+                        break
+                    raise error from error.__cause__
+            out.append(
+                _new_record(
+                    ConsumerRecord,
+                    (
+                        topic,
+                        part,
+                        offset,
+                        rec.timestamp,
+                        self._tstype,
+                        key,
+                        value,
+                        rec.headers,
+                        self._leader_epoch,
+                    ),
+                )
+            )
+            self._index += 1
+            self.next_offset = offset + 1
+            taken += 1
+        if taken == 0 and self.error is not None:
+            raise self.error
+        return taken
+
+    def _next_batch(self) -> bool:
+        """Load the next batch with records to return; False when none is left."""
+        while self._batches is not None and self.error is None:
+            try:
+                batch = next(self._batches)
+            except StopIteration:
+                break
+            except CorruptRecordError as exc:
+                topic, part = self.partition
+                self.error = CorruptRecordError(
+                    f"corrupt fetch data for {topic}-{part} after offset {self.next_offset}: "
+                    f"{exc} (seek past it to skip it)",
+                    getattr(exc, "offset", None),
+                )
+                break
+            if self._skip(batch):
+                self.next_offset = max(self.next_offset, batch.last_offset + 1)
+                continue
+            self._records, self._index = batch.records, 0
+            self._tstype = int(batch.timestamp_type or 0)
+            epoch = batch.partition_leader_epoch
+            self._leader_epoch = epoch if epoch is not None and epoch >= 0 else None
+            return True
+        self.exhausted = True
+        self._records, self._index = [], 0
+        if self.error is None:
+            self.next_offset = max(self.next_offset, self.end_offset)
+        return False
+
+    def _skip(self, batch: Any) -> bool:
+        if batch.last_offset < self.next_offset:
+            return True
+        if self.read_committed and batch.producer_id is not None:
+            aborted = self._aborted
+            while aborted and aborted[0][0] <= batch.last_offset:
+                self._aborted_pids.add(heapq.heappop(aborted)[1])
+            pid = batch.producer_id
+            if batch.is_control:
+                if pid in self._aborted_pids and _is_abort_marker(batch):
+                    self._aborted_pids.discard(pid)
+                return True
+            if batch.is_transactional and pid in self._aborted_pids:
+                return True
+        return bool(batch.is_control)
+
+    @property
+    def drained(self) -> bool:
+        """Nothing more to return (a corrupt fetch is never drained: it fails until a seek)."""
+        return self.exhausted and self._index >= len(self._records) and self.error is None
+
+
+def _deserialize(
+    partition: TopicPartition,
+    rec: Any,
+    key_deserializer: Deserializer | None,
+    value_deserializer: Deserializer | None,
+) -> tuple[Any, Any]:
+    key, value = rec.key, rec.value
+    try:
+        if key_deserializer is not None and key is not None:
+            key = key_deserializer(key)
+        if value_deserializer is not None and value is not None:
+            value = value_deserializer(value)
+    except Exception as exc:
+        topic, part = partition
+        raise RecordDeserializationError(
+            f"cannot deserialize the record at {topic}-{part} offset {rec.offset}: {exc!r}"
+            " (seek past it to skip it)",
+            topic,
+            part,
+            rec.offset,
+        ) from exc
+    return key, value
+
+
+def _is_abort_marker(batch: Any) -> bool:
+    from krafka._codec.records import parse_control
+    from krafka._codec.types import ControlType
+
+    records = batch.records
+    return bool(records) and parse_control(records[0]).type is ControlType.ABORT
+
+
+def _scan(data: bytes | memoryview, start: int) -> tuple[int, int, int]:
+    """(offset after the last complete batch, records in them, bytes of complete batches)."""
+    end, count, complete = start, 0, 0
+    try:
+        for header in impl.scan_batches(data):
+            last = header.base_offset + (header.last_offset_delta or 0)
+            end = max(end, last + 1)
+            count += header.record_count or 1
+            complete = header.byte_offset + header.byte_length
+    except CorruptRecordError:
+        complete = complete or len(data)
+    return end, count, complete
+
+
+__all__ = ["CompletedFetch", "Deserializer"]
