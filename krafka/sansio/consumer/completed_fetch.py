@@ -5,6 +5,8 @@ read and a corrupt batch only fails when reached. Records below the fetch positi
 are returned whole) are dropped; under read_committed, batches of aborted transactions are
 dropped using the response's aborted-transaction list and the abort markers (Java's rule), and
 nothing at or past the last stable offset is returned. Control batches are never returned.
+Brokers that do not list aborted transactions (Tansu) are covered by a look-ahead: a
+transactional batch whose producer's next marker *in the same fetch* is an ABORT is dropped.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class CompletedFetch:
     __slots__ = (
         "_aborted",
         "_aborted_pids",
+        "_aborted_batches",
         "_batches",
         "_epoch",
         "_index",
@@ -80,6 +83,11 @@ class CompletedFetch:
         self.exhausted = False
         self.end_offset, self.record_count, complete = _scan(data, start)
         self.data = data[:complete] if complete < len(data) else data
+        self._aborted_batches: frozenset[int] = (
+            _aborted_by_markers(self.data, check_crc, max_decompressed_size)
+            if read_committed and complete
+            else frozenset()
+        )
         self.size = len(self.data)
         self._aborted = sorted((first, pid) for pid, first in aborted_transactions)
         self._aborted_pids: set[int] = set()
@@ -202,6 +210,8 @@ class CompletedFetch:
         if batch.last_offset < self.next_offset:
             return True
         if self.read_committed and batch.producer_id is not None:
+            if batch.base_offset in self._aborted_batches:
+                return True
             aborted = self._aborted
             while aborted and aborted[0][0] <= batch.last_offset:
                 self._aborted_pids.add(heapq.heappop(aborted)[1])
@@ -250,6 +260,29 @@ def _is_abort_marker(batch: Any) -> bool:
 
     records = batch.records
     return bool(records) and parse_control(records[0]).type is ControlType.ABORT
+
+
+def _aborted_by_markers(
+    data: bytes | memoryview, check_crc: bool, max_decompressed_size: int
+) -> frozenset[int]:
+    """Base offsets of transactional batches whose producer's next marker here is an ABORT."""
+    from krafka._codec.records import parse_control
+    from krafka._codec.types import ControlType
+
+    headers = list(impl.scan_batches(data))
+    aborted: set[int] = set()
+    next_marker: dict[int, bool] = {}
+    for header in reversed(headers):
+        attributes, pid = header.attributes, header.producer_id
+        if pid is None or not attributes & 0x10:
+            continue
+        if attributes & 0x20:
+            records = list(impl.iter_batch_records(data, header, check_crc, max_decompressed_size))
+            if records:
+                next_marker[pid] = parse_control(records[0]).type is ControlType.ABORT
+        elif next_marker.get(pid):
+            aborted.add(header.base_offset)
+    return frozenset(aborted)
 
 
 def _scan(data: bytes | memoryview, start: int) -> tuple[int, int, int]:
