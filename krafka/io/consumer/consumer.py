@@ -33,7 +33,7 @@ from krafka.io.consumer.positions import PositionUpdater
 from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
-from krafka.sansio.consumer.fetcher import FetchCompleted, Fetcher, RefreshMetadata
+from krafka.sansio.consumer.fetcher import FetchCompleted, Fetcher, RefreshMetadata, ResetNeeded
 from krafka.sansio.consumer.metrics import ConsumerMetrics
 from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
 from krafka.sansio.consumer.subscription import ResetStrategy, SubscriptionState
@@ -308,6 +308,9 @@ class Consumer(OffsetLookups):
     def _on_event(self, event: Any) -> None:
         if isinstance(event, FetchCompleted):
             self._data.set()
+        elif isinstance(event, ResetNeeded):
+            if self._positions is not None:
+                self._positions.wake()
         elif isinstance(event, RefreshMetadata):
             self._host.start_soon(self._refresh, event.topics, name="krafka consumer metadata")
 

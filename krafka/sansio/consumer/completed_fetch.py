@@ -29,8 +29,8 @@ class CompletedFetch:
 
     __slots__ = (
         "_aborted",
-        "_aborted_pids",
         "_aborted_batches",
+        "_aborted_pids",
         "_batches",
         "_epoch",
         "_index",

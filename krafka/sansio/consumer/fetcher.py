@@ -2,7 +2,8 @@
 
 `next_actions(now)` plans one Fetch per broker for all of its fetchable partitions (the
 leader's, or the KIP-392 preferred read replica's) with that broker's fetch session, and says
-when data arrived (`FetchCompleted`) or metadata is stale (`RefreshMetadata`). Responses become
+when data arrived (`FetchCompleted`), metadata is stale (`RefreshMetadata`) or positions need a reset
+(`ResetNeeded`). Responses become
 `CompletedFetch`es in a buffer the application drains with `fetched_records` or
 `fetched_batches`. A partition is fetched again as soon as the application *starts* reading
 its buffered data (librdkafka-style prefetch: the next fetch is in flight while the last one
@@ -89,6 +90,11 @@ class FetchCompleted:
 
 
 @dataclass(frozen=True, slots=True)
+class ResetNeeded:
+    """A fetch found a position out of range: partitions await a reset by policy."""
+
+
+@dataclass(frozen=True, slots=True)
 class RefreshMetadata:
     """Leaders of these topics are unknown or stale: refresh metadata, then wake the fetcher."""
 
@@ -128,6 +134,8 @@ class Fetcher:
         self._fetch_offsets: dict[TopicPartition, tuple[int, int]] = {}
         self._stale: set[str] = set()
         self._arrived = False
+        self._resets = False
+        self._wakeup: float | None = None
         self._errors: deque[KrafkaError] = deque()
 
     # -- Machine ------------------------------------------------------------------------------
@@ -137,6 +145,9 @@ class Fetcher:
         if self._arrived:
             self._arrived = False
             actions.append(FetchCompleted())
+        if self._resets:
+            self._resets = False
+            actions.append(ResetNeeded())
         for node, wanted in self._plan(now).items():
             actions.append(self._fetch(node, wanted))
         if self._stale:
@@ -157,6 +168,7 @@ class Fetcher:
             code = int(response.error_code)
             if code not in (ErrorCode.NONE, ErrorCode.FETCH_SESSION_ID_NOT_FOUND):
                 self._backoff(flight.node).failed(now, self._rand)
+                self._stale.update(tp.topic for tp in flight.wanted)
             return
         self._backoff(flight.node).succeeded()
         for topic in response.responses:
@@ -176,9 +188,7 @@ class Fetcher:
         self._stale.update(tp.topic for tp in flight.wanted)
 
     def next_deadline(self) -> float | None:
-        times = [b.retry_at for b in self._node_backoff.values() if b.failures]
-        times.extend(self._throttled.values())
-        return min(times) if times else None
+        return self._wakeup
 
     # -- the application's side ---------------------------------------------------------------
 
@@ -260,6 +270,7 @@ class Fetcher:
 
     def _plan(self, now: float) -> dict[int, dict[TopicPartition, tuple[int, PartitionFetchData]]]:
         plan: dict[int, dict[TopicPartition, tuple[int, PartitionFetchData]]] = {}
+        self._wakeup = None
         if self._over_caps():
             return plan
         unread = {c.partition for c in self._buffer if not c.started and self._current(c)}
@@ -271,7 +282,11 @@ class Fetcher:
             if node is None:
                 self._stale.add(tp.topic)
                 continue
-            if node in self._busy_nodes or not self._node_ready(node, now):
+            if node in self._busy_nodes:
+                continue
+            ready_at = self._ready_at(node)
+            if ready_at > now:
+                self._wakeup = ready_at if self._wakeup is None else min(self._wakeup, ready_at)
                 continue
             state = self.subscription.state_of(tp)
             offset = self._fetch_offset(tp, state.epoch, state.position)
@@ -298,11 +313,11 @@ class Fetcher:
                 return replica, info.leader_epoch
         return info.leader, info.leader_epoch
 
-    def _node_ready(self, node: int, now: float) -> bool:
-        if self._throttled.get(node, 0.0) > now:
-            return False
+    def _ready_at(self, node: int) -> float:
+        """When `node` may be fetched from again (backoff after failures, KIP-219 throttle)."""
         backoff = self._node_backoff.get(node)
-        return backoff is None or backoff.retry_at <= now
+        retry_at = backoff.retry_at if backoff is not None and backoff.failures else 0.0
+        return max(retry_at, self._throttled.get(node, 0.0))
 
     def _fetch_offset(self, tp: TopicPartition, epoch: int, position: int) -> int:
         known = self._fetch_offsets.get(tp)
@@ -450,7 +465,7 @@ class Fetcher:
             )
             return
         subscription.request_offset_reset(tp)
-        self._arrived = True
+        self._resets = True
 
     # -- buffer -------------------------------------------------------------------------------
 
@@ -518,4 +533,5 @@ __all__ = [
     "Fetcher",
     "IsolationLevel",
     "RefreshMetadata",
+    "ResetNeeded",
 ]
