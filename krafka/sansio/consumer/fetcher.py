@@ -2,12 +2,12 @@
 
 `next_actions(now)` plans one Fetch per broker for all of its fetchable partitions (the
 leader's, or the KIP-392 preferred read replica's) with that broker's fetch session, and says
-when data arrived (`FetchCompleted`), metadata is stale (`RefreshMetadata`) or positions need a reset
-(`ResetNeeded`). Responses become
-`CompletedFetch`es in a buffer the application drains with `fetched_records` or
-`fetched_batches`. A partition is fetched again as soon as the application *starts* reading
-its buffered data (librdkafka-style prefetch: the next fetch is in flight while the last one
-is processed), from the end of that data, as long as the buffer is under its caps.
+when data arrived (`FetchCompleted`), metadata is stale (`RefreshMetadata`) or positions need a
+reset (`ResetNeeded`). Responses become `CompletedFetch`es in a buffer the application drains
+with `fetched_records` or `fetched_batches`. A partition is fetched again as soon as the
+application *starts* reading its buffered data (librdkafka-style prefetch: the next fetch is in
+flight while the last one is processed), from the end of that data, as long as the buffer is
+under its caps.
 """
 
 from __future__ import annotations
