@@ -69,3 +69,18 @@ class CodecImplementation(Protocol):
     def encode_varlong(self, value: int) -> bytes: ...
 
     def encode_unsigned_varint(self, value: int) -> bytes: ...
+
+    def take_records(
+        self,
+        records: list[Any],
+        index: int,
+        limit: int,
+        min_offset: int,
+        stop_offset: int,
+        topic: str,
+        partition: int,
+        timestamp_type: int,
+        leader_epoch: int | None,
+        record_type: type,
+        out: list[Any],
+    ) -> tuple[int, int, int, bool]: ...

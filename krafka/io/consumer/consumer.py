@@ -34,7 +34,6 @@ from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
 from krafka.sansio.consumer.fetcher import FetchCompleted, Fetcher, RefreshMetadata, ResetNeeded
-from krafka.sansio.consumer.metrics import ConsumerMetrics
 from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
 from krafka.sansio.consumer.subscription import ResetStrategy, SubscriptionState
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
@@ -65,7 +64,7 @@ class Consumer(OffsetLookups):
         self._own_client = client is None
         self._subscription = SubscriptionState(settings.auto_offset_reset, settings.initial_offsets)
         self._fetcher = Fetcher(settings.fetch_config(), self._subscription, self._client.metadata)
-        self._metrics = ConsumerMetrics()
+        self._metrics = self._fetcher.metrics
         self._driver = MachineDriver(
             self._client, self._fetcher, on_event=self._on_event, name="krafka fetcher"
         )

@@ -130,6 +130,53 @@ class CompletedFetch:
         """Append up to `limit` records to `out`; how many. Raises the partition's decode or
         deserializer error when it is reached before any record of this call."""
         self.started = True
+        if key_deserializer is not None or value_deserializer is not None:
+            taken = self._take_deserialized(out, limit, key_deserializer, value_deserializer)
+        else:
+            taken = self._take_fast(out, limit)
+        if taken == 0 and self.error is not None:
+            raise self.error
+        return taken
+
+    def _take_fast(self, out: list[ConsumerRecord], limit: int) -> int:
+        """The codec's bulk loop (compiled: no Python call per record)."""
+        taken = 0
+        topic, part = self.partition
+        lso = self.last_stable_offset if self.read_committed else -1
+        take = impl.take_records
+        while taken < limit:
+            if self._index >= len(self._records) and not self._next_batch():
+                break
+            index, count, next_offset, stopped = take(
+                self._records,
+                self._index,
+                limit - taken,
+                self.next_offset,
+                lso,
+                topic,
+                part,
+                self._tstype,
+                self._leader_epoch,
+                ConsumerRecord,
+                out,
+            )
+            self._index = index
+            taken += count
+            if next_offset >= 0:
+                self.next_offset = next_offset
+            if stopped:
+                self.exhausted = True
+                self._records, self._index = [], 0
+                break
+        return taken
+
+    def _take_deserialized(
+        self,
+        out: list[ConsumerRecord],
+        limit: int,
+        key_deserializer: Deserializer | None,
+        value_deserializer: Deserializer | None,
+    ) -> int:
         taken = 0
         topic, part = self.partition
         lso = self.last_stable_offset if self.read_committed else -1
@@ -144,37 +191,22 @@ class CompletedFetch:
             if 0 <= lso <= offset:
                 self.exhausted = True
                 break
-            key, value = rec.key, rec.value
-            if key_deserializer is not None or value_deserializer is not None:
-                try:
-                    key, value = _deserialize(
-                        self.partition, rec, key_deserializer, value_deserializer
-                    )
-                except RecordDeserializationError as error:
-                    if taken:
-                        break
-                    raise error from error.__cause__
+            try:
+                key, value = _deserialize(self.partition, rec, key_deserializer, value_deserializer)
+            except RecordDeserializationError as error:
+                if taken:
+                    break
+                raise error from error.__cause__
             out.append(
                 _new_record(
                     ConsumerRecord,
-                    (
-                        topic,
-                        part,
-                        offset,
-                        rec.timestamp,
-                        self._tstype,
-                        key,
-                        value,
-                        rec.headers,
-                        self._leader_epoch,
-                    ),
+                    (topic, part, offset, rec.timestamp, self._tstype, key, value, rec.headers,
+                     self._leader_epoch),
                 )
-            )
+            )  # fmt: skip
             self._index += 1
             self.next_offset = offset + 1
             taken += 1
-        if taken == 0 and self.error is not None:
-            raise self.error
         return taken
 
     def _next_batch(self) -> bool:

@@ -4,10 +4,10 @@
 leader's, or the KIP-392 preferred read replica's) with that broker's fetch session, and says
 when data arrived (`FetchCompleted`), metadata is stale (`RefreshMetadata`) or positions need a
 reset (`ResetNeeded`). Responses become `CompletedFetch`es in a buffer the application drains
-with `fetched_records` or `fetched_batches`. A partition is fetched again as soon as the
-application *starts* reading its buffered data (librdkafka-style prefetch: the next fetch is in
-flight while the last one is processed), from the end of that data, as long as the buffer is
-under its caps.
+with `fetched_records` or `fetched_batches`. A partition is fetched again while up to two of its
+fetches wait unread in the buffer (librdkafka-style prefetch: the next fetches are in flight
+while the last one is processed), from the end of that data, as long as the buffer is under its
+caps.
 """
 
 from __future__ import annotations
@@ -32,12 +32,15 @@ from krafka.sansio.codes import STALE_METADATA_CODES
 from krafka.sansio.consumer.completed_fetch import CompletedFetch, Deserializer
 from krafka.sansio.consumer.fetch_data import PartitionFetchData
 from krafka.sansio.consumer.fetch_session import FetchSessionHandler, FetchSessionRequest
+from krafka.sansio.consumer.metrics import ConsumerMetrics
 from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
 from krafka.sansio.consumer.subscription import ResetStrategy, SubscriptionState
 from krafka.sansio.metadata import ClusterMetadata
 from krafka.structs import TopicPartition
 
 _TOPIC_ID_VERSION: Final = 13
+#: Fetches of one partition buffered and not yet started before it is fetched again.
+_PREFETCH_DEPTH: Final = 2
 _REPLICA_ERRORS: Final = frozenset(
     {ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REPLICA_NOT_AVAILABLE}
 )
@@ -105,6 +108,7 @@ class RefreshMetadata:
 class _InFlight:
     node: int
     wanted: dict[TopicPartition, tuple[int, PartitionFetchData]]
+    sent_at: float = 0.0
     version: int = -1
     session: FetchSessionRequest | None = None
     topic_ids: dict[uuid.UUID, str] = field(default_factory=dict)
@@ -124,6 +128,7 @@ class Fetcher:
         self.subscription = subscription
         self.metadata = metadata
         self._rand = rand
+        self.metrics = ConsumerMetrics()
         self._sessions: dict[int, FetchSessionHandler] = {}
         self._in_flight: dict[SendRequest[Any], _InFlight] = {}
         self._busy_nodes: set[int] = set()
@@ -149,7 +154,7 @@ class Fetcher:
             self._resets = False
             actions.append(ResetNeeded())
         for node, wanted in self._plan(now).items():
-            actions.append(self._fetch(node, wanted))
+            actions.append(self._fetch(node, wanted, now))
         if self._stale:
             actions.append(RefreshMetadata(tuple(sorted(self._stale))))
             self._stale.clear()
@@ -160,6 +165,7 @@ class Fetcher:
         if flight is None:
             return
         assert isinstance(response, FetchResponse)
+        self.metrics.fetch_answered(now - flight.sent_at)
         throttle = int(response.throttle_time_ms or 0)
         if throttle > 0:
             self._throttled[flight.node] = now + throttle / 1000
@@ -273,10 +279,13 @@ class Fetcher:
         self._wakeup = None
         if self._over_caps():
             return plan
-        unread = {c.partition for c in self._buffer if not c.started and self._current(c)}
+        unread: dict[TopicPartition, int] = {}
+        for c in self._buffer:
+            if not c.started and self._current(c):
+                unread[c.partition] = unread.get(c.partition, 0) + 1
         config = self.config
         for tp in self.subscription.fetchable_partitions():
-            if tp in self._busy_partitions or tp in unread:
+            if tp in self._busy_partitions or unread.get(tp, 0) >= _PREFETCH_DEPTH:
                 continue
             node, leader_epoch = self._node_for(tp, now)
             if node is None:
@@ -326,9 +335,9 @@ class Fetcher:
         return position
 
     def _fetch(
-        self, node: int, wanted: dict[TopicPartition, tuple[int, PartitionFetchData]]
+        self, node: int, wanted: dict[TopicPartition, tuple[int, PartitionFetchData]], now: float
     ) -> SendRequest[FetchResponse]:
-        flight = _InFlight(node, wanted)
+        flight = _InFlight(node, wanted, now)
         topics = {tp.topic for tp in wanted}
         ids = {t: self.metadata.topic_id(t) for t in topics}
         known_ids = {t: i for t, i in ids.items() if i is not None}
@@ -448,6 +457,7 @@ class Fetcher:
             return
         self._fetch_offsets[tp] = (epoch, max(completed.end_offset, asked.fetch_offset))
         self._buffer.append(completed)
+        self.metrics.fetched(completed.size)
         self._arrived = True
 
     def _out_of_range(self, tp: TopicPartition, asked: PartitionFetchData, node: int) -> None:

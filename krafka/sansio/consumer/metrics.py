@@ -12,9 +12,20 @@ from krafka.structs import TopicPartition
 class ConsumerMetrics:
     """Totals since the consumer started; `snapshot` adds the current lag."""
 
-    __slots__ = ("batches_consumed", "bytes_consumed", "polls", "records_consumed")
+    __slots__ = (
+        "batches_consumed",
+        "bytes_consumed",
+        "fetch_latency_max",
+        "fetch_latency_total",
+        "fetches",
+        "polls",
+        "records_consumed",
+    )
 
     def __init__(self) -> None:
+        self.fetches = 0
+        self.fetch_latency_total = 0.0
+        self.fetch_latency_max = 0.0
         self.records_consumed = 0
         self.bytes_consumed = 0
         self.batches_consumed = 0
@@ -23,19 +34,20 @@ class ConsumerMetrics:
     def consumed(self, records: Sequence[ConsumerRecord]) -> None:
         self.polls += 1
         self.records_consumed += len(records)
-        size = 0
-        for record in records:
-            key, value = record[5], record[6]
-            if isinstance(key, bytes | bytearray | memoryview):
-                size += len(key)
-            if isinstance(value, bytes | bytearray | memoryview):
-                size += len(value)
+
+    def fetch_answered(self, latency: float) -> None:
+        self.fetches += 1
+        self.fetch_latency_total += latency
+        self.fetch_latency_max = max(self.fetch_latency_max, latency)
+
+    def fetched(self, size: int) -> None:
+        """Bytes of record batches fetched (as Java's bytes-consumed: batch bytes, not only
+        keys and values)."""
         self.bytes_consumed += size
 
     def consumed_batches(self, batches: Sequence[FetchedBatch]) -> None:
         self.polls += 1
         self.batches_consumed += len(batches)
-        self.bytes_consumed += sum(len(b.data) for b in batches)
 
     def snapshot(self, lags: Mapping[TopicPartition, int]) -> dict[str, Any]:
         return {
@@ -43,6 +55,9 @@ class ConsumerMetrics:
             "bytes_consumed": self.bytes_consumed,
             "raw_batches_consumed": self.batches_consumed,
             "polls": self.polls,
+            "fetches": self.fetches,
+            "fetch_latency_avg": self.fetch_latency_total / self.fetches if self.fetches else 0.0,
+            "fetch_latency_max": self.fetch_latency_max,
             "lag": dict(lags),
             "lag_max": max(lags.values(), default=0),
         }

@@ -1,0 +1,217 @@
+"""End-to-end consume throughput: krafka beside confluent-kafka (librdkafka) and aiokafka.
+
+One local Tansu broker (or `--mock`: librdkafka's 3-broker mock cluster with 12 partitions), a
+topic filled once with N records of 100-byte values; each client, in a fresh process, reads
+all of it from offset 0 by manual assignment (no group), fetch_max_wait 100 ms. Runs alternate
+between clients; medians of records/s and client CPU µs per record (`time.process_time`, which
+includes librdkafka's threads) are printed with krafka's ratios to each peer. The clock starts
+when the first record arrived (connection and metadata are not counted).
+
+Clients: `krafka` (`poll()` lists), `krafka-iter` (`async for`, record by record),
+`confluent-kafka` (`consume(num_messages=...)`, its fastest path), `aiokafka` (`getmany`),
+`aiokafka-iter` (`async for`).
+
+    python benches/consume.py [--records 200000] [--rounds 3] [--mock] [--clients ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+VALUE = b"x" * 100
+BATCH = 10_000
+CLIENTS = ("krafka", "krafka-iter", "confluent-kafka", "aiokafka", "aiokafka-iter")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    seconds: float
+    cpu: float
+
+
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start: tuple[float, float]) -> Run:
+    wall, cpu = _clock()
+    return Run(wall - start[0], cpu - start[1])
+
+
+def krafka_run(bootstrap: str, topic: str, partitions: int, n: int, iterate: bool) -> Run:
+    import anyio
+
+    from krafka import Consumer, TopicPartition
+
+    async def run() -> Run:
+        async with Consumer(
+            bootstrap, auto_offset_reset="earliest", fetch_max_wait=0.1, max_poll_records=BATCH
+        ) as consumer:
+            await consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+            first = await consumer.recv()
+            start, seen = _clock(), 1
+            if iterate:
+                async for _record in consumer:
+                    seen += 1
+                    if seen >= n:
+                        break
+            else:
+                while seen < n:
+                    seen += len(await consumer.poll(timeout=1.0))
+            assert first.value == VALUE
+            return _since(start)
+
+    return anyio.run(run)
+
+
+def confluent_run(bootstrap: str, topic: str, partitions: int, n: int) -> Run:
+    from confluent_kafka import Consumer as RdConsumer
+    from confluent_kafka import TopicPartition as RdTopicPartition
+
+    consumer = RdConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench",
+            "enable.auto.commit": False,
+            "fetch.wait.max.ms": 100,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.assign([RdTopicPartition(topic, p, 0) for p in range(partitions)])
+    seen, start = 0, None
+    while seen < n:
+        messages = consumer.consume(num_messages=BATCH, timeout=1.0)
+        if messages and start is None:
+            start = _clock()  # when the first batch arrived (the others: the first record)
+        seen += len(messages)
+    assert start is not None
+    result = _since(start)
+    consumer.close()
+    return result
+
+
+def aiokafka_run(bootstrap: str, topic: str, partitions: int, n: int, iterate: bool) -> Run:
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    async def run() -> Run:
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap, fetch_max_wait_ms=100, auto_offset_reset="earliest"
+        )
+        await consumer.start()
+        try:
+            consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+            await consumer.getone()
+            start, seen = _clock(), 1
+            if iterate:
+                async for _record in consumer:
+                    seen += 1
+                    if seen >= n:
+                        break
+            else:
+                while seen < n:
+                    batches = await consumer.getmany(timeout_ms=1000, max_records=BATCH)
+                    seen += sum(len(b) for b in batches.values())
+            return _since(start)
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(run())
+
+
+def child(name: str, bootstrap: str, topic: str, partitions: int, records: int) -> None:
+    runs = {
+        "krafka": lambda: krafka_run(bootstrap, topic, partitions, records, False),
+        "krafka-iter": lambda: krafka_run(bootstrap, topic, partitions, records, True),
+        "confluent-kafka": lambda: confluent_run(bootstrap, topic, partitions, records),
+        "aiokafka": lambda: aiokafka_run(bootstrap, topic, partitions, records, False),
+        "aiokafka-iter": lambda: aiokafka_run(bootstrap, topic, partitions, records, True),
+    }
+    run = runs[name]()
+    print(json.dumps({"seconds": run.seconds, "cpu": run.cpu}))
+
+
+def measure(name: str, bootstrap: str, topic: str, partitions: int, records: int) -> Run:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", name, bootstrap, topic, str(partitions),
+         str(records)],
+        check=True, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    return Run(data["seconds"], data["cpu"])
+
+
+def fill(bootstrap: str, topic: str, partitions: int, records: int) -> None:
+    import anyio
+
+    from krafka import Producer
+
+    async def run() -> None:
+        async with Producer(bootstrap, linger=0.005) as producer:
+            for i in range(records):
+                await producer.send(topic, VALUE, partition=i % partitions)
+            await producer.flush()
+
+    anyio.run(run)
+
+
+def report(results: dict[str, list[Run]], records: int) -> None:
+    rates = {k: statistics.median(records / r.seconds for r in v) for k, v in results.items()}
+    cpus = {k: statistics.median(r.cpu * 1e6 / records for r in v) for k, v in results.items()}
+    for name in results:
+        print(f"{name:16} {rates[name] / 1e6:6.3f} M rec/s   {cpus[name]:5.2f} µs CPU/rec")
+    for mine, peer in (
+        ("krafka", "confluent-kafka"),
+        ("krafka", "aiokafka"),
+        ("krafka-iter", "confluent-kafka"),
+        ("krafka-iter", "aiokafka-iter"),
+    ):
+        if mine in rates and peer in rates:
+            print(f"{mine} / {peer}: {rates[mine] / rates[peer]:.2f}x")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--mock", action="store_true", help="3-broker mock cluster, 12 partitions")
+    parser.add_argument("--clients", default=",".join(CLIENTS))
+    args = parser.parse_args()
+    clients = args.clients.split(",")
+    topic = f"bench-consume-{time.time_ns()}"
+    if args.mock:
+        from krafka.testing.mockcluster import MockCluster
+
+        partitions = 12
+        context: object = MockCluster(3, topics={topic: partitions})
+    else:
+        from krafka.testing import LocalBroker
+
+        partitions = 1
+        context = LocalBroker()
+    with context as cluster:  # type: ignore[attr-defined]
+        bootstrap = cluster.bootstrap_servers
+        fill(bootstrap, topic, partitions, args.records)
+        results: dict[str, list[Run]] = {c: [] for c in clients}
+        for _ in range(args.rounds):
+            for name in clients:
+                results[name].append(measure(name, bootstrap, topic, partitions, args.records))
+        print(f"{args.records} records x 100 B, {partitions} partition(s), medians of "
+              f"{args.rounds} rounds")  # fmt: skip
+        report(results, args.records)
+
+
+if __name__ == "__main__":
+    main()

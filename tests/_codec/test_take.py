@@ -1,0 +1,69 @@
+"""`take_records`: the compiled loop and its pure twin build the same consumer records."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from krafka._codec import implementations
+
+
+class Rec(NamedTuple):
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: int
+    key: Any
+    value: Any
+    headers: list[Any]
+    leader_epoch: int | None
+
+
+IMPLS = implementations()
+
+
+def records_of(impl: Any, offsets: list[int]) -> list[Any]:
+    return [
+        impl.Record(o, 1000 + o, b"k%d" % o, None if o % 3 else b"v", [("h", b"x")])
+        for o in offsets
+    ]
+
+
+@given(
+    offsets=st.lists(st.integers(0, 1000), unique=True, max_size=40).map(sorted),
+    index=st.integers(0, 5),
+    limit=st.integers(0, 50),
+    min_offset=st.integers(0, 1000),
+    stop=st.integers(-1, 1000),
+)
+def test_implementations_agree(
+    offsets: list[int], index: int, limit: int, min_offset: int, stop: int
+) -> None:
+    results = []
+    for impl in IMPLS.values():
+        out: list[Any] = []
+        state = impl.take_records(
+            records_of(impl, offsets), index, limit, min_offset, stop, "t", 3, 1, 7, Rec, out
+        )
+        results.append((state, [tuple(r) for r in out], {type(r) for r in out}))
+    assert all(r == results[0] for r in results)
+    state, out, types = results[0]
+    assert types <= {Rec}
+    assert len(out) <= limit
+    assert all(min_offset <= r[2] and (stop < 0 or r[2] < stop) for r in out)
+
+
+@pytest.mark.parametrize("name", sorted(IMPLS))
+def test_stops_at_the_stop_offset(name: str) -> None:
+    impl = IMPLS[name]
+    out: list[Any] = []
+    state = impl.take_records(
+        records_of(impl, [5, 6, 7, 8]), 0, 10, 6, 8, "t", 0, 0, None, Rec, out
+    )
+    assert state == (3, 2, 8, True)
+    assert [r.offset for r in out] == [6, 7]
+    assert out[0] == Rec("t", 0, 6, 1006, 0, b"k6", b"v", [("h", b"x")], None)
