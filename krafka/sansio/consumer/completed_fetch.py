@@ -166,7 +166,7 @@ class CompletedFetch:
                 self.next_offset = next_offset
             if stopped:
                 self.exhausted = True
-                self._records, self._index = [], 0
+                self._batches, self._records, self._index = None, [], 0
                 break
         return taken
 
@@ -190,6 +190,7 @@ class CompletedFetch:
                 continue
             if 0 <= lso <= offset:
                 self.exhausted = True
+                self._batches, self._records, self._index = None, [], 0
                 break
             try:
                 key, value = _deserialize(self.partition, rec, key_deserializer, value_deserializer)
@@ -235,7 +236,10 @@ class CompletedFetch:
         self.exhausted = True
         self._records, self._index = [], 0
         if self.error is None:
-            self.next_offset = max(self.next_offset, self.end_offset)
+            end = self.end_offset
+            if self.read_committed and self.last_stable_offset >= 0:
+                end = min(end, self.last_stable_offset)
+            self.next_offset = max(self.next_offset, end)
         return False
 
     def _skip(self, batch: Any) -> bool:

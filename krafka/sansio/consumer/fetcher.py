@@ -455,7 +455,10 @@ class Fetcher:
         )
         if completed.size == 0 and completed.error is None:
             return
-        self._fetch_offsets[tp] = (epoch, max(completed.end_offset, asked.fetch_offset))
+        end = completed.end_offset
+        if completed.read_committed and lso >= 0:
+            end = min(end, lso)  # nothing past the last stable offset was handed out
+        self._fetch_offsets[tp] = (epoch, max(end, asked.fetch_offset))
         self._buffer.append(completed)
         self.metrics.fetched(completed.size)
         self._arrived = True
