@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from krafka.io.admin import AdminClient
-    from krafka.io.consumer import Consumer, ConsumerRecord, FetchedBatch
+    from krafka.io.consumer import (
+        CompactedTable,
+        CompactedTopicConsumer,
+        Consumer,
+        ConsumerRecord,
+        FetchedBatch,
+        TableChange,
+    )
     from krafka.io.producer import Producer, RecordMetadata
     from krafka.sansio.admin import (
         AclBinding,
@@ -54,6 +61,8 @@ _LAZY: dict[str, str] = {
     "ClusterDescription": "krafka.sansio.admin",
     "ConfigEntry": "krafka.sansio.admin",
     "ConfigResource": "krafka.sansio.admin",
+    "CompactedTable": "krafka.io.consumer",
+    "CompactedTopicConsumer": "krafka.io.consumer",
     "Consumer": "krafka.io.consumer",
     "ConsumerGroupMetadata": "krafka.structs",
     "ConsumerRecord": "krafka.io.consumer",
@@ -77,6 +86,7 @@ _LAZY: dict[str, str] = {
     "ScramDeletion": "krafka.sansio.admin",
     "ScramMechanism": "krafka.sansio.admin",
     "ScramUpsertion": "krafka.sansio.admin",
+    "TableChange": "krafka.io.consumer",
     "TopicDescription": "krafka.sansio.admin",
     "TopicPartition": "krafka.structs",
     "TopicPartitionInfo": "krafka.sansio.admin",
@@ -90,6 +100,8 @@ __all__ = [
     "AdminClient",
     "AlterConfigOp",
     "ClusterDescription",
+    "CompactedTable",
+    "CompactedTopicConsumer",
     "ConfigEntry",
     "ConfigResource",
     "Consumer",
@@ -115,6 +127,7 @@ __all__ = [
     "ScramDeletion",
     "ScramMechanism",
     "ScramUpsertion",
+    "TableChange",
     "TopicDescription",
     "TopicPartition",
     "TopicPartitionInfo",
