@@ -5,7 +5,9 @@ Starts a local Tansu broker, then under asyncio and under trio:
    batch encoded by `krafka.codec` with a raw Produce request, and reads it back with raw Fetch
    requests;
 2. the producer: `krafka.Producer` (idempotent, zstd, murmur2 partitioning) sends 10,000 keyed
-   records and a transaction; the records are read back with raw Fetch requests and checked.
+   records and a transaction; the records are read back with raw Fetch requests and checked,
+   then with `krafka.Consumer`, and folded into a key -> latest value table by
+   `CompactedTopicConsumer`.
 """
 
 from __future__ import annotations
@@ -130,6 +132,36 @@ async def produce_with_producer(bootstrap_servers: str, topic: str, n: int) -> d
     return per_partition
 
 
+async def consume_back(bootstrap_servers: str, topic: str, acked: dict[int, int]) -> int:
+    """Read every acknowledged record back with `krafka.Consumer` (standalone, assigned)."""
+    from krafka import Consumer, TopicPartition
+
+    expected = sum(acked.values())
+    seen: set[tuple[int, int]] = set()
+    count = 0
+    async with Consumer(
+        bootstrap_servers, auto_offset_reset="earliest", fetch_max_wait=0.1
+    ) as consumer:
+        await consumer.assign([TopicPartition(topic, p) for p in acked])
+        with anyio.fail_after(30):
+            while len(seen) < expected:
+                for record in await consumer.poll(timeout=1.0):
+                    seen.add((record.partition, record.offset))
+                    count += 1
+        assert count == len(seen), "a record was returned twice"
+        assert sum(consumer.lag().values()) == 0
+    return len(seen)
+
+
+async def latest_per_key(bootstrap_servers: str, topic: str) -> dict[bytes, bytes]:
+    """The latest value of every key, as a `CompactedTopicConsumer` scans it."""
+    from krafka import CompactedTopicConsumer
+
+    async with CompactedTopicConsumer(topic, bootstrap_servers, fetch_max_wait=0.1) as table:
+        await table.scan(timeout=30)
+        return table.table.snapshot()
+
+
 async def _demo(bootstrap_servers: str, backend: str) -> None:
     topic = f"krafka-demo-{backend}"
     got = await roundtrip(bootstrap_servers, topic)
@@ -150,6 +182,14 @@ async def _demo(bootstrap_servers: str, backend: str) -> None:
             records = await fetch(client, orders, partition, 0, count)
             assert len(records) == count, (partition, len(records), count)
     print(f"[{backend}] fetched every acknowledged record back, exactly once")
+    consumed = await consume_back(bootstrap_servers, orders, acked)
+    print(f"[{backend}] Consumer: read {consumed} records back (no duplicates), lag 0")
+    latest = await latest_per_key(bootstrap_servers, orders)
+    assert len(latest) == 11, sorted(latest)
+    print(
+        f"[{backend}] CompactedTopicConsumer: {len(latest)} keys, latest for customer-9 is "
+        f"{latest[b'customer-9']!r}"
+    )
 
 
 def main() -> int:

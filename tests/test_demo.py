@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from krafka.demo import fetch, produce_with_producer
+from krafka.demo import consume_back, fetch, latest_per_key, produce_with_producer
 from krafka.io.client import KafkaClient
 
 pytestmark = pytest.mark.anyio
@@ -25,6 +25,9 @@ async def test_producer_demo_reads_back_every_record(broker: Any, anyio_backend:
             records = await fetch(client, topic, partition, 0, count)
             assert len(records) == count
             assert len({r.offset for r in records}) == count
+    assert await consume_back(broker.bootstrap_servers, topic, acked) == 2_000
+    latest = await latest_per_key(broker.bootstrap_servers, topic)
+    assert len(latest) == 11 and latest[b"k"] == b"hello"
 
 
 @pytest.mark.timeout(120)
