@@ -24,9 +24,10 @@ from typing import Any
 
 import anyio
 
-from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
+from krafka.errors import ConfigError, IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.admin import AdminClient
 from krafka.io.client import KafkaClient
+from krafka.io.consumer.classic_group import ClassicGroup
 from krafka.io.consumer.membership import Membership, NoGroup, StandaloneGroup
 from krafka.io.consumer.offsets_api import OffsetLookups
 from krafka.io.consumer.positions import PositionUpdater
@@ -35,7 +36,12 @@ from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
 from krafka.sansio.consumer.fetcher import FetchCompleted, Fetcher, RefreshMetadata, ResetNeeded
 from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
-from krafka.sansio.consumer.subscription import ResetStrategy, SubscriptionState
+from krafka.sansio.consumer.subscription import (
+    ResetStrategy,
+    SubscriptionState,
+    SubscriptionType,
+)
+from krafka.sansio.group import GroupConfig
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -183,18 +189,62 @@ class Consumer(OffsetLookups):
     async def subscribe(
         self, topics: Iterable[str] | str | re.Pattern[str], *, listener: Any = None
     ) -> None:
-        """Join the consumer group `group_id` for these topics (or a pattern)."""
+        """Join the consumer group `group_id` for these topics, or every topic matching a
+        compiled pattern; replaces the subscription. `listener` (or `rebalance_listener`) gets
+        `on_partitions_revoked` / `_assigned` / `_lost` with Java's delta semantics."""
         self._check_open()
-        if self._subscription.type.value == "assigned":
+        if self._subscription.type is SubscriptionType.USER_ASSIGNED:
             raise IllegalStateError(
                 "subscribe() and assign() are mutually exclusive: unsubscribe() first"
             )
-        raise InvalidStateError(
-            "group membership (subscribe) is not available in this build: use assign()"
+        if self.settings.group_id is None:
+            raise InvalidStateError("subscribe needs a group_id (or use assign())")
+        if self.settings.group_protocol != "classic":
+            raise ConfigError(
+                'group_protocol="consumer" (KIP-848) is not available in this release of the '
+                'Consumer: use group_protocol="classic"'
+            )
+        wanted: Iterable[str] | re.Pattern[str] = [topics] if isinstance(topics, str) else topics
+        group = self._membership
+        if not isinstance(group, ClassicGroup):
+            group = self._classic_group(listener or self.settings.rebalance_listener)
+            await group.start(self._host.task_group)
+            self._membership = group
+        await group.subscribe(wanted)
+        self._changed()
+
+    def _classic_group(self, listener: Any) -> ClassicGroup:
+        settings = self.settings
+        assert settings.group_id is not None
+        config = GroupConfig(
+            group_id=settings.group_id,
+            group_instance_id=settings.group_instance_id,
+            session_timeout=settings.session_timeout,
+            heartbeat_interval=settings.heartbeat_interval,
+            max_poll_interval=settings.max_poll_interval,
+            retry_backoff=settings.retry_backoff,
+            retry_backoff_max=settings.retry_backoff_max,
+            request_timeout=settings.request_timeout,
+            default_api_timeout=settings.default_api_timeout,
+            enable_auto_commit=settings.enable_auto_commit,
+            auto_commit_interval=settings.auto_commit_interval,
+            client_rack=settings.client_rack,
+        )
+        return ClassicGroup(
+            self._client,
+            config,
+            settings.partition_assignment_strategy,
+            self._subscription,
+            listener=listener,
+            positions=self._consumed,
+            on_change=self._changed,
         )
 
     async def unsubscribe(self) -> None:
+        """Leave the group (revoking the partitions) or drop the manual assignment."""
         self._check_open()
+        if isinstance(self._membership, ClassicGroup):
+            await self._membership.unsubscribe(self.settings.default_api_timeout)
         self._subscription.unsubscribe()
         self._pending.clear()
         self._changed()
@@ -331,6 +381,8 @@ class Consumer(OffsetLookups):
 
     def _changed(self) -> None:
         """Assignment or positions changed: resolve positions, replan fetches, wake pollers."""
+        if self._pending:
+            self._drop_pending(self._pending_partitions() - self.assignment())
         if self._positions is not None:
             self._positions.wake()
         self._driver.wake()

@@ -133,7 +133,7 @@ class StandaloneGroup:
         await self._driver.outcome(op, self._wait(timeout))
 
     def commit_async(self, offsets: Offsets) -> Awaitable[None]:
-        return _spawn(self._task_group, self.commit(dict(offsets)))
+        return spawn(self._task_group, self.commit(dict(offsets)))
 
     async def committed(
         self, partitions: Iterable[TopicPartition], timeout: float | None = None
@@ -186,7 +186,7 @@ class _Result:
             raise self._error
 
 
-def _spawn(task_group: anyio.abc.TaskGroup | None, work: Awaitable[None]) -> Awaitable[None]:
+def spawn(task_group: anyio.abc.TaskGroup | None, work: Awaitable[None]) -> Awaitable[None]:
     if task_group is None:
         raise InvalidStateError("the consumer is not started")
     result = _Result()

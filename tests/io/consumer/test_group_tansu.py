@@ -1,0 +1,160 @@
+"""Consumers in a classic group on Tansu: krafka members together, and with librdkafka's."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import anyio
+import pytest
+
+from krafka import AdminClient, Consumer, NewTopic, Producer, TopicPartition
+
+pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(120)]
+
+
+class Listener:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, set[TopicPartition]]] = []
+
+    def on_partitions_assigned(self, partitions: set[TopicPartition]) -> None:
+        self.calls.append(("assigned", set(partitions)))
+
+    async def on_partitions_revoked(self, partitions: set[TopicPartition]) -> None:
+        self.calls.append(("revoked", set(partitions)))
+
+
+async def make_topic(bootstrap: str, partitions: int, records: int) -> str:
+    topic = f"grp-{time.time_ns()}"
+    async with AdminClient(bootstrap) as admin:
+        (await admin.create_topics([NewTopic(topic, partitions)])).raise_for_errors()
+    async with Producer(bootstrap) as producer:
+        for i in range(records):
+            await producer.send(topic, b"%d" % i, partition=i % partitions)
+        await producer.flush()
+    return topic
+
+
+def member(bootstrap: str, group: str, strategy: str, **kw: Any) -> Consumer:
+    return Consumer(
+        bootstrap,
+        group_id=group,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        fetch_max_wait=0.1,
+        session_timeout=6.0,
+        heartbeat_interval=0.5,
+        partition_assignment_strategy=strategy,
+        **kw,
+    )
+
+
+async def drain(consumer: Consumer, into: list[Any], until: Any, timeout: float = 40) -> None:
+    with anyio.fail_after(timeout):
+        while not until():
+            records = await consumer.poll(timeout=0.2)
+            into.extend(records)
+            if records:
+                await consumer.commit()
+
+
+@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
+async def test_two_members_share_and_hand_over(broker: Any, strategy: str) -> None:
+    topic = await make_topic(broker.bootstrap_servers, 6, 600)
+    group = f"g-{time.time_ns()}"
+    first_listener = Listener()
+    a = member(broker.bootstrap_servers, group, strategy, rebalance_listener=first_listener)
+    b = member(broker.bootstrap_servers, group, strategy)
+    got_a: list[Any] = []
+    got_b: list[Any] = []
+    async with a:
+        await a.subscribe([topic])
+        await drain(a, got_a, lambda: len(a.assignment()) == 6 and len(got_a) >= 100)
+        async with b:
+            await b.subscribe([topic])
+
+            def split() -> bool:
+                return bool(a.assignment()) and bool(b.assignment())
+
+            with anyio.fail_after(40):
+                while not split():
+                    for consumer, into in ((a, got_a), (b, got_b)):
+                        records = await consumer.poll(timeout=0.1)
+                        into.extend(records)
+                        if records:
+                            await consumer.commit()
+            assert a.assignment().isdisjoint(b.assignment())
+            assert a.assignment() | b.assignment() == {TopicPartition(topic, p) for p in range(6)}
+            with anyio.fail_after(40):
+                while len(got_a) + len(got_b) < 600:
+                    for consumer, into in ((a, got_a), (b, got_b)):
+                        records = await consumer.poll(timeout=0.1)
+                        into.extend(records)
+                        if records:
+                            await consumer.commit()
+        # b left: a takes everything back
+        with anyio.fail_after(40):
+            while len(a.assignment()) < 6:
+                await a.poll(timeout=0.2)
+    values = Counter(r.value for r in got_a + got_b)
+    assert set(values) == {b"%d" % i for i in range(600)}
+    assert all(count == 1 for count in values.values()), "a record consumed twice"
+    kinds = [k for k, _ in first_listener.calls]
+    assert (kinds[0] == "assigned" and "revoked" in kinds) or strategy == "cooperative-sticky"
+    assert a.group_metadata().generation_id >= 1
+
+
+async def test_mixed_group_with_librdkafka_cooperative(broker: Any) -> None:
+    from confluent_kafka import Consumer as RdConsumer
+
+    topic = await make_topic(broker.bootstrap_servers, 4, 400)
+    group = f"mixed-{time.time_ns()}"
+    rd_seen: list[bytes] = []
+    rd_assigned: list[int] = []
+    stop = threading.Event()
+
+    def run_librdkafka() -> None:
+        rd = RdConsumer(
+            {
+                "bootstrap.servers": broker.bootstrap_servers,
+                "group.id": group,
+                "partition.assignment.strategy": "cooperative-sticky",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+                "session.timeout.ms": 6000,
+                "heartbeat.interval.ms": 500,
+                "fetch.wait.max.ms": 100,
+            }
+        )
+        rd.subscribe([topic])
+        while not stop.is_set():
+            message = rd.poll(0.1)
+            rd_assigned.append(len(rd.assignment()))
+            if message is not None and message.error() is None:
+                rd_seen.append(message.value())
+                rd.commit(message=message, asynchronous=False)
+        rd.close()
+
+    thread = threading.Thread(target=run_librdkafka, daemon=True)
+    thread.start()
+    mine: list[Any] = []
+    try:
+        async with member(broker.bootstrap_servers, group, "cooperative-sticky") as consumer:
+            await consumer.subscribe([topic])
+            with anyio.fail_after(60):
+                while len(mine) + len(rd_seen) < 400 or not consumer.assignment():
+                    records = await consumer.poll(timeout=0.2)
+                    mine.extend(records)
+                    if records:
+                        await consumer.commit()
+            assert consumer.assignment(), "krafka got no partition"
+            assert 0 < len(consumer.assignment()) < 4
+    finally:
+        stop.set()
+        await anyio.to_thread.run_sync(thread.join, 20)
+    values = Counter([r.value for r in mine] + rd_seen)
+    assert set(values) == {b"%d" % i for i in range(400)}
+    assert all(c == 1 for c in values.values()), "a record consumed by both members"
+    assert max(rd_assigned) >= 1
