@@ -22,15 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from krafka.sync.admin import AdminClient
+    from krafka.sync.consumer import Consumer
     from krafka.sync.producer import DeliveryFuture, Producer
 
 _LAZY = {
     "AdminClient": "krafka.sync.admin",
+    "Consumer": "krafka.sync.consumer",
     "DeliveryFuture": "krafka.sync.delivery",
     "Producer": "krafka.sync.producer",
 }
 
-__all__ = ["AdminClient", "DeliveryFuture", "Producer"]
+__all__ = ["AdminClient", "Consumer", "DeliveryFuture", "Producer"]
 
 
 def __getattr__(name: str) -> Any:
