@@ -1,4 +1,4 @@
-"""Memory while consuming: resident size stays within the fetch buffer's bounds (2 ×
+"""Memory while consuming: resident size stays within the fetch buffer's bounds (twice
 fetch_max_bytes, plus the interpreter's own allocation slack), however much is consumed."""
 
 from __future__ import annotations
