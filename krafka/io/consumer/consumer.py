@@ -153,7 +153,8 @@ class Consumer(OffsetLookups):
         self._state = "closed"
         deadline = anyio.current_time() + timeout
         autocommit = self._consumed() if self.settings.enable_auto_commit else None
-        with anyio.move_on_after(timeout * 0.8), anyio.CancelScope(shield=True):
+        self._data.set()  # a poll waiting in another task returns
+        with anyio.CancelScope(shield=True), anyio.move_on_after(timeout * 0.8):
             await self._membership.close(timeout * 0.7, autocommit=autocommit)
             await self._close_sessions()
         remaining = max(0.1, deadline - anyio.current_time())
@@ -340,12 +341,12 @@ class Consumer(OffsetLookups):
                 return got
             if deadline is None:
                 await event.wait()
-                continue
-            remaining = deadline - anyio.current_time()
-            if remaining <= 0:
-                return None
-            with anyio.move_on_after(remaining):
-                await event.wait()
+            else:
+                remaining = deadline - anyio.current_time()
+                if remaining <= 0:
+                    return None
+                with anyio.move_on_after(remaining):
+                    await event.wait()
             if self._state != "started":
                 raise InvalidStateError("the consumer was closed")
 

@@ -275,3 +275,25 @@ async def test_close_within_timeout_when_the_broker_is_gone() -> None:
         started = anyio.current_time()
         await consumer.close(timeout=3)
         assert anyio.current_time() - started < 5
+
+
+async def test_close_from_another_task_ends_a_waiting_iteration(broker: Any) -> None:
+    topic = unique("close-wait")
+    async with Producer(broker.bootstrap_servers) as producer:
+        await producer.send_and_wait(topic, b"only", partition=0)
+    consumer = Consumer(broker.bootstrap_servers, auto_offset_reset="earliest", fetch_max_wait=0.1)
+    await consumer.start()
+    await consumer.assign([TopicPartition(topic, 0)])
+    seen: list[bytes] = []
+
+    async def iterate() -> None:
+        async for record in consumer:
+            seen.append(record.value)
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(iterate)
+            while not seen:
+                await anyio.sleep(0.05)
+            await consumer.close(timeout=5)
+    assert seen == [b"only"]
