@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from krafka._codec import impl
+from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka.errors import CorruptRecordError, KrafkaError, RecordDeserializationError
 from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
 from krafka.structs import TopicPartition
@@ -68,7 +69,7 @@ class CompletedFetch:
         aborted_transactions: tuple[tuple[int, int], ...] = (),
         read_committed: bool = False,
         check_crc: bool = True,
-        max_decompressed_size: int = 0,
+        max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED,
     ) -> None:
         self.partition = partition
         self.start = self.next_offset = start
