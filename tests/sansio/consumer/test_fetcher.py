@@ -1,0 +1,126 @@
+"""The Fetcher machine, scripted: one Fetch per broker, preferred replicas and their expiry,
+offset-out-of-range resets with backoff, node backoff without busy deadlines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from krafka.codec import Record, encode_batch
+from krafka.errors import KafkaConnectionError
+from krafka.protocol.error_codes import ErrorCode
+from krafka.protocol.messages import FetchRequest, FetchResponse, MetadataResponse
+from krafka.protocol.messages.fetch_response import FetchableTopicResponse, PartitionData
+from krafka.protocol.messages.metadata_response import (
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from krafka.sansio.actions import SendRequest
+from krafka.sansio.consumer.fetcher import (
+    FetchCompleted,
+    FetchConfig,
+    Fetcher,
+    ResetNeeded,
+)
+from krafka.sansio.consumer.subscription import RESET_BACKOFF, ResetStrategy, SubscriptionState
+from krafka.sansio.metadata import ClusterMetadata
+from krafka.structs import TopicPartition
+
+T0, T1, T2 = (TopicPartition("t", p) for p in range(3))
+
+
+def cluster() -> ClusterMetadata:
+    meta = ClusterMetadata([("b1", 9092)])
+    response = MetadataResponse(
+        brokers=[
+            MetadataResponseBroker(node_id=n, host=f"b{n}", port=9092, rack=f"r{n}")
+            for n in (1, 2, 3)
+        ],  # fmt: skip
+        topics=[
+            MetadataResponseTopic(
+                name="t",
+                partitions=[
+                    MetadataResponsePartition(
+                        partition_index=p, leader_id=1 + p % 2, replica_nodes=[1, 2, 3]
+                    )  # fmt: skip
+                    for p in range(3)
+                ],
+            )
+        ],
+    )
+    meta.update(response, 0.0)
+    return meta
+
+
+def fetcher(**config: Any) -> tuple[Fetcher, SubscriptionState]:
+    subscription = SubscriptionState(ResetStrategy.EARLIEST)
+    subscription.assign_from_user([T0, T1, T2])
+    for tp in (T0, T1, T2):
+        subscription.seek(tp, 0)
+    return Fetcher(FetchConfig(**config), subscription, cluster(), rand=lambda: 0.5), subscription
+
+
+def fetches(actions: list[Any]) -> dict[int, FetchRequest]:
+    return {a.target.node_id: a.request.build(12) for a in actions if isinstance(a, SendRequest)}
+
+
+def answer(part: int, code: int = 0, records: bytes = b"", replica: int = -1) -> FetchResponse:
+    data = PartitionData(partition_index=part, error_code=code, high_watermark=10,
+                         last_stable_offset=10, log_start_offset=0,
+                         preferred_read_replica=replica, records=records)  # fmt: skip
+    return FetchResponse(responses=[FetchableTopicResponse(topic="t", partitions=[data])])
+
+
+def test_one_fetch_per_broker_and_none_while_in_flight() -> None:
+    f, _ = fetcher()
+    sent = fetches(f.next_actions(0.0))
+    assert set(sent) == {1, 2}
+    assert sorted(p.partition for t in sent[1].topics for p in t.partitions) == [0, 2]
+    assert fetches(f.next_actions(0.1)) == {}
+
+
+def test_preferred_replica_until_it_expires() -> None:
+    f, _ = fetcher(client_rack="r3", preferred_replica_ttl=5.0)
+    actions = [a for a in f.next_actions(0.0) if isinstance(a, SendRequest)]
+    to_broker_2 = next(a for a in actions if a.target.node_id == 2)
+    f.on_response(to_broker_2, answer(1, replica=3), 0.1)
+    round_two = [a for a in f.next_actions(0.2) if isinstance(a, SendRequest)]
+    later = fetches(round_two)
+    assert 3 in later and [p.partition for t in later[3].topics for p in t.partitions] == [1]
+    to_replica = next(a for a in round_two if a.target.node_id == 3)
+    f.on_failure(to_replica, KafkaConnectionError("x"), 0.3)
+    assert f.next_deadline() is None or f.next_deadline() > 0.3
+    expired = fetches(f.next_actions(6.0))
+    assert 2 in expired and 1 in [p.partition for t in expired[2].topics for p in t.partitions]
+
+
+def test_out_of_range_requests_a_reset_and_backs_off() -> None:
+    f, subscription = fetcher()
+    actions = [a for a in f.next_actions(0.0) if isinstance(a, SendRequest)]
+    to_1 = next(a for a in actions if a.target.node_id == 1)
+    f.on_response(to_1, answer(0, code=ErrorCode.OFFSET_OUT_OF_RANGE), 0.1)
+    assert any(isinstance(a, ResetNeeded) for a in f.next_actions(0.1))
+    assert subscription.resets_due(0.1) == {T0: ResetStrategy.EARLIEST}
+    subscription.reset_failed(T0, 0.2)
+    first = subscription.next_reset_at()
+    subscription.reset_failed(T0, 0.2)
+    second = subscription.next_reset_at()
+    assert first is not None and second is not None
+    assert abs((first - 0.2) - RESET_BACKOFF.delay(1, lambda: 0.5)) < 0.05
+    assert second - 0.2 > first - 0.2
+    assert subscription.resets_due(0.2) == {}
+
+
+def test_data_is_buffered_and_handed_out() -> None:
+    f, subscription = fetcher()
+    actions = [a for a in f.next_actions(0.0) if isinstance(a, SendRequest)]
+    to_2 = next(a for a in actions if a.target.node_id == 2)
+    batch = encode_batch([Record(i, 5, None, b"%d" % i, []) for i in range(4)], "none", 0)
+    f.on_response(to_2, answer(1, records=batch), 0.1)
+    assert any(isinstance(a, FetchCompleted) for a in f.next_actions(0.1))
+    records = f.fetched_records(3)
+    assert [r.offset for r in records] == [0, 1, 2]
+    assert subscription.position(T1) == 3
+    assert [r.offset for r in f.fetched_records(10)] == [3]
+    assert subscription.state_of(T1).high_watermark == 10
+    assert f.metrics.fetches == 1 and f.metrics.bytes_consumed == len(batch)
