@@ -35,14 +35,14 @@ def cluster() -> ClusterMetadata:
         brokers=[
             MetadataResponseBroker(node_id=n, host=f"b{n}", port=9092, rack=f"r{n}")
             for n in (1, 2, 3)
-        ],  # fmt: skip
+        ],
         topics=[
             MetadataResponseTopic(
                 name="t",
                 partitions=[
                     MetadataResponsePartition(
                         partition_index=p, leader_id=1 + p % 2, replica_nodes=[1, 2, 3]
-                    )  # fmt: skip
+                    )
                     for p in range(3)
                 ],
             )
@@ -65,9 +65,15 @@ def fetches(actions: list[Any]) -> dict[int, FetchRequest]:
 
 
 def answer(part: int, code: int = 0, records: bytes = b"", replica: int = -1) -> FetchResponse:
-    data = PartitionData(partition_index=part, error_code=code, high_watermark=10,
-                         last_stable_offset=10, log_start_offset=0,
-                         preferred_read_replica=replica, records=records)  # fmt: skip
+    data = PartitionData(
+        partition_index=part,
+        error_code=code,
+        high_watermark=10,
+        last_stable_offset=10,
+        log_start_offset=0,
+        preferred_read_replica=replica,
+        records=records,
+    )
     return FetchResponse(responses=[FetchableTopicResponse(topic="t", partitions=[data])])
 
 
