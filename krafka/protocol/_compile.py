@@ -220,7 +220,10 @@ def _emit_read_element(
         n = src.tmp("n")
         _read_length(src, ind, n, flex, kind != "string")
         src.add(ind, f"if {n} < 0:")
-        src.add(ind + 1, f"{var} = None" if nullable else "raise _Bad")
+        if nullable:
+            src.add(ind + 1, f"{var} = None")
+        else:  # a null non-nullable bytes reads as empty, as in `_interp`
+            src.add(ind + 1, f"{var} = b''" if kind == "bytes" else "raise _Bad")
         src.add(ind, f"elif {n} > end - pos:")
         src.add(ind + 1, "raise _Bad")
         src.add(ind, "else:")

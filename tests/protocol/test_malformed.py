@@ -10,12 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from krafka.errors import KrafkaError, LocalProtocolError, ProtocolError, RemoteProtocolError
+from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     ApiVersionsResponse,
     FetchResponse,
     MetadataRequest,
     MetadataResponse,
     ProduceRequest,
+    SyncGroupResponse,
 )
 from krafka.protocol.messages.fetch_response import FetchableTopicResponse, PartitionData
 from krafka.protocol.messages.metadata_response import MetadataResponseTopic
@@ -141,3 +143,17 @@ def test_fuzz_every_response_decoder(data: st.DataObject) -> None:
         cls.decode(bytes(raw[:cut]), version)
     except RemoteProtocolError as e:
         assert str(e).startswith(f"{cls.__name__} v{version}: ")
+
+
+@pytest.mark.parametrize("version", [0, 3, 4, 5])
+def test_null_non_nullable_bytes_read_as_empty(version: int) -> None:
+    """librdkafka (and its mock cluster) write an errored SyncGroup's MemberState as null; the
+    error code must still reach the member. Null strings and arrays stay errors."""
+    flex = version >= 4
+    throttle = struct.pack(">i", 0) if version >= 1 else b""
+    null = b"\x00" if flex else struct.pack(">i", -1)
+    names = b"\x00\x00" if version >= 5 else b""  # null compact protocol type and name
+    tags = b"\x00" if flex else b""
+    data = throttle + struct.pack(">h", ErrorCode.REBALANCE_IN_PROGRESS) + names + null + tags
+    response = SyncGroupResponse.decode(data, version)
+    assert response.error_code == ErrorCode.REBALANCE_IN_PROGRESS and response.assignment == b""

@@ -171,7 +171,10 @@ class Liveness:
 
 def leave_request(core: MemberCore, reason: str) -> SendRequest[Any] | None:
     """Java's maybeLeaveGroup: a dynamic member in the group tells the coordinator it goes (one
-    attempt, never retried); a static member never does, its session timeout decides."""
+    attempt, never retried); a static member never does, its session timeout decides. It takes
+    the control lane: brokers answer one request per connection at a time, and a LeaveGroup
+    queued behind the member's own pending JoinGroup would wait out the rebalance delay and be
+    lost when the consumer closes, leaving a ghost (possibly the leader) in the group."""
     coordinator = core.link.target()
     if (
         core.config.is_static
@@ -181,7 +184,9 @@ def leave_request(core: MemberCore, reason: str) -> SendRequest[Any] | None:
     ):
         return None
     return SendRequest(
-        coordinator, wire.leave_group_request(core.config, core.generation.member_id, reason)
+        coordinator,
+        wire.leave_group_request(core.config, core.generation.member_id, reason),
+        priority=Priority.HIGH,
     )
 
 

@@ -13,6 +13,7 @@ from krafka.protocol.messages import (
     LeaveGroupResponse,
     OffsetCommitRequest,
 )
+from krafka.sansio.connection import Priority
 from krafka.sansio.group import (
     CommitPositions,
     CommitReason,
@@ -157,3 +158,24 @@ def test_commit_after_close_fails() -> None:
     m.talk.outcome(m.member.leave(m.now))
     with pytest.raises(InvalidStateError):
         m.talk.outcome(m.member.commit({T0: OffsetAndMetadata(1)}, m.now))
+
+
+def test_close_during_a_pending_join_leaves_on_the_control_lane() -> None:
+    """Brokers answer one request per connection at a time: a LeaveGroup behind the member's
+    own pending JoinGroup would wait out the rebalance and be lost at close, leaving a ghost
+    member (on Tansu, a ghost leader nobody replaces)."""
+    m = Member()
+    m.topics(t=2)
+    m.start("t")
+    first, _ = m.join_request()
+    m.reply_join(first, member_id="m1", code=C.MEMBER_ID_REQUIRED)
+    pending, request = m.join_request()
+    assert request.member_id == "m1"
+    op = m.member.leave(m.now, timeout=5)
+    leave = m.expect(LeaveGroupRequest)
+    assert leave.priority is Priority.HIGH
+    assert [x.member_id for x in m.request(leave).members] == ["m1"]
+    m.talk.reply(leave, LeaveGroupResponse())
+    assert m.talk.outcome(op) is None
+    m.reply_join(pending, member_id="m1")
+    m.nothing_sent()
