@@ -6,8 +6,8 @@ Starts a local Tansu broker, then under asyncio and under trio:
    requests;
 2. the producer: `krafka.Producer` (idempotent, zstd, murmur2 partitioning) sends 10,000 keyed
    records and a transaction; the records are read back with raw Fetch requests and checked,
-   then with `krafka.Consumer`, and folded into a key -> latest value table by
-   `CompactedTopicConsumer`.
+   then with `krafka.Consumer`, shared by a consumer group of two members, and folded into a
+   key -> latest value table by `CompactedTopicConsumer`.
 """
 
 from __future__ import annotations
@@ -153,6 +153,40 @@ async def consume_back(bootstrap_servers: str, topic: str, acked: dict[int, int]
     return len(seen)
 
 
+async def group_of_two(bootstrap_servers: str, topic: str, expected: int) -> list[int]:
+    """Two consumers in one group (cooperative-sticky) share the topic's partitions: disjoint
+    assignments, every record consumed once, progress committed. Records consumed per member."""
+    from krafka import Consumer
+
+    def member() -> Consumer:
+        return Consumer(
+            bootstrap_servers,
+            group_id=f"{topic}-group",
+            partition_assignment_strategy="cooperative-sticky",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            fetch_max_wait=0.1,
+        )
+
+    seen: set[tuple[int, int]] = set()
+    counts = [0, 0]
+    async with member() as first, member() as second:
+        members = (first, second)
+        for consumer in members:
+            await consumer.subscribe([topic])
+        with anyio.fail_after(60):
+            while len(seen) < expected or not all(c.assignment() for c in members):
+                for index, consumer in enumerate(members):
+                    records = await consumer.poll(timeout=0.1)
+                    seen.update((r.partition, r.offset) for r in records)
+                    counts[index] += len(records)
+                    if records:
+                        await consumer.commit()
+        assert first.assignment().isdisjoint(second.assignment())
+    assert sum(counts) == len(seen) == expected, "a record was consumed twice or missed"
+    return counts
+
+
 async def latest_per_key(bootstrap_servers: str, topic: str) -> dict[bytes, bytes]:
     """The latest value of every key, as a `CompactedTopicConsumer` scans it."""
     from krafka import CompactedTopicConsumer
@@ -184,6 +218,11 @@ async def _demo(bootstrap_servers: str, backend: str) -> None:
     print(f"[{backend}] fetched every acknowledged record back, exactly once")
     consumed = await consume_back(bootstrap_servers, orders, acked)
     print(f"[{backend}] Consumer: read {consumed} records back (no duplicates), lag 0")
+    shares = await group_of_two(bootstrap_servers, orders, consumed)
+    print(
+        f"[{backend}] consumer group of two (cooperative-sticky): {shares[0]} + {shares[1]} "
+        "records, disjoint partitions, each record once, offsets committed"
+    )
     latest = await latest_per_key(bootstrap_servers, orders)
     assert len(latest) == 11, sorted(latest)
     print(

@@ -30,15 +30,16 @@ async def test_producer_demo_reads_back_every_record(broker: Any, anyio_backend:
     assert len(latest) == 11 and latest[b"k"] == b"hello"
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(200)
 def test_demo_command_runs_end_to_end() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "krafka.demo"],
         cwd=Path(__file__).resolve().parents[1],
         capture_output=True,
         text=True,
-        timeout=110,
+        timeout=190,
         check=True,
     ).stdout
     assert out.strip().endswith("ok")
     assert out.count("fetched every acknowledged record back, exactly once") == 2
+    assert out.count("consumer group of two (cooperative-sticky)") == 2
