@@ -64,6 +64,11 @@ class AbortIndex:
                 self.ranges.setdefault(pid, []).append((start, header.base_offset))
             break
 
+    @property
+    def open_producers(self) -> frozenset[int]:
+        """Producers with transactional data seen and no marker yet (undecided so far)."""
+        return frozenset(self._open)
+
     def close(self) -> AbortIndex:
         """End of the partition: transactions still open count as aborted."""
         for pid, start in self._open.items():

@@ -3,8 +3,10 @@
     from krafka.spark import decode_batches_df, register
 
     rows = decode_batches_df(df, "raw")     # binary column of raw batches -> one row per record
-    register(spark)                         # the "krafka-segments" data source
+    register(spark)                         # the "krafka-segments" and "krafka" data sources
     spark.read.format("krafka-segments").load("/data/kafka-logs")
+    spark.read.format("krafka").option("kafka.bootstrap.servers", "host:9092") \
+        .option("subscribe", "orders").load()   # live topics: see `krafka.spark.kafka_source`
     read_segments(spark, "/data/kafka-logs", isolation="read_committed")   # same, via mapInArrow
 
 Row schema: `topic string, partition int, offset long, timestamp timestamp,
@@ -62,7 +64,9 @@ def read_segments(spark: Any, path: str, **options: Any) -> Any:
 
 
 def register(spark: Any) -> None:
-    """Register the `krafka-segments` data source with `spark`."""
+    """Register the `krafka-segments` and `krafka` (live topics) data sources with `spark`."""
+    from krafka.spark.kafka_source import KafkaSource
     from krafka.spark.source import SegmentSource
 
     spark.dataSource.register(SegmentSource)
+    spark.dataSource.register(KafkaSource)

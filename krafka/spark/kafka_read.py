@@ -1,0 +1,176 @@
+"""Reading one offset range on an executor: a standalone (`assign`) consumer, no group, no
+commits, whose raw fetched batches go straight through the compiled codec into Arrow.
+
+Rows follow Spark's Kafka source: `key, value, topic, partition, offset, timestamp,
+timestampType` (+ `headers` with `includeHeaders`). Under read_committed, buffers wait until
+every transaction they hold has its marker (reading past the range's end for markers if need
+be: a marker may follow records of other producers), so aborted records are always dropped even
+when the broker does not list aborted transactions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from krafka.arrow import AbortIndex, Options, Window, decode_into, new_sink, scan_headers
+from krafka.errors import KafkaTimeoutError, KrafkaError, NoOffsetForPartitionError
+from krafka.spark.kafka_options import SourceOptions
+from krafka.spark.kafka_plan import OffsetRange
+from krafka.structs import TopicPartition
+
+COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType")
+
+
+def spark_schema(include_headers: bool) -> Any:
+    from pyspark.sql.types import (
+        ArrayType,
+        BinaryType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
+
+    fields = [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
+    ]
+    if include_headers:
+        header = StructType([StructField("key", StringType()), StructField("value", BinaryType())])
+        fields.append(StructField("headers", ArrayType(header)))
+    return StructType(fields)
+
+
+def shape(wide: Any, include_headers: bool) -> Any:
+    """The codec's wide Arrow rows in the Kafka source's columns."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = [*COLUMNS, "headers"] if include_headers else list(COLUMNS)
+    arrays = []
+    for name in names:
+        if name == "timestampType":
+            log_append = pc.equal(wide.column("timestamp_type"), "LogAppendTime")
+            arrays.append(pc.if_else(log_append, 1, 0).cast(pa.int32()))
+        else:
+            arrays.append(wide.column(name))
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def read_range(r: OffsetRange, options: SourceOptions) -> Iterator[Any]:
+    """Arrow record batches of every record of `r` (data loss per `failOnDataLoss`)."""
+    from krafka.sync import Consumer
+
+    tp = TopicPartition(r.topic, r.partition)
+    consumer = Consumer.from_config(
+        dict(options.client),
+        auto_offset_reset="none",
+        enable_auto_commit=False,
+        group_id=None,
+        isolation_level="read_committed" if options.read_committed else "read_uncommitted",
+        initial_offsets={tp: r.start},
+    )
+    reader = _RangeReader(r, options)
+    with consumer:
+        consumer.assign([tp])
+        deadline = time.monotonic() + options.poll_timeout
+        while not reader.done:
+            try:
+                fetched = consumer.poll_batches(0.5)
+            except NoOffsetForPartitionError as exc:
+                start = _lost(r, options, exc, consumer.beginning_offsets([tp])[tp])
+                if start >= r.end:
+                    break
+                consumer.seek(tp, start)
+                continue
+            for batch in fetched:
+                yield from reader.add(batch.data, batch.next_offset, batch.last_stable_offset)
+                deadline = time.monotonic() + options.poll_timeout
+            if not fetched and reader.caught_up(consumer.current_lag(tp)):
+                break
+            if time.monotonic() > deadline:
+                raise KafkaTimeoutError(
+                    f"no records of {r.topic}-{r.partition} from offset {reader.position} within "
+                    f"kafkaConsumer.pollTimeoutMs ({options.poll_timeout:.0f} s)"
+                )
+        yield from reader.finish()
+
+
+class _RangeReader:
+    """Decodes buffers of one range in order, holding them back under read_committed while a
+    transaction in them has no marker yet."""
+
+    def __init__(self, r: OffsetRange, options: SourceOptions) -> None:
+        self.range = r
+        self.options = options
+        self.position = r.start
+        self.index = AbortIndex()
+        self.pending: list[bytes | memoryview] = []
+        self.sink = new_sink(None, r.topic, r.partition, "us", Window(r.start, r.end))
+
+    @property
+    def done(self) -> bool:
+        return self.position >= self.range.end and not self._unresolved()
+
+    def caught_up(self, lag: int | None) -> bool:
+        """Nothing more will come: past the end with nothing to wait for, or at the partition's
+        end (aborted or compacted-away offsets may leave the range short of its end)."""
+        return self.position >= self.range.end or lag == 0
+
+    def _unresolved(self) -> bool:
+        return self.options.read_committed and bool(self.index.open_producers)
+
+    def add(self, data: bytes | memoryview, next_offset: int, lso: int) -> Iterator[Any]:
+        self.position = max(self.position, next_offset)
+        if not self.options.read_committed:
+            yield from self._decode(data, None)
+            return
+        for header in scan_headers(data):
+            self.index.observe(data, header)
+        self.pending.append(bytes(data) if isinstance(data, memoryview) else data)
+        if not self.index.open_producers:
+            yield from self._flush()
+
+    def finish(self) -> Iterator[Any]:
+        if self.pending:
+            self.index.close()  # still open: above the last stable offset, not committed
+            yield from self._flush()
+        if self.sink.rows:
+            yield shape(self.sink.finish(), self.options.include_headers)
+
+    def _flush(self) -> Iterator[Any]:
+        pending, self.pending = self.pending, []
+        for data in pending:
+            yield from self._decode(data, self.index)
+
+    def _decode(self, data: bytes | memoryview, aborted: AbortIndex | None) -> Iterator[Any]:
+        options = Options(
+            read_committed=aborted is not None,
+            aborted=aborted,
+            window=Window(self.range.start, self.range.end),
+        )
+        for chunk in decode_into(self.sink, data, options):
+            yield shape(chunk, self.options.include_headers)
+
+
+def _lost(r: OffsetRange, options: SourceOptions, exc: KrafkaError | None, now_from: int) -> int:
+    """Offsets [position, now_from) are gone (retention or compaction of whole segments)."""
+    message = (
+        f"{r.topic}-{r.partition}: offsets from {r.start} are no longer available (the "
+        f"partition now starts at {now_from}); data was lost. Set failOnDataLoss=false to skip"
+    )
+    if options.fail_on_data_loss:
+        raise KrafkaError(message) from exc
+    return now_from
+
+
+__all__ = ["read_range", "shape", "spark_schema"]

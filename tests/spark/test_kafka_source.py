@@ -1,0 +1,252 @@
+"""`format("krafka")` against Tansu in Spark local[2]: batch reads equal what librdkafka reads,
+ending offsets, read_committed over krafka transactions, a streaming query stopped and
+restarted from its checkpoint while a producer writes, the sink, and option errors."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.broker, pytest.mark.timeout(300)]
+
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{time.time_ns()}"
+
+
+def create(bootstrap: str, topic: str, partitions: int) -> None:
+    from krafka import NewTopic
+    from krafka.sync import AdminClient
+
+    with AdminClient(bootstrap) as admin:
+        admin.create_topics([NewTopic(topic, partitions)]).raise_for_errors()
+
+
+def librdkafka_produce(bootstrap: str, topic: str, per_codec: int) -> None:
+    """`per_codec` records in every codec over 4 partitions, with headers, from librdkafka."""
+    import confluent_kafka
+
+    for codec in CODECS:
+        producer = confluent_kafka.Producer(
+            {"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 5}
+        )
+        for i in range(per_codec):
+            producer.produce(
+                topic,
+                value=f"{codec}-{i}".encode(),
+                key=None if i % 7 == 0 else f"k{i}".encode(),
+                partition=i % 4,
+                headers=[("codec", codec.encode()), ("i", str(i).encode())],
+            )
+        assert producer.flush(30) == 0
+
+
+def librdkafka_consume(bootstrap: str, topic: str, count: int) -> list[tuple[Any, ...]]:
+    import confluent_kafka
+
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": unique("ref"), "enable.auto.commit": False}
+    )
+    consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in range(4)])
+    rows = []
+    deadline = time.monotonic() + 60
+    while len(rows) < count and time.monotonic() < deadline:
+        for m in consumer.consume(1000, 1.0):
+            assert m.error() is None, m.error()
+            headers = [(k, v) for k, v in (m.headers() or [])]
+            rows.append((m.key(), m.value(), m.topic(), m.partition(), m.offset(),
+                         m.timestamp()[1], headers))  # fmt: skip
+    consumer.close()
+    return rows
+
+
+def reader(spark: Any, bootstrap: str) -> Any:
+    return spark.read.format("krafka").option("kafka.bootstrap.servers", bootstrap)
+
+
+def test_batch_read_equals_librdkafka_every_codec_with_headers(spark: Any, broker: Any) -> None:
+    bootstrap, topic = broker.bootstrap_servers, unique("sk-codecs")
+    create(bootstrap, topic, 4)
+    librdkafka_produce(bootstrap, topic, 200)
+    expected = librdkafka_consume(bootstrap, topic, 1000)
+    df = (
+        reader(spark, bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("includeHeaders", "true")
+        .load()
+    )
+    assert [f.name for f in df.schema.fields] == [
+        "key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers",
+    ]  # fmt: skip
+    got = [
+        (r.key, r.value, r.topic, r.partition, r.offset, int(r.timestamp.timestamp() * 1000),
+         [(h.key, h.value) for h in r.headers])
+        for r in df.collect()
+    ]  # fmt: skip
+    assert len(got) == 1000
+    assert sorted(got, key=lambda r: (r[3], r[4])) == sorted(expected, key=lambda r: (r[3], r[4]))
+    assert {r.timestampType for r in df.select("timestampType").distinct().collect()} == {0}
+
+
+def test_ending_offsets_bound_and_min_partitions_split(spark: Any, broker: Any) -> None:
+    bootstrap, topic = broker.bootstrap_servers, unique("sk-ends")
+    create(bootstrap, topic, 4)
+    librdkafka_produce(bootstrap, topic, 40)  # 200 records, 50 per partition
+    ending = json.dumps({topic: {"0": 10, "1": -1, "2": 0, "3": 25}})
+    starting = json.dumps({topic: {"0": 2, "1": -2, "2": -2, "3": 20}})
+    df = (
+        reader(spark, bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", starting)
+        .option("endingOffsets", ending)
+        .option("minPartitions", "6")
+        .load()
+    )
+    offsets = sorted((r.partition, r.offset) for r in df.select("partition", "offset").collect())
+    expected = [(0, o) for o in range(2, 10)] + [(1, o) for o in range(50)]
+    expected += [(3, o) for o in range(20, 25)]
+    assert offsets == expected
+    assert df.rdd.getNumPartitions() >= 6
+
+
+def test_read_committed_drops_aborted_transactions(spark: Any, broker: Any) -> None:
+    from krafka.sync import Producer
+
+    bootstrap, topic = broker.bootstrap_servers, unique("sk-txn")
+    create(bootstrap, topic, 2)
+    with Producer(bootstrap, transactional_id=unique("tx")) as producer:
+        for round_, commit in enumerate((True, False, True, False, True)):
+            producer.begin_transaction()
+            for i in range(10):
+                producer.send(topic, f"{round_}-{i}".encode(), partition=i % 2)
+            producer.flush()  # the aborted records reach the broker before the abort
+            if commit:
+                producer.commit_transaction()
+            else:
+                producer.abort_transaction()
+    with Producer(bootstrap) as plain:  # a non-transactional record after them
+        plain.send(topic, b"plain", partition=0).result(30)
+    committed = (
+        reader(spark, bootstrap)
+        .option("subscribe", topic)
+        .option("kafka.isolation.level", "read_committed")
+        .load()
+    )
+    values = sorted(r.value.decode() for r in committed.collect())
+    assert values == sorted([f"{r}-{i}" for r in (0, 2, 4) for i in range(10)] + ["plain"])
+    everything = reader(spark, bootstrap).option("subscribe", topic).load().collect()
+    assert len(everything) == 51
+
+
+def test_streaming_with_checkpoint_restart_reads_every_record_once(
+    spark: Any, broker: Any, tmp_path: Path
+) -> None:
+    from krafka.sync import Producer
+
+    bootstrap, topic = broker.bootstrap_servers, unique("sk-stream")
+    create(bootstrap, topic, 3)
+    total = 3000
+    written = threading.Event()
+
+    def produce() -> None:
+        with Producer(bootstrap, linger=0.01) as producer:
+            for i in range(total):
+                producer.send(topic, b"%d" % i, partition=i % 3)
+                if i % 100 == 0:
+                    time.sleep(0.05)
+            producer.flush()
+        written.set()
+
+    thread = threading.Thread(target=produce, daemon=True)
+    thread.start()
+    sink, checkpoint = tmp_path / "sink", tmp_path / "checkpoint"
+
+    def run_query(seconds: float) -> None:
+        stream = (
+            spark.readStream.format("krafka")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest")
+            .option("maxOffsetsPerTrigger", "400")
+            .load()
+        )
+        query = (
+            stream.selectExpr("CAST(value AS STRING) AS value", "partition", "offset")
+            .writeStream.format("parquet")
+            .option("path", str(sink))
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(processingTime="200 milliseconds")
+            .start()
+        )
+        try:
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                if query.exception() is not None:
+                    raise AssertionError(str(query.exception()))
+                time.sleep(0.2)
+        finally:
+            query.stop()
+
+    run_query(8.0)  # stopped while the producer is still writing
+    first = spark.read.parquet(str(sink)).count()
+    assert first > 0
+    thread.join(60)
+    assert written.is_set()
+    run_query(12.0)  # restarted from the checkpoint
+    rows = spark.read.parquet(str(sink)).select("value").collect()
+    values = [r.value for r in rows]
+    assert len(values) == len(set(values)) == total, (len(values), len(set(values)))
+
+
+def test_write_then_read_back(spark: Any, broker: Any) -> None:
+    bootstrap, topic = broker.bootstrap_servers, unique("sk-write")
+    create(bootstrap, topic, 2)
+    rows = [(f"k{i}", f"v{i}".encode(), i % 2, [("h", b"%d" % i)]) for i in range(500)]
+    df = spark.createDataFrame(
+        rows,
+        "key string, value binary, partition int, headers array<struct<key:string,value:binary>>",
+    )
+    df.write.format("krafka").mode("append").option("kafka.bootstrap.servers", bootstrap).option(
+        "topic", topic
+    ).save()
+    back = (
+        reader(spark, bootstrap).option("subscribe", topic).option("includeHeaders", "true").load()
+    )
+    got = sorted(
+        (r.key.decode(), r.value, r.partition, [(h.key, h.value) for h in r.headers])
+        for r in back.collect()
+    )
+    assert got == sorted((k, v, p, h) for k, v, p, h in rows)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"subscribe": "t", "bogus": "1"}, "unknown option 'bogus'"),
+        ({"subscribe": "t", "startingOffsets": "{not json"}, "option startingOffsets: malformed"),
+        ({"subscribe": "t", "kafka.no.such.property": "1"}, "no.such.property"),
+        ({"subscribe": "t", "assign": '{"t": [0]}'}, "exactly one of the options"),
+        ({"subscribe": "t", "endingOffsets": "earliest"}, "option endingOffsets"),
+    ],
+)
+def test_bad_options_name_the_option(
+    spark: Any, broker: Any, options: dict[str, str], message: str
+) -> None:
+    df = reader(spark, broker.bootstrap_servers)
+    for key, value in options.items():
+        df = df.option(key, value)
+    with pytest.raises(Exception, match=message):
+        df.load().collect()
+
+
+def test_missing_bootstrap_is_named(spark: Any) -> None:
+    with pytest.raises(Exception, match=r"kafka\.bootstrap\.servers is required"):
+        spark.read.format("krafka").option("subscribe", "t").load().collect()
