@@ -158,10 +158,10 @@ def test_streaming_with_checkpoint_restart_reads_every_record_once(
 
     def produce() -> None:
         with Producer(bootstrap, linger=0.01) as producer:
-            for i in range(total):
+            for i in range(total):  # about 9 s: the first query stops in the middle
                 producer.send(topic, b"%d" % i, partition=i % 3)
-                if i % 100 == 0:
-                    time.sleep(0.05)
+                if i % 50 == 0:
+                    time.sleep(0.15)
             producer.flush()
         written.set()
 
@@ -250,3 +250,66 @@ def test_bad_options_name_the_option(
 def test_missing_bootstrap_is_named(spark: Any) -> None:
     with pytest.raises(Exception, match=r"kafka\.bootstrap\.servers is required"):
         spark.read.format("krafka").option("subscribe", "t").load().collect()
+
+
+def test_streaming_pattern_picks_up_new_topics(spark: Any, broker: Any, tmp_path: Path) -> None:
+    from krafka.sync import Producer
+
+    bootstrap, prefix = broker.bootstrap_servers, unique("skpat")
+    create(bootstrap, f"{prefix}-a", 2)
+    with Producer(bootstrap) as producer:
+        for i in range(20):
+            producer.send(f"{prefix}-a", b"a%d" % i, partition=i % 2)
+    stream = (
+        spark.readStream.format("krafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribePattern", f"{prefix}-.*")
+        .option("startingOffsets", "earliest")
+        .load()
+    )
+    query = (
+        stream.selectExpr("topic", "CAST(value AS STRING) AS value")
+        .writeStream.format("memory")
+        .queryName("pattern_sink")
+        .start()
+    )
+    try:
+        query.processAllAvailable()
+        create(bootstrap, f"{prefix}-b", 1)  # a new topic matching the pattern, from offset 0
+        with Producer(bootstrap) as producer:
+            for i in range(5):
+                producer.send(f"{prefix}-b", b"b%d" % i, partition=0)
+        deadline = time.monotonic() + 60
+        while spark.sql("SELECT count(*) AS n FROM pattern_sink").first().n < 25:
+            assert time.monotonic() < deadline, "the new topic was not picked up"
+            time.sleep(0.5)
+    finally:
+        query.stop()
+    values = sorted(r.value for r in spark.sql("SELECT value FROM pattern_sink").collect())
+    assert values == sorted([f"a{i}" for i in range(20)] + [f"b{i}" for i in range(5)])
+
+
+@pytest.mark.parametrize("fail_on_data_loss", [True, False])
+def test_deleted_records_fail_or_are_skipped(
+    spark: Any, make_mock_cluster: Any, fail_on_data_loss: bool
+) -> None:
+    """On librdkafka's mock cluster (Tansu never answers OFFSET_OUT_OF_RANGE)."""
+    from krafka.sync import Producer
+
+    cluster = make_mock_cluster(1, topics={"gone": 1})
+    with Producer(cluster.bootstrap_servers, linger=0.001) as producer:
+        for i in range(100):
+            producer.send("gone", b"%d" % i, partition=0)
+    cluster.delete_records("gone", 0, 50)
+    df = (
+        reader(spark, cluster.bootstrap_servers)
+        .option("assign", json.dumps({"gone": [0]}))
+        .option("startingOffsets", json.dumps({"gone": {"0": 0}}))
+        .option("failOnDataLoss", str(fail_on_data_loss).lower())
+        .load()
+    )
+    if fail_on_data_loss:
+        with pytest.raises(Exception, match="data was lost"):
+            df.collect()
+    else:
+        assert sorted(r.offset for r in df.collect()) == list(range(50, 100))

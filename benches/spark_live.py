@@ -1,0 +1,172 @@
+"""`format("krafka")` reading a live topic, against Spark's own ceiling for Python data sources.
+
+    python benches/spark_live.py [--records 2000000] [--repeat 3]
+
+A local Tansu broker; a topic of 4 partitions filled with N records of 100-byte values (keys
+"key-<i>") by krafka's producer. Spark local[2], same run, medians of `--repeat`:
+
+- `format("krafka")` (4 tasks, one standalone consumer each) into `count()` and into a parquet
+  write;
+- `read_segments` (mapInArrow) over the same record batches fetched from the broker and written
+  as `.log` segments, into the same two sinks;
+- the ceiling: a Python data source emitting the same number of constant rows of the Kafka
+  schema (4 tasks), into the same sinks: what Spark's Python data source path costs by itself.
+
+Ratios are `format("krafka")` / ceiling (the issue's goal: >= 0.8).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benches"))
+
+from spark import start_spark  # noqa: E402
+
+from krafka import NewTopic, TopicPartition  # noqa: E402
+from krafka.sync import AdminClient, Consumer, Producer  # noqa: E402
+
+TOPIC = "spark-live"
+PARTITIONS = 4
+
+
+def fill(bootstrap: str, records: int) -> None:
+    with AdminClient(bootstrap) as admin:
+        admin.create_topics([NewTopic(TOPIC, PARTITIONS)]).raise_for_errors()
+    value = b"v" * 100
+    with Producer(bootstrap, linger=0.02, batch_size=1 << 20) as producer:
+        for i in range(records):
+            producer.send(TOPIC, value, key=b"key-%d" % i, partition=i % PARTITIONS)
+        producer.flush()
+
+
+def dump_segments(bootstrap: str, records: int, root: Path) -> None:
+    """The topic's record batches, fetched raw, as one `.log` segment per partition."""
+    files = {}
+    for p in range(PARTITIONS):
+        folder = root / f"{TOPIC}-{p}"
+        folder.mkdir(parents=True)
+        files[p] = (folder / "00000000000000000000.log").open("wb")
+    with Consumer(bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(TOPIC, p) for p in range(PARTITIONS)])
+        ends = dict.fromkeys(range(PARTITIONS), 0)
+        while sum(ends.values()) < records:
+            for batch in consumer.poll_batches(1.0):
+                files[batch.partition.partition].write(batch.data)
+                ends[batch.partition.partition] = batch.next_offset
+    for f in files.values():
+        f.close()
+
+
+def constant_source(chunk: Any, total: int, tasks: int) -> Any:
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    from krafka.spark.kafka_read import spark_schema
+
+    per_task = total // tasks
+
+    class Reader(DataSourceReader):  # type: ignore[misc]
+        def partitions(self) -> list[Any]:
+            return [InputPartition(i) for i in range(tasks)]
+
+        def read(self, partition: Any) -> Iterator[Any]:
+            left = per_task
+            while left > 0:
+                yield chunk if left >= chunk.num_rows else chunk.slice(0, left)
+                left -= chunk.num_rows
+
+    class Source(DataSource):  # type: ignore[misc]
+        @classmethod
+        def name(cls) -> str:
+            return "krafka-bench-kafka-constant"
+
+        def schema(self) -> Any:
+            return spark_schema(False)
+
+        def reader(self, schema: Any) -> Any:
+            return Reader()
+
+    return Source
+
+
+def kafka_chunk(segment: Path, rows: int) -> Any:
+    """`rows` rows of the Kafka schema decoded from real data (repeated to size)."""
+    import pyarrow as pa
+
+    from krafka.arrow import iter_arrow_batches
+    from krafka.spark.kafka_read import shape
+
+    wide = next(iter_arrow_batches(segment.read_bytes()[: 8 << 20], timestamp_unit="us"))
+    one = shape(wide, False)
+    table = pa.Table.from_batches([one] * (rows // one.num_rows + 1)).slice(0, rows)
+    return table.combine_chunks().to_batches()[0]
+
+
+def median_time(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--records", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    from krafka.spark import read_segments
+    from krafka.testing import LocalBroker
+
+    n = args.records
+    with LocalBroker() as broker, tempfile.TemporaryDirectory(prefix="krafka-live-") as tmp:
+        bootstrap = broker.bootstrap_servers
+        fill(bootstrap, n)
+        dump_segments(bootstrap, n, Path(tmp) / "logs")
+        spark = start_spark()
+        live = (
+            spark.read.format("krafka")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", TOPIC)
+            .option("startingOffsets", "earliest")
+            .load()
+        )
+        segments = read_segments(spark, str(Path(tmp) / "logs"))
+        chunk = kafka_chunk(next((Path(tmp) / "logs").glob("*/*.log")), 65_536)
+        spark.dataSource.register(constant_source(chunk, n, PARTITIONS))
+        ceiling = spark.read.format("krafka-bench-kafka-constant").load()
+        assert live.count() == n, live.count()
+        out = Path(tmp) / "parquet"
+
+        def parquet(df: Any) -> Callable[[], None]:
+            return lambda: df.write.mode("overwrite").parquet(str(out))
+
+        rows = []
+        for name, df in (("format('krafka')", live), ("read_segments", segments),
+                         ("ceiling: constant rows", ceiling)):  # fmt: skip
+            t_count = median_time(df.count, args.repeat)
+            t_parquet = median_time(parquet(df), args.repeat)
+            rows.append((name, n / t_count, n / t_parquet))
+            print(f"  {name:24} count {n / t_count / 1e6:6.2f} M rows/s   "
+                  f"parquet {n / t_parquet / 1e6:6.2f} M rows/s", flush=True)  # fmt: skip
+        spark.stop()
+    ceiling_count, ceiling_parquet = rows[-1][1], rows[-1][2]
+    print(f"\n## {n:,} records x 100 B, {PARTITIONS} partitions, Tansu, Spark local[2] (medians)")
+    for name, count, parquet_rate in rows:
+        print(f"{name:24} count {count / 1e6:6.2f} M rows/s ({count / ceiling_count:.2f}x ceiling)"
+              f"   parquet {parquet_rate / 1e6:6.2f} M rows/s "
+              f"({parquet_rate / ceiling_parquet:.2f}x ceiling)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
