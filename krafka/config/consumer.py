@@ -37,6 +37,7 @@ CONSUMER: Final = table(
         "group.id": ("group_id", text),
         "group.instance.id": ("group_instance_id", optional_text),
         "group.protocol": ("group_protocol", choice("classic", "consumer")),
+        "group.remote.assignor": ("group_remote_assignor", optional_text),
         "partition.assignment.strategy": ("partition_assignment_strategy", assignors),
         "session.timeout.ms": ("session_timeout", millis),
         "heartbeat.interval.ms": ("heartbeat_interval", millis),

@@ -24,10 +24,10 @@ from typing import Any
 
 import anyio
 
-from krafka.errors import ConfigError, IllegalStateError, InvalidStateError, KrafkaError
+from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.admin import AdminClient
 from krafka.io.client import KafkaClient
-from krafka.io.consumer.classic_group import ClassicGroup
+from krafka.io.consumer.group_membership import GroupMembership
 from krafka.io.consumer.membership import Membership, NoGroup, StandaloneGroup
 from krafka.io.consumer.offsets_api import OffsetLookups
 from krafka.io.consumer.positions import PositionUpdater
@@ -41,7 +41,9 @@ from krafka.sansio.consumer.subscription import (
     SubscriptionState,
     SubscriptionType,
 )
-from krafka.sansio.group import GroupConfig
+from krafka.sansio.group import GroupConfig, GroupMember
+from krafka.sansio.group.assignors import assignors_for
+from krafka.sansio.group.consumer_member import ConsumerMember
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -200,21 +202,17 @@ class Consumer(OffsetLookups):
             )
         if self.settings.group_id is None:
             raise InvalidStateError("subscribe needs a group_id (or use assign())")
-        if self.settings.group_protocol != "classic":
-            raise ConfigError(
-                'group_protocol="consumer" (KIP-848) is not available in this release of the '
-                'Consumer: use group_protocol="classic"'
-            )
         wanted: Iterable[str] | re.Pattern[str] = [topics] if isinstance(topics, str) else topics
         group = self._membership
-        if not isinstance(group, ClassicGroup):
-            group = self._classic_group(listener or self.settings.rebalance_listener)
+        if not isinstance(group, GroupMembership):
+            group = self._group(listener or self.settings.rebalance_listener)
             await group.start(self._host.task_group)
             self._membership = group
         await group.subscribe(wanted)
         self._changed()
 
-    def _classic_group(self, listener: Any) -> ClassicGroup:
+    def _group(self, listener: Any) -> GroupMembership:
+        """The membership `group_protocol` names: classic, or KIP-848's consumer protocol."""
         settings = self.settings
         assert settings.group_id is not None
         config = GroupConfig(
@@ -231,10 +229,16 @@ class Consumer(OffsetLookups):
             auto_commit_interval=settings.auto_commit_interval,
             client_rack=settings.client_rack,
         )
-        return ClassicGroup(
+        member: GroupMember | ConsumerMember
+        if settings.group_protocol == "consumer":
+            member = ConsumerMember(config, server_assignor=settings.group_remote_assignor)
+        else:
+            assignors = list(assignors_for(settings.partition_assignment_strategy))
+            member = GroupMember(config, assignors)
+        return GroupMembership(
             self._client,
             config,
-            settings.partition_assignment_strategy,
+            member,
             self._subscription,
             listener=listener,
             positions=self._consumed,
@@ -244,7 +248,7 @@ class Consumer(OffsetLookups):
     async def unsubscribe(self) -> None:
         """Leave the group (revoking the partitions) or drop the manual assignment."""
         self._check_open()
-        if isinstance(self._membership, ClassicGroup):
+        if isinstance(self._membership, GroupMembership):
             await self._membership.unsubscribe(self.settings.default_api_timeout)
         self._subscription.unsubscribe()
         self._pending.clear()

@@ -32,6 +32,8 @@ class ConsumerSettings:
     group_id: str | None = None
     group_instance_id: str | None = None
     group_protocol: str = "classic"
+    #: KIP-848: the coordinator-side assignor to ask for ("uniform", "range"; None: its default).
+    group_remote_assignor: str | None = None
     partition_assignment_strategy: str | Sequence[Any] = ("range", "cooperative-sticky")
     rebalance_listener: Any = None
     session_timeout: float = 45.0

@@ -56,6 +56,8 @@ class SentFields:
     server_assignor: str | None = None
     rack_id: str | None = None
     assignment: LocalAssignment | None = None
+    #: The last build replaced a pattern by names (the empty regex saying so needs v1).
+    drops_pattern: bool = False
 
     def reset(self) -> None:
         self.rebalance_timeout_ms = -1
@@ -73,14 +75,18 @@ class SentFields:
             member_epoch=fields.member_epoch,
             instance_id=fields.instance_id,
         )
+        self.drops_pattern = False
+        if fields.member_epoch < 0:  # a leave: the identity and the epoch say it all
+            return request
         if full or self.rebalance_timeout_ms != fields.rebalance_timeout_ms:
             request.rebalance_timeout_ms = self.rebalance_timeout_ms = fields.rebalance_timeout_ms
-        if full or self.topics != fields.topics:
+        if full or self.topics != fields.topics or self.pattern != fields.pattern:
+            # names and regex travel together (librdkafka's coordinator insists on both or
+            # neither); an empty regex means "no pattern" to every coordinator
             request.subscribed_topic_names = sorted(fields.topics)
-            self.topics = fields.topics
-        if (full and fields.pattern is not None) or self.pattern != fields.pattern:
             request.subscribed_topic_regex = fields.pattern if fields.pattern is not None else ""
-            self.pattern = fields.pattern
+            self.drops_pattern = self.pattern is not None and fields.pattern is None
+            self.topics, self.pattern = fields.topics, fields.pattern
         assignor = fields.server_assignor
         if assignor is not None and (full or self.server_assignor != assignor):
             request.server_assignor = self.server_assignor = assignor
@@ -96,9 +102,9 @@ class SentFields:
         return request
 
 
-def min_version(request: ConsumerGroupHeartbeatRequest, fields: MemberFields) -> int | None:
+def min_version(sent: SentFields, fields: MemberFields) -> int | None:
     """v1 when the member subscribes by pattern (or drops one); any version otherwise."""
-    uses_regex = fields.pattern is not None or request.subscribed_topic_regex is not None
+    uses_regex = fields.pattern is not None or sent.drops_pattern
     return REGEX_MIN_VERSION if uses_regex else None
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any, Final
 
 from krafka.errors import (
@@ -32,8 +33,10 @@ from krafka.errors import (
     KrafkaError,
     error_for_code,
 )
+from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
-from krafka.sansio.actions import Completed, Failed, SendRequest
+from krafka.protocol.messages import ConsumerGroupHeartbeatRequest
+from krafka.sansio.actions import Completed, Failed, SendRequest, Versioned
 from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.coordinator import CoordinatorState
 from krafka.sansio.group.config import GroupConfig
@@ -260,7 +263,7 @@ class ConsumerMember(Membership):
     def next_deadline(self) -> float | None:
         times = [self.heartbeat_deadline(), self._offsets.next_deadline()]
         if self._offsets.busy and self.link.target() is None:
-            times.append(self.link.next_deadline() or 0.0)
+            times.append(self.lookup_deadline())
         return min((t for t in times if t is not None), default=None)
 
     def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
@@ -341,7 +344,15 @@ class ConsumerMember(Membership):
             reported=self.current.partitions | self.flows.in_flight,
         )
         request = self._sent.build(fields, full=self.state is S.JOINING)
-        return request, min_version(request, fields)
+        wanted = min_version(self._sent, fields)
+        if request.subscribed_topic_regex != "" or wanted is not None:
+            return request, wanted
+
+        def build(version: int) -> ConsumerGroupHeartbeatRequest:
+            # v0 has no regex field: an empty one ("no pattern") is left out there
+            return request if version >= 1 else replace(request, subscribed_topic_regex=None)
+
+        return Versioned(ApiKey.CONSUMER_GROUP_HEARTBEAT, build), wanted
 
     def _reset_sent_fields(self) -> None:
         self._sent.reset()

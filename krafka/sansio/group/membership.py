@@ -30,7 +30,7 @@ from krafka.sansio.actions import Completed, SendRequest
 from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.codes import COORDINATOR_MOVED_CODES
 from krafka.sansio.connection import Priority
-from krafka.sansio.coordinator import CoordinatorLink, CoordinatorType
+from krafka.sansio.coordinator import CoordinatorLink, CoordinatorState, CoordinatorType
 from krafka.sansio.group.events import GroupFailed, MetadataNeeded
 from krafka.sansio.group.heartbeat_timer import HeartbeatTimer
 from krafka.sansio.group.membership_flows import Flows, ReleaseKind
@@ -191,9 +191,18 @@ class Membership:
             if not self.state.leaving:
                 times.append(self.poll_deadline)
         if self.link.target() is None and (self.state.heartbeats or self.leave_ops):
-            lookup = self.link.next_deadline()
-            times.append(0.0 if lookup is None else lookup)
+            lookup = self.lookup_deadline()
+            if lookup is not None:
+                times.append(lookup)
         return min(times, default=None)
+
+    def lookup_deadline(self) -> float | None:
+        """When a FindCoordinator is due: none while one is in flight (its answer wakes the
+        driver; a deadline of "now" would only make the driver spin)."""
+        if self.link.state is not CoordinatorState.UNKNOWN:
+            return None
+        retry_at = self.link.next_deadline()
+        return 0.0 if retry_at is None else retry_at
 
     def owns_heartbeat(self, sent: SendRequest[Any]) -> bool:
         return sent is self._heartbeat or sent in self._leaves or self.link.owns(sent)

@@ -52,6 +52,7 @@ def test_join_sends_a_full_heartbeat_with_a_client_made_member_id() -> None:
         rack_id="r1",
         rebalance_timeout_ms=45000,
         subscribed_topic_names=["a", "b"],
+        subscribed_topic_regex="",  # sent with the names: librdkafka's coordinator needs both
         server_assignor="uniform",
         topic_partitions=[],
     )

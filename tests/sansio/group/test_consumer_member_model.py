@@ -152,7 +152,8 @@ class World:
         """0: answered; 1: lost before the coordinator; 2: lost after it."""
         sent, client.heartbeat = client.heartbeat, None
         assert sent is not None
-        request = sent.request
+        body = sent.request
+        request = body.build(1) if isinstance(body, Versioned) else body
         assert isinstance(request, ConsumerGroupHeartbeatRequest)
         wire = type(request).decode(request.encode(1), 1)
         if outcome in (0, 2):

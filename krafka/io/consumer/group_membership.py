@@ -1,4 +1,6 @@
-"""Membership of a classic consumer group: the sans-IO `GroupMember` on a `MachineDriver`.
+"""Membership of a consumer group on a `MachineDriver`: the sans-IO classic `GroupMember`
+(`group_protocol="classic"`) or the KIP-848 `ConsumerMember` (`group_protocol="consumer"`),
+which share one driver API and one set of listener steps.
 
 The member's listener steps run in this membership's own task, in order, one at a time
 (commit the positions -> revoke -> assign, Java's order), each answered before the member moves
@@ -35,7 +37,8 @@ from krafka.sansio.group import (
     MetadataNeeded,
     RevokePartitions,
 )
-from krafka.sansio.group.assignors import assignors_for
+from krafka.sansio.group.consumer_events import PendingRevocation
+from krafka.sansio.group.consumer_member import ConsumerMember
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -43,14 +46,14 @@ log = logging.getLogger(__name__)
 Offsets = Mapping[TopicPartition, OffsetAndMetadata]
 
 
-class ClassicGroup:
-    """A subscribing consumer's membership of group `config.group_id`."""
+class GroupMembership:
+    """A subscribing consumer's membership of group `config.group_id`, through `member`."""
 
     def __init__(
         self,
         client: KafkaClient,
         config: GroupConfig,
-        strategy: Any,
+        member: GroupMember | ConsumerMember,
         subscription: SubscriptionState,
         *,
         listener: Any,
@@ -63,7 +66,7 @@ class ClassicGroup:
         self._listener = listener
         self._positions = positions
         self._on_change = on_change
-        self.member = GroupMember(config, list(assignors_for(strategy)))
+        self.member = member
         self._events: list[Any] = []
         self._new_event = anyio.Event()
         self._driver = MachineDriver(
@@ -134,7 +137,10 @@ class ClassicGroup:
 
     async def close(self, timeout: float, *, autocommit: Offsets | None) -> None:
         """Leave the group (the member auto-commits first when enabled); within `timeout`."""
-        op = self.member.leave(anyio.current_time(), reason=LeaveReason.CLOSE, timeout=timeout)
+        if isinstance(self.member, GroupMember):
+            op = self.member.leave(anyio.current_time(), reason=LeaveReason.CLOSE, timeout=timeout)
+        else:
+            op = self.member.leave(anyio.current_time(), reason=LeaveReason.CLOSE)
         with anyio.move_on_after(timeout):
             try:
                 await self._driver.outcome(op, timeout)
@@ -180,6 +186,8 @@ class ClassicGroup:
             self._on_change()
             await self._call_listener("on_partitions_assigned", event.added)
             self.member.listener_done(event.step, now())
+        elif isinstance(event, PendingRevocation):
+            subscription.mark_pending_revocation(event.partitions)
         elif isinstance(event, GroupFailed):
             self._failure = event.error
             self._on_change()
@@ -219,10 +227,13 @@ class ClassicGroup:
         if pattern is not None:
             self._subscription.match_pattern(counts)
         wanted = self._subscription.subscription()
-        self.member.update_metadata(
-            {t: n for t, n in counts.items() if t in wanted}, anyio.current_time()
-        )
+        now = anyio.current_time()
+        if isinstance(self.member, ConsumerMember):  # assignments name topics by id
+            ids = {t: i for t in counts if (i := self._client.metadata.topic_id(t)) is not None}
+            self.member.update_topic_ids(ids, now)
+        else:
+            self.member.update_metadata({t: n for t, n in counts.items() if t in wanted}, now)
         del meta
 
 
-__all__ = ["ClassicGroup"]
+__all__ = ["GroupMembership"]
