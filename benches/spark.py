@@ -239,12 +239,18 @@ class ConstantSource:
     """A Python data source emitting constant rows: the data source machinery's own ceiling."""
 
     @staticmethod
-    def make(chunk: Any, total: int, tasks: int) -> Any:
+    def make(
+        chunk: Any, total: int, tasks: int, schema: Any = None, name: str = "krafka-bench-constant"
+    ) -> Any:
+        """A source named `name` emitting `total` rows of `chunk` over `tasks` tasks; `schema`
+        (a Spark StructType) defaults to the segment rows' one."""
         from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
         from krafka.spark.options import ReadOptions
         from krafka.spark.rows import spark_schema
 
+        row_schema = spark_schema(ReadOptions()) if schema is None else schema
+        source_name = name
         per_task = total // tasks
 
         class Reader(DataSourceReader):  # type: ignore[misc]
@@ -260,10 +266,10 @@ class ConstantSource:
         class Source(DataSource):  # type: ignore[misc]
             @classmethod
             def name(cls) -> str:
-                return "krafka-bench-constant"
+                return source_name
 
             def schema(self) -> Any:
-                return spark_schema(ReadOptions())
+                return row_schema
 
             def reader(self, schema: Any) -> Any:
                 return Reader()

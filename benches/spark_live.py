@@ -22,7 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benches"))
 
-from spark import start_spark  # noqa: E402
+from spark import ConstantSource, start_spark  # noqa: E402
 
 from krafka import NewTopic, TopicPartition  # noqa: E402
 from krafka.sync import AdminClient, Consumer, Producer  # noqa: E402
@@ -65,37 +65,6 @@ def dump_segments(bootstrap: str, records: int, root: Path) -> None:
                 ends[batch.partition.partition] = batch.next_offset
     for f in files.values():
         f.close()
-
-
-def constant_source(chunk: Any, total: int, tasks: int) -> Any:
-    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
-
-    from krafka.spark.kafka_read import spark_schema
-
-    per_task = total // tasks
-
-    class Reader(DataSourceReader):  # type: ignore[misc]
-        def partitions(self) -> list[Any]:
-            return [InputPartition(i) for i in range(tasks)]
-
-        def read(self, partition: Any) -> Iterator[Any]:
-            left = per_task
-            while left > 0:
-                yield chunk if left >= chunk.num_rows else chunk.slice(0, left)
-                left -= chunk.num_rows
-
-    class Source(DataSource):  # type: ignore[misc]
-        @classmethod
-        def name(cls) -> str:
-            return "krafka-bench-kafka-constant"
-
-        def schema(self) -> Any:
-            return spark_schema(False)
-
-        def reader(self, schema: Any) -> Any:
-            return Reader()
-
-    return Source
 
 
 def kafka_chunk(segment: Path, rows: int) -> Any:
@@ -143,8 +112,12 @@ def main() -> None:
         )
         segments = read_segments(spark, str(Path(tmp) / "logs"))
         chunk = kafka_chunk(next((Path(tmp) / "logs").glob("*/*.log")), 65_536)
-        spark.dataSource.register(constant_source(chunk, n, PARTITIONS))
-        ceiling = spark.read.format("krafka-bench-kafka-constant").load()
+        from krafka.spark.kafka_read import spark_schema
+
+        name = "krafka-bench-kafka-constant"
+        source = ConstantSource.make(chunk, n, PARTITIONS, spark_schema(False), name)
+        spark.dataSource.register(source)
+        ceiling = spark.read.format(name).load()
         assert live.count() == n, live.count()
         out = Path(tmp) / "parquet"
 

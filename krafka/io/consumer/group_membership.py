@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import anyio
@@ -23,6 +23,7 @@ import anyio.abc
 
 from krafka.errors import KrafkaError
 from krafka.io.client import KafkaClient
+from krafka.io.consumer.membership import DrivenOffsets
 from krafka.io.driver import MachineDriver
 from krafka.sansio.consumer.subscription import SubscriptionState
 from krafka.sansio.group import (
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 Offsets = Mapping[TopicPartition, OffsetAndMetadata]
 
 
-class GroupMembership:
+class GroupMembership(DrivenOffsets):
     """A subscribing consumer's membership of group `config.group_id`, through `member`."""
 
     def __init__(
@@ -66,7 +67,7 @@ class GroupMembership:
         self._listener = listener
         self._positions = positions
         self._on_change = on_change
-        self.member = member
+        self.member = self._machine = member
         self._events: list[Any] = []
         self._new_event = anyio.Event()
         self._driver = MachineDriver(
@@ -108,29 +109,6 @@ class GroupMembership:
             raise failure
         self.member.poll(now)
         self._driver.wake()
-
-    async def commit(self, offsets: Offsets, timeout: float | None = None) -> None:
-        if not offsets:
-            return
-        op = self.member.commit(offsets, anyio.current_time(), timeout)
-        await self._driver.outcome(op, None if timeout is None else timeout + 5.0)
-
-    def commit_async(self, offsets: Offsets) -> Awaitable[None]:
-        from krafka.io.consumer.membership import spawn
-
-        return spawn(self._task_group, self.commit(dict(offsets)))
-
-    async def committed(
-        self, partitions: Iterable[TopicPartition], timeout: float | None = None
-    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        wanted = list(partitions)
-        if not wanted:
-            return {}
-        op = self.member.fetch_committed(wanted, anyio.current_time(), timeout)
-        found: Mapping[TopicPartition, OffsetAndMetadata | None] = await self._driver.outcome(
-            op, None if timeout is None else timeout + 5.0
-        )
-        return {tp: found.get(tp) for tp in wanted}
 
     def group_metadata(self) -> ConsumerGroupMetadata:
         return self.member.group_metadata()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Iterable, Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -82,7 +82,41 @@ class NoGroup:
         return None
 
 
-class StandaloneGroup:
+class DrivenOffsets:
+    """`commit`, `commit_async` and `committed` over a sans-IO machine on a `MachineDriver`:
+    what the standalone and the group memberships share."""
+
+    _machine: Any
+    _driver: MachineDriver
+    _task_group: anyio.abc.TaskGroup | None
+
+    def _wait(self, timeout: float | None) -> float | None:
+        """How long to wait for an operation's outcome (its own timeout plus a margin)."""
+        return None if timeout is None else timeout + 5.0
+
+    async def commit(self, offsets: Offsets, timeout: float | None = None) -> None:
+        if not offsets:
+            return
+        op = self._machine.commit(offsets, anyio.current_time(), timeout)
+        await self._driver.outcome(op, self._wait(timeout))
+
+    def commit_async(self, offsets: Offsets) -> Awaitable[None]:
+        return spawn(self._task_group, self.commit(dict(offsets)))
+
+    async def committed(
+        self, partitions: Iterable[TopicPartition], timeout: float | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        wanted = list(partitions)
+        if not wanted:
+            return {}
+        op = self._machine.fetch_committed(wanted, anyio.current_time(), timeout)
+        found: Mapping[TopicPartition, OffsetAndMetadata | None] = await self._driver.outcome(
+            op, self._wait(timeout)
+        )
+        return {tp: found.get(tp) for tp in wanted}
+
+
+class StandaloneGroup(DrivenOffsets):
     """Manual assignment with a `group_id`: commits and offset fetches, no membership."""
 
     def __init__(
@@ -126,27 +160,6 @@ class StandaloneGroup:
         except KrafkaError as exc:
             log.warning("krafka consumer: auto-commit to %s failed: %s", self.group_id, exc)
 
-    async def commit(self, offsets: Offsets, timeout: float | None = None) -> None:
-        if not offsets:
-            return
-        op = self._machine.commit(offsets, anyio.current_time(), timeout)
-        await self._driver.outcome(op, self._wait(timeout))
-
-    def commit_async(self, offsets: Offsets) -> Awaitable[None]:
-        return spawn(self._task_group, self.commit(dict(offsets)))
-
-    async def committed(
-        self, partitions: Iterable[TopicPartition], timeout: float | None = None
-    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        wanted = list(partitions)
-        if not wanted:
-            return {}
-        op = self._machine.fetch_committed(wanted, anyio.current_time(), timeout)
-        found: Mapping[TopicPartition, OffsetAndMetadata | None] = await self._driver.outcome(
-            op, self._wait(timeout)
-        )
-        return {tp: found.get(tp) for tp in wanted}
-
     def group_metadata(self) -> ConsumerGroupMetadata:
         assert self.group_id is not None
         return ConsumerGroupMetadata(self.group_id)
@@ -157,6 +170,7 @@ class StandaloneGroup:
                 await self.commit(autocommit, timeout)
 
     def _wait(self, timeout: float | None) -> float:
+        """Never unbounded: the default API timeout stands in for none."""
         return (self._timeout if timeout is None else timeout) + 5.0
 
 

@@ -15,39 +15,26 @@ from collections import Counter
 from functools import partial
 from typing import Any
 
+import _groups
 import anyio
 import pytest
+from _groups import make_topic
 
-from krafka import AdminClient, Consumer, NewTopic, Producer, TopicPartition
+from krafka import Consumer, Producer, TopicPartition
 from krafka.errors import CommitFailedError, RebalanceInProgressError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker]
 
 
-async def make_topic(bootstrap: str, partitions: int) -> str:
-    topic = f"live-{time.time_ns()}"
-    async with AdminClient(bootstrap) as admin:
-        (await admin.create_topics([NewTopic(topic, partitions)])).raise_for_errors()
-    return topic
-
-
 def member(bootstrap: str, group: str, **kw: Any) -> Consumer:
-    options: dict[str, Any] = dict(
-        group_id=group,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        fetch_max_wait=0.1,
-        session_timeout=6.0,
-        heartbeat_interval=0.3,
-        partition_assignment_strategy="cooperative-sticky",
-    )
-    options.update(kw)
-    return Consumer(bootstrap, **options)
+    """A cooperative-sticky member with quick heartbeats (see `_groups.member`)."""
+    options = {"heartbeat_interval": 0.3, "partition_assignment_strategy": "cooperative-sticky"}
+    return _groups.member(bootstrap, group, **{**options, **kw})
 
 
 @pytest.mark.timeout(90)
 async def test_slow_handler_leaves_and_rejoins(broker: Any) -> None:
-    topic = await make_topic(broker.bootstrap_servers, 2)
+    topic = await make_topic(broker.bootstrap_servers, 2, prefix="live")
     group = f"slow-{time.time_ns()}"
     async with (
         member(broker.bootstrap_servers, group, max_poll_interval=2.0) as slow,
@@ -75,7 +62,7 @@ async def test_slow_handler_leaves_and_rejoins(broker: Any) -> None:
 
 @pytest.mark.timeout(90)
 async def test_paused_partitions_stay_paused_when_retained(broker: Any) -> None:
-    topic = await make_topic(broker.bootstrap_servers, 4)
+    topic = await make_topic(broker.bootstrap_servers, 4, prefix="live")
     group = f"pause-{time.time_ns()}"
     async with member(broker.bootstrap_servers, group) as first:
         await first.subscribe([topic])
@@ -176,7 +163,7 @@ class Storm:
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.timeout(180)
 async def test_short_rebalance_storm(broker: Any) -> None:
-    topic = await make_topic(broker.bootstrap_servers, 6)
+    topic = await make_topic(broker.bootstrap_servers, 6, prefix="live")
     await Storm(broker.bootstrap_servers, topic, seconds=8.0, records=4000).run(members=4)
 
 
@@ -184,5 +171,5 @@ async def test_short_rebalance_storm(broker: Any) -> None:
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.timeout(600)
 async def test_rebalance_storm_sixty_seconds(broker: Any) -> None:
-    topic = await make_topic(broker.bootstrap_servers, 6)
+    topic = await make_topic(broker.bootstrap_servers, 6, prefix="live")
     await Storm(broker.bootstrap_servers, topic, seconds=60.0, records=100_000).run(members=6)

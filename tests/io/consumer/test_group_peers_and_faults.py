@@ -10,38 +10,13 @@ from typing import Any
 
 import anyio
 import pytest
+from _groups import make_topic, member
 
-from krafka import AdminClient, Consumer, NewTopic, Producer, TopicPartition
+from krafka import Producer, TopicPartition
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ApiKey
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
-
-
-async def make_topic(bootstrap: str, partitions: int, records: int, create: bool = True) -> str:
-    topic = f"peers-{time.time_ns()}"
-    if create:
-        async with AdminClient(bootstrap) as admin:
-            (await admin.create_topics([NewTopic(topic, partitions)])).raise_for_errors()
-    async with Producer(bootstrap) as producer:
-        for i in range(records):
-            await producer.send(topic, b"%d" % i, partition=i % partitions)
-        await producer.flush()
-    return topic
-
-
-def member(bootstrap: str, group: str, **kw: Any) -> Consumer:
-    options: dict[str, Any] = dict(
-        group_id=group,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        fetch_max_wait=0.1,
-        session_timeout=6.0,
-        heartbeat_interval=0.5,
-        partition_assignment_strategy="range",
-    )
-    options.update(kw)
-    return Consumer(bootstrap, **options)
 
 
 @pytest.mark.broker

@@ -9,8 +9,9 @@ from typing import Any
 
 import anyio
 import pytest
+from _groups import make_topic, member
 
-from krafka import AdminClient, Consumer, NewTopic, Producer, TopicPartition
+from krafka import Consumer, TopicPartition
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(120)]
 
@@ -24,31 +25,6 @@ class Listener:
 
     async def on_partitions_revoked(self, partitions: set[TopicPartition]) -> None:
         self.calls.append(("revoked", set(partitions)))
-
-
-async def make_topic(bootstrap: str, partitions: int, records: int) -> str:
-    topic = f"grp-{time.time_ns()}"
-    async with AdminClient(bootstrap) as admin:
-        (await admin.create_topics([NewTopic(topic, partitions)])).raise_for_errors()
-    async with Producer(bootstrap) as producer:
-        for i in range(records):
-            await producer.send(topic, b"%d" % i, partition=i % partitions)
-        await producer.flush()
-    return topic
-
-
-def member(bootstrap: str, group: str, strategy: str, **kw: Any) -> Consumer:
-    return Consumer(
-        bootstrap,
-        group_id=group,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        fetch_max_wait=0.1,
-        session_timeout=6.0,
-        heartbeat_interval=0.5,
-        partition_assignment_strategy=strategy,
-        **kw,
-    )
 
 
 async def drain(consumer: Consumer, into: list[Any], until: Any, timeout: float = 40) -> None:
@@ -65,8 +41,13 @@ async def test_two_members_share_and_hand_over(broker: Any, strategy: str) -> No
     topic = await make_topic(broker.bootstrap_servers, 6, 600)
     group = f"g-{time.time_ns()}"
     first_listener = Listener()
-    a = member(broker.bootstrap_servers, group, strategy, rebalance_listener=first_listener)
-    b = member(broker.bootstrap_servers, group, strategy)
+    a = member(
+        broker.bootstrap_servers,
+        group,
+        partition_assignment_strategy=strategy,
+        rebalance_listener=first_listener,
+    )
+    b = member(broker.bootstrap_servers, group, partition_assignment_strategy=strategy)
     got_a: list[Any] = []
     got_b: list[Any] = []
     async with a:
@@ -141,7 +122,9 @@ async def test_mixed_group_with_librdkafka_cooperative(broker: Any) -> None:
     thread.start()
     mine: list[Any] = []
     try:
-        async with member(broker.bootstrap_servers, group, "cooperative-sticky") as consumer:
+        async with member(
+            broker.bootstrap_servers, group, partition_assignment_strategy="cooperative-sticky"
+        ) as consumer:
             await consumer.subscribe([topic])
             with anyio.fail_after(60):
                 while len(mine) + len(rd_seen) < 400 or not consumer.assignment():
