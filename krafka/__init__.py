@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         TableChange,
     )
     from krafka.io.producer import Producer, RecordMetadata
+    from krafka.io.share_consumer import ShareConsumer
     from krafka.sansio.admin import (
         AclBinding,
         AclBindingFilter,
@@ -47,11 +48,14 @@ if TYPE_CHECKING:
         TopicDescription,
         TopicPartitionInfo,
     )
+    from krafka.sansio.share import AcknowledgementMode, AcknowledgeType, ShareRecord
     from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
+    "AcknowledgeType": "krafka.sansio.share",
+    "AcknowledgementMode": "krafka.sansio.share",
     "AclBinding": "krafka.sansio.admin",
     "AclBindingFilter": "krafka.sansio.admin",
     "AclOperation": "krafka.sansio.admin",
@@ -86,6 +90,8 @@ _LAZY: dict[str, str] = {
     "ScramDeletion": "krafka.sansio.admin",
     "ScramMechanism": "krafka.sansio.admin",
     "ScramUpsertion": "krafka.sansio.admin",
+    "ShareConsumer": "krafka.io.share_consumer",
+    "ShareRecord": "krafka.sansio.share",
     "TableChange": "krafka.io.consumer",
     "TopicDescription": "krafka.sansio.admin",
     "TopicPartition": "krafka.structs",
@@ -93,6 +99,8 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "AcknowledgeType",
+    "AcknowledgementMode",
     "AclBinding",
     "AclBindingFilter",
     "AclOperation",
@@ -127,6 +135,8 @@ __all__ = [
     "ScramDeletion",
     "ScramMechanism",
     "ScramUpsertion",
+    "ShareConsumer",
+    "ShareRecord",
     "TableChange",
     "TopicDescription",
     "TopicPartition",

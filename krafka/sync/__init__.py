@@ -24,15 +24,17 @@ if TYPE_CHECKING:
     from krafka.sync.admin import AdminClient
     from krafka.sync.consumer import Consumer
     from krafka.sync.producer import DeliveryFuture, Producer
+    from krafka.sync.share_consumer import ShareConsumer
 
 _LAZY = {
     "AdminClient": "krafka.sync.admin",
     "Consumer": "krafka.sync.consumer",
     "DeliveryFuture": "krafka.sync.delivery",
     "Producer": "krafka.sync.producer",
+    "ShareConsumer": "krafka.sync.share_consumer",
 }
 
-__all__ = ["AdminClient", "Consumer", "DeliveryFuture", "Producer"]
+__all__ = ["AdminClient", "Consumer", "DeliveryFuture", "Producer", "ShareConsumer"]
 
 
 def __getattr__(name: str) -> Any:

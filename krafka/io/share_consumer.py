@@ -1,0 +1,372 @@
+"""The share consumer (KIP-932), on anyio (asyncio and trio alike).
+
+    async with ShareConsumer(bootstrap_servers="127.0.0.1:9092", group_id="workers",
+                             acknowledgement_mode="explicit") as consumer:
+        await consumer.subscribe(["jobs"])
+        for record in await consumer.poll(timeout=1.0):      # list[ShareRecord]
+            consumer.acknowledge(record, AcknowledgeType.ACCEPT)
+        results = await consumer.commit_sync()               # {TopicPartition: error or None}
+
+Members of a share group read the same partitions together: the brokers hand each record to
+one member at a time (with a delivery count and an acquisition lock), and members settle each
+record. Everything is decided by the sans-IO `ShareConsumerMachine`, run by a `MachineDriver`;
+this class is its application face and feeds it metadata.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import anyio
+
+from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
+from krafka.errors import InvalidStateError, KrafkaError
+from krafka.io.client import KafkaClient
+from krafka.io.driver import MachineDriver
+from krafka.io.host import TaskHost
+from krafka.sansio.group.events import GroupFailed, MetadataNeeded
+from krafka.sansio.share import (
+    AcknowledgementMode,
+    AcknowledgementsCommitted,
+    AcknowledgeType,
+    RecordsAvailable,
+    ShareConsumerMachine,
+    ShareFetchConfig,
+    ShareMember,
+    ShareRecord,
+)
+from krafka.structs import TopicPartition
+
+log = logging.getLogger(__name__)
+#: Called with ({partition: offsets}, error or None) each time the broker answers settlements.
+AcknowledgementCommitCallback = Callable[
+    [Mapping[TopicPartition, frozenset[int]], KrafkaError | None], Any
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ShareConsumerSettings:
+    """Every share consumer option; the rest of a constructor's keywords go to `KafkaClient`."""
+
+    group_id: str | None = None
+    client_id: str = "krafka-share-consumer"
+    acknowledgement_mode: AcknowledgementMode | str = "implicit"
+    acknowledgement_commit_callback: AcknowledgementCommitCallback | None = None
+    max_poll_records: int = 500
+    max_poll_interval: float = 300.0
+    fetch_min_bytes: int = 1
+    fetch_max_bytes: int = 52_428_800
+    fetch_max_wait: float = 0.5
+    client_rack: str | None = None
+    check_crcs: bool = True
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED
+    key_deserializer: Callable[[bytes], Any] | None = None
+    value_deserializer: Callable[[bytes], Any] | None = None
+    request_timeout: float = 30.0
+    default_api_timeout: float = 60.0
+    retry_backoff: float = 0.1
+    retry_backoff_max: float = 1.0
+    metadata_max_age: float = 300.0
+
+    def __post_init__(self) -> None:
+        mode = AcknowledgementMode.parse(self.acknowledgement_mode)
+        object.__setattr__(self, "acknowledgement_mode", mode)
+        if not self.group_id:
+            raise ValueError("a share consumer needs a group_id")
+        if self.max_poll_records <= 0:
+            raise ValueError("max_poll_records must be positive")
+
+    @classmethod
+    def split(cls, options: Mapping[str, Any]) -> tuple[ShareConsumerSettings, dict[str, Any]]:
+        names = set(cls.__dataclass_fields__)
+        mine = {k: v for k, v in options.items() if k in names}
+        return cls(**mine), {k: v for k, v in options.items() if k not in names}
+
+    def machine_config(self) -> ShareFetchConfig:
+        mode = self.acknowledgement_mode
+        assert isinstance(mode, AcknowledgementMode)
+        return ShareFetchConfig(
+            acknowledgement_mode=mode,
+            max_poll_records=self.max_poll_records,
+            fetch_max_wait=self.fetch_max_wait,
+            fetch_min_bytes=self.fetch_min_bytes,
+            fetch_max_bytes=self.fetch_max_bytes,
+            check_crcs=self.check_crcs,
+            max_decompressed_size=self.max_decompressed_size,
+            key_deserializer=self.key_deserializer,
+            value_deserializer=self.value_deserializer,
+            retry_backoff=self.retry_backoff,
+            retry_backoff_max=self.retry_backoff_max,
+        )
+
+
+class ShareConsumer:
+    """Reads records of a share group. Use `async with`, or `await start()` and `await close()`."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str | Sequence[str] = "127.0.0.1:9092",
+        *,
+        client: KafkaClient | None = None,
+        **options: Any,
+    ) -> None:
+        settings, client_options = ShareConsumerSettings.split(options)
+        self.settings = settings
+        assert settings.group_id is not None
+        self._client = client or KafkaClient(
+            bootstrap_servers,
+            client_id=settings.client_id,
+            request_timeout=settings.request_timeout,
+            metadata_max_age=settings.metadata_max_age,
+            **client_options,
+        )
+        self._own_client = client is None
+        member = ShareMember(
+            settings.group_id,
+            max_poll_interval=settings.max_poll_interval,
+            retry_backoff=settings.retry_backoff,
+            retry_backoff_max=settings.retry_backoff_max,
+            client_rack=settings.client_rack,
+        )
+        self._machine = ShareConsumerMachine(settings.group_id, settings.machine_config(), member)
+        self._driver = MachineDriver(
+            self._client, self._machine, on_event=self._on_event,
+            name=f"krafka share consumer {settings.group_id}",
+        )  # fmt: skip
+        self._host = TaskHost("krafka share consumer")
+        self._data = anyio.Event()
+        self._metadata_wanted = anyio.Event()
+        self._failure: KrafkaError | None = None
+        self._callbacks: list[AcknowledgementsCommitted] = []
+        self._state = "new"
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> ShareConsumer:
+        """A share consumer from Java properties (`group.id`, `share.acknowledgement.mode`,
+        `bootstrap.servers`, `security.protocol`, ...)."""
+        from krafka.config import keywords_from_config
+
+        return cls(**{**keywords_from_config(config, "share_consumer"), **overrides})
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self) -> ShareConsumer:
+        if self._state == "closed":
+            raise InvalidStateError("the share consumer is closed")
+        if self._state == "started":
+            return self
+        self._state = "started"
+        if self._own_client:
+            await self._client.start()
+        await self._host.start()
+        await self._host.task_group.start(self._driver.run)
+        self._host.start_soon(self._metadata_loop, name="krafka share consumer metadata")
+        return self
+
+    async def __aenter__(self) -> ShareConsumer:
+        return await self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self, timeout: float = 30.0) -> None:
+        """Explicit mode: send the acknowledgements made; both modes: release every other record
+        held, close the share sessions and leave the group, within `timeout`."""
+        if self._state != "started":
+            self._state = "closed"
+            return
+        deadline = anyio.current_time() + timeout
+        op = self._machine.close(anyio.current_time())
+        self._state = "closed"
+        self._data.set()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(timeout * 0.8):
+            try:
+                await self._driver.outcome(op, timeout * 0.8)
+            except KrafkaError as exc:
+                log.info("krafka share consumer: closing: %s", exc)
+        self._run_callbacks()
+        remaining = max(0.1, deadline - anyio.current_time())
+        await self._host.close(remaining / 2)
+        if self._own_client:
+            await self._client.close(remaining / 2)
+
+    # -- the group ------------------------------------------------------------------------------
+
+    async def subscribe(self, topics: Iterable[str] | str) -> None:
+        """Join the share group for these topics (replaces the subscription)."""
+        self._check_open()
+        wanted = [topics] if isinstance(topics, str) else list(topics)
+        self._machine.subscribe(wanted, anyio.current_time())
+        await self._refresh_metadata()
+        self._driver.wake()
+
+    async def unsubscribe(self) -> None:
+        """Release the records held and leave the group; the consumer may subscribe again."""
+        self._check_open()
+        op = self._machine.unsubscribe(anyio.current_time())
+        with anyio.move_on_after(self.settings.default_api_timeout):
+            try:
+                await self._driver.outcome(op, self.settings.default_api_timeout)
+            except KrafkaError as exc:
+                log.info("krafka share consumer: leaving: %s", exc)
+
+    def subscription(self) -> set[str]:
+        return set(self._machine.member.subscription())
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._machine.member.assignment())
+
+    @property
+    def acquisition_lock_timeout(self) -> float | None:
+        """How long the brokers lock a delivered record for this member (seconds), once known."""
+        return self._machine.acquisition_lock_timeout
+
+    # -- records --------------------------------------------------------------------------------
+
+    async def poll(self, timeout: float = 1.0, max_records: int | None = None) -> list[ShareRecord]:
+        """Records of the share group, waiting up to `timeout` for some ([] when none came).
+
+        Implicit mode first accepts every record the last poll returned; explicit mode raises
+        `IllegalStateError` while one of them is unacknowledged."""
+        self._check_open()
+        deadline = anyio.current_time() + timeout
+        while True:
+            self._run_callbacks()
+            if self._failure is not None:
+                failure, self._failure = self._failure, None
+                raise failure
+            self._data = anyio.Event()
+            records = self._machine.poll(anyio.current_time(), max_records)
+            self._driver.wake()
+            if records or self._state != "started":
+                return records
+            remaining = deadline - anyio.current_time()
+            if remaining <= 0:
+                return []
+            with anyio.move_on_after(remaining):
+                await self._data.wait()
+
+    def acknowledge(
+        self,
+        record: ShareRecord | str,
+        partition: int | None = None,
+        offset: int | None = None,
+        type: AcknowledgeType | str = AcknowledgeType.ACCEPT,
+    ) -> None:
+        """Settle one record of the last poll (explicit mode): `acknowledge(record, type)` or
+        `acknowledge(topic, partition, offset, type)`. Sent with the next poll or commit."""
+        self._check_open()
+        if isinstance(record, ShareRecord):
+            if partition is not None and offset is None:
+                type = AcknowledgeType.parse(partition)  # acknowledge(record, type) positionally
+            tp, at = TopicPartition(record.topic, record.partition), record.offset
+        else:
+            if partition is None or offset is None:
+                raise TypeError("acknowledge(topic, partition, offset, type) needs all four")
+            tp, at = TopicPartition(record, partition), offset
+        self._machine.acknowledge(tp, at, AcknowledgeType.parse(type))
+
+    async def commit_sync(
+        self, timeout: float | None = None
+    ) -> dict[TopicPartition, KrafkaError | None]:
+        """Send the settlements made so far (implicit mode: accept every delivered record first)
+        and wait for the brokers: {partition: None, or the error that refused its settlements}."""
+        self._check_open()
+        op = self._machine.commit(anyio.current_time())
+        wait = self.settings.default_api_timeout if timeout is None else timeout
+        result: dict[TopicPartition, KrafkaError | None] = await self._driver.outcome(op, wait)
+        self._run_callbacks()
+        return result
+
+    def commit_async(self) -> None:
+        """Send the settlements made so far without waiting; results go to the
+        `acknowledgement_commit_callback`."""
+        self._check_open()
+        self._machine.commit(anyio.current_time())
+        self._driver.wake()
+
+    async def __aiter__(self) -> Any:
+        while self._state == "started":
+            for record in await self.poll(1.0):
+                yield record
+
+    # -- the machine's events -------------------------------------------------------------------
+
+    def _on_event(self, event: Any) -> None:
+        if isinstance(event, RecordsAvailable):
+            self._data.set()
+        elif isinstance(event, AcknowledgementsCommitted):
+            if self.settings.acknowledgement_commit_callback is not None:
+                self._callbacks.append(event)
+            if event.error is not None:
+                log.info("krafka share consumer: acknowledgements refused: %s", event.error)
+        elif isinstance(event, MetadataNeeded):
+            self._metadata_wanted.set()
+        elif isinstance(event, GroupFailed):
+            self._failure = event.error
+            self._data.set()
+
+    def _run_callbacks(self) -> None:
+        """The commit callback runs in the application's task (Java: on the polling thread)."""
+        callback = self.settings.acknowledgement_commit_callback
+        pending, self._callbacks = self._callbacks, []
+        for event in pending:
+            assert callback is not None
+            try:
+                result = callback(event.offsets, event.error)
+                if inspect.isawaitable(result):
+                    log.warning("acknowledgement_commit_callback must not be async; ignored")
+                    result.close() if hasattr(result, "close") else None
+            except Exception:
+                log.exception("krafka share consumer: acknowledgement_commit_callback raised")
+
+    async def _metadata_loop(self) -> None:
+        while True:
+            with anyio.move_on_after(30.0):
+                await self._metadata_wanted.wait()
+            self._metadata_wanted = anyio.Event()
+            try:
+                await self._refresh_metadata()
+            except KrafkaError as exc:
+                log.info("krafka share consumer: metadata refresh failed: %s", exc)
+                await anyio.sleep(self.settings.retry_backoff)
+                self._metadata_wanted.set()
+
+    async def _refresh_metadata(self) -> None:
+        topics = sorted(
+            self._machine.member.subscription() | _topics(self._machine.member.assignment())
+        )
+        if not topics:
+            return
+        await self._client.refresh_metadata(topics)
+        metadata = self._client.metadata
+        ids = {t: i for t in topics if (i := metadata.topic_id(t)) is not None}
+        leaders: dict[TopicPartition, int] = {}
+        for topic in topics:
+            for partition in metadata.partitions_for(topic):
+                leader = metadata.leader_for(topic, partition)
+                if leader is not None:
+                    leaders[TopicPartition(topic, partition)] = leader.node_id
+        self._machine.update_metadata(ids, leaders, anyio.current_time())
+        self._driver.wake()
+
+    def _check_open(self) -> None:
+        if self._state != "started":
+            raise InvalidStateError("the share consumer is not started (use async with) or closed")
+
+
+def _topics(partitions: Iterable[TopicPartition]) -> set[str]:
+    return {tp.topic for tp in partitions}
+
+
+__all__ = ["AcknowledgementCommitCallback", "ShareConsumer", "ShareConsumerSettings"]

@@ -1,0 +1,151 @@
+"""What a share consumer hands the application, and how one partition's ShareFetch data becomes
+those records (Java's ShareCompletedFetch).
+
+Only offsets the response says this member acquired are returned, each with the delivery count
+of its acquisition. Acquired offsets the data holds no record for (control records, offsets
+compacted away, batches starting before the acquired range) are settled as GAP at once; a batch
+that fails its CRC or cannot be decoded is REJECTed whole (no one could ever read it); a record
+the deserializers refuse is RELEASEd and its error reported once the records before it are out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from krafka._codec import impl
+from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
+from krafka.errors import CorruptRecordError, KrafkaError, RecordDeserializationError
+from krafka.sansio.consumer.record import Header
+from krafka.sansio.share.acknowledgements import GAP, AcknowledgeType
+from krafka.structs import TopicPartition
+
+Deserializer = Callable[[Any], Any]
+
+
+class ShareRecord(NamedTuple):
+    """One record delivered by a share group: a `ConsumerRecord`'s fields plus how many times
+    it has been delivered (1 the first time; RELEASE and lock expiry add one)."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: int
+    key: Any
+    value: Any
+    headers: list[Header]
+    leader_epoch: int | None
+    delivery_count: int
+
+    def is_tombstone(self) -> bool:
+        return self.value is None
+
+
+@dataclass(slots=True)
+class DecodedShareData:
+    """One partition's share-fetched records, the settlements decided while decoding, and the
+    errors to report."""
+
+    records: list[ShareRecord] = field(default_factory=list)
+    settled: dict[int, int] = field(default_factory=dict)
+    errors: list[KrafkaError] = field(default_factory=list)
+
+
+def decode_share_data(
+    partition: TopicPartition,
+    data: bytes | memoryview | None,
+    acquired: Iterable[tuple[int, int, int]],
+    *,
+    check_crc: bool = True,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED,
+    key_deserializer: Deserializer | None = None,
+    value_deserializer: Deserializer | None = None,
+) -> DecodedShareData:
+    """`acquired` holds (first offset, last offset, delivery count) ranges."""
+    counts: dict[int, int] = {}
+    for first, last, count in acquired:
+        if first < 0 or last < first or last - first > 1_000_000:
+            continue  # a hostile or broken range: nothing of it can be settled safely
+        for offset in range(first, last + 1):
+            counts[offset] = count
+    out = DecodedShareData()
+    if counts and data:
+        _decode(partition, data, counts, out, check_crc, max_decompressed_size,
+                key_deserializer, value_deserializer)  # fmt: skip
+    delivered = {record.offset for record in out.records}
+    for offset in counts:
+        if offset not in delivered and offset not in out.settled:
+            out.settled[offset] = GAP
+    return out
+
+
+def _decode(
+    partition: TopicPartition,
+    data: bytes | memoryview,
+    counts: dict[int, int],
+    out: DecodedShareData,
+    check_crc: bool,
+    max_decompressed_size: int,
+    key_deserializer: Deserializer | None,
+    value_deserializer: Deserializer | None,
+) -> None:
+    topic, part = partition
+    try:
+        headers = list(impl.scan_batches(data))
+    except CorruptRecordError as exc:
+        out.errors.append(_corrupt(partition, exc))
+        headers = []
+    for header in headers:
+        first = header.base_offset
+        last = first + (header.last_offset_delta or 0)
+        try:
+            batch = impl.decode_entry(data, header, check_crc, max_decompressed_size)
+        except CorruptRecordError as exc:
+            for offset in range(first, last + 1):
+                if offset in counts:
+                    out.settled[offset] = AcknowledgeType.REJECT
+            out.errors.append(_corrupt(partition, exc))
+            continue
+        if batch.is_control:
+            continue
+        tstype = int(batch.timestamp_type or 0)
+        epoch = batch.partition_leader_epoch
+        leader_epoch = epoch if epoch is not None and epoch >= 0 else None
+        for rec in batch.records:
+            count = counts.get(rec.offset)
+            if count is None or rec.offset in out.settled:
+                continue
+            key, value = rec.key, rec.value
+            try:
+                if key_deserializer is not None and key is not None:
+                    key = key_deserializer(key)
+                if value_deserializer is not None and value is not None:
+                    value = value_deserializer(value)
+            except Exception as exc:
+                out.settled[rec.offset] = AcknowledgeType.RELEASE
+                error = RecordDeserializationError(
+                    f"cannot deserialize the record at {topic}-{part} offset {rec.offset}: "
+                    f"{exc!r} (released for redelivery)",
+                    topic,
+                    part,
+                    rec.offset,
+                )
+                out.errors.append(error)
+                continue
+            out.records.append(
+                ShareRecord(topic, part, rec.offset, rec.timestamp, tstype, key, value,
+                            rec.headers, leader_epoch, count)
+            )  # fmt: skip
+
+
+def _corrupt(partition: TopicPartition, exc: CorruptRecordError) -> CorruptRecordError:
+    topic, part = partition
+    return CorruptRecordError(
+        f"corrupt share-fetch data for {topic}-{part}: {exc} (the batch was rejected)",
+        getattr(exc, "offset", None),
+    )
+
+
+__all__ = ["DecodedShareData", "ShareRecord", "decode_share_data"]

@@ -1,0 +1,54 @@
+"""The blocking `ShareConsumer`: every method of `krafka.ShareConsumer`, same arguments, results
+and exceptions, plus iteration, for scripts and worker processes.
+
+    from krafka.sync import ShareConsumer
+    with ShareConsumer(bootstrap_servers="127.0.0.1:9092", group_id="workers",
+                       acknowledgement_mode="explicit") as consumer:
+        consumer.subscribe(["jobs"])
+        for record in consumer:                      # until the consumer is closed
+            handle(record)
+            consumer.acknowledge(record, AcknowledgeType.ACCEPT)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from krafka.errors import InvalidStateError
+from krafka.io.share_consumer import ShareConsumer as AsyncShareConsumer
+from krafka.sansio.share import ShareRecord
+from krafka.sync.client import SyncClient, blocking, on_loop
+
+_C = AsyncShareConsumer
+
+
+class ShareConsumer(SyncClient[AsyncShareConsumer]):
+    """`krafka.ShareConsumer` with blocking methods, on a background thread of its own."""
+
+    _async_class = AsyncShareConsumer
+
+    subscribe = blocking(_C.subscribe)
+    unsubscribe = blocking(_C.unsubscribe)
+    poll = blocking(_C.poll)
+    commit_sync = blocking(_C.commit_sync)
+    commit_async = on_loop(_C.commit_async)
+    acknowledge = on_loop(_C.acknowledge)
+    subscription = on_loop(_C.subscription)
+    assignment = on_loop(_C.assignment)
+
+    @property
+    def acquisition_lock_timeout(self) -> float | None:
+        return self._client.acquisition_lock_timeout
+
+    def __iter__(self) -> Iterator[ShareRecord]:
+        """Records one by one (fetched in polls of `max_poll_records`), until closed. In
+        explicit mode acknowledge each before the iteration reaches the next poll."""
+        while not self.closed:
+            try:
+                records = self.poll(1.0)
+            except InvalidStateError:
+                return
+            yield from records
+
+
+__all__ = ["ShareConsumer"]

@@ -1,0 +1,271 @@
+"""`krafka.ShareConsumer` (KIP-932) on librdkafka's mock cluster: alone over three brokers, in one
+share group with librdkafka's own ShareConsumer, and each settlement's effect (ACCEPT, RELEASE,
+REJECT, delivery limits, lock expiry, close)."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import pytest
+
+from krafka import AcknowledgeType, Producer, ShareConsumer, ShareRecord, TopicPartition
+from krafka.errors import IllegalStateError, InvalidRecordStateError
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+TOPIC = "jobs"
+
+
+def share_cluster(make_mock_cluster: Any, partitions: int = 6, **settings: int) -> Any:
+    cluster = make_mock_cluster(3, topics={TOPIC: partitions})
+    cluster.sharegroup_set_auto_offset_reset("earliest")
+    cluster.sharegroup_set_heartbeat_interval(200)
+    if "lock_ms" in settings:
+        cluster.sharegroup_set_record_lock_duration(settings["lock_ms"])
+    if "max_attempts" in settings:
+        cluster.sharegroup_set_max_delivery_attempts(settings["max_attempts"])
+    return cluster
+
+
+async def produce(cluster: Any, count: int, partitions: int, first: int = 0) -> None:
+    async with Producer(cluster.bootstrap_servers, linger=0.002) as producer:
+        for i in range(first, first + count):
+            await producer.send(TOPIC, b"%d" % i, partition=i % partitions)
+        await producer.flush()
+
+
+def consumer(cluster: Any, group: str = "sg", **kw: Any) -> ShareConsumer:
+    return ShareConsumer(cluster.bootstrap_servers, group_id=group, fetch_max_wait=0.1, **kw)
+
+
+async def poll_until(
+    c: ShareConsumer, count: int, seconds: float = 20, **ack: Any
+) -> list[ShareRecord]:
+    """Poll until `count` records came (or `seconds` passed); explicit acks with ack['type']."""
+    got: list[ShareRecord] = []
+    with anyio.move_on_after(seconds):
+        while len(got) < count:
+            records = await c.poll(timeout=0.2)
+            if "type" in ack:
+                for record in records:
+                    c.acknowledge(record, ack["type"])
+            got += records
+    return got
+
+
+async def test_alone_over_three_brokers_every_record_once(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, partitions=6)
+    await produce(cluster, 600, 6)
+    async with consumer(cluster) as c:
+        await c.subscribe([TOPIC])
+        got = await poll_until(c, 600)
+        assert c.assignment() == {TopicPartition(TOPIC, p) for p in range(6)}
+        assert await c.commit_sync(timeout=10) != {}  # implicit: the last poll's, accepted
+        assert await poll_until(c, 1, seconds=1.0) == []  # nothing comes back
+    assert Counter(r.value for r in got) == Counter(b"%d" % i for i in range(600))
+    assert {r.delivery_count for r in got} == {1}
+    assert c.acquisition_lock_timeout == 30.0
+
+
+async def test_release_redelivers_with_a_higher_delivery_count(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, partitions=1)
+    await produce(cluster, 3, 1)
+    async with consumer(cluster, acknowledgement_mode="explicit") as c:
+        await c.subscribe(TOPIC)
+        first = await poll_until(c, 3, type=AcknowledgeType.RELEASE)
+        again = await poll_until(c, 3, type="accept")
+        assert await c.commit_sync(timeout=10) == {TopicPartition(TOPIC, 0): None}
+    assert sorted(r.value for r in first) == sorted(r.value for r in again) == [b"0", b"1", b"2"]
+    assert {r.delivery_count for r in first} == {1}
+    assert {r.delivery_count for r in again} == {2}
+
+
+async def test_reject_is_never_delivered_again(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, partitions=1)
+    await produce(cluster, 4, 1)
+    async with consumer(cluster, acknowledgement_mode="explicit") as c:
+        await c.subscribe([TOPIC])
+        got = await poll_until(c, 4)
+        for record in got:
+            kind = (
+                AcknowledgeType.REJECT if record.value in (b"1", b"3") else AcknowledgeType.RELEASE
+            )
+            c.acknowledge(record.topic, record.partition, record.offset, kind)
+        await c.commit_sync(timeout=10)
+        again = await poll_until(c, 4, seconds=3, type=AcknowledgeType.ACCEPT)
+    assert sorted(r.value for r in again) == [b"0", b"2"]
+
+
+async def test_max_delivery_attempts_archives_the_record(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, partitions=1, max_attempts=2)
+    await produce(cluster, 1, 1)
+    counts = []
+    async with consumer(cluster, acknowledgement_mode="explicit") as c:
+        await c.subscribe([TOPIC])
+        for _ in range(3):
+            got = await poll_until(c, 1, seconds=2, type=AcknowledgeType.RELEASE)
+            counts.append([r.delivery_count for r in got])
+    assert counts == [[1], [2], []]
+
+
+async def test_an_expired_lock_brings_held_records_back(make_mock_cluster: Any) -> None:
+    """Records held past the acquisition lock go back to the group: settling them late is
+    refused (INVALID_RECORD_STATE, also reported to the callback) and the next poll gets them
+    again with delivery count 2."""
+    cluster = share_cluster(make_mock_cluster, partitions=1, lock_ms=500)
+    await produce(cluster, 2, 1)
+    reports: list[Any] = []
+    async with consumer(
+        cluster, acknowledgement_mode="explicit",
+        acknowledgement_commit_callback=lambda offsets, error: reports.append(error),
+    ) as c:  # fmt: skip
+        await c.subscribe([TOPIC])
+        held = await poll_until(c, 2)
+        assert c.acquisition_lock_timeout == 0.5
+        await anyio.sleep(1.5)  # held well past the lock
+        for record in held:
+            c.acknowledge(record, AcknowledgeType.ACCEPT)
+        late = await c.commit_sync(timeout=10)
+        again = await poll_until(c, 2, seconds=15, type=AcknowledgeType.ACCEPT)
+    assert isinstance(late[TopicPartition(TOPIC, 0)], InvalidRecordStateError)
+    assert any(isinstance(error, InvalidRecordStateError) for error in reports)
+    assert sorted(r.value for r in held) == sorted(r.value for r in again) == [b"0", b"1"]
+    assert {r.delivery_count for r in again} == {2}
+
+
+async def test_close_releases_what_was_not_acknowledged(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, partitions=1)
+    await produce(cluster, 3, 1)
+    async with consumer(cluster, acknowledgement_mode="explicit") as c:
+        await c.subscribe([TOPIC])
+        got = await poll_until(c, 3)
+        c.acknowledge(got[0], AcknowledgeType.ACCEPT)  # sent by close; the rest released
+    async with consumer(cluster, acknowledgement_mode="explicit") as c:
+        await c.subscribe([TOPIC])
+        with anyio.fail_after(10):  # well before the 30 s lock would expire
+            again = await poll_until(c, 2, type=AcknowledgeType.ACCEPT)
+    assert sorted(r.value for r in again) == sorted(r.value for r in got[1:])
+    assert {r.delivery_count for r in again} == {2}
+
+
+async def test_implicit_and_explicit_modes(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, partitions=1)
+    await produce(cluster, 2, 1)
+    async with consumer(cluster, acknowledgement_mode="explicit") as c:
+        await c.subscribe([TOPIC])
+        got = await poll_until(c, 2)
+        with pytest.raises(IllegalStateError, match="acknowledged before the next poll"):
+            await c.poll(timeout=0.1)
+        c.acknowledge(got[0], AcknowledgeType.ACCEPT)
+        with pytest.raises(IllegalStateError):
+            c.acknowledge(got[0], AcknowledgeType.ACCEPT)  # already acknowledged
+        c.acknowledge(got[1], AcknowledgeType.RELEASE)
+        assert await c.commit_sync(timeout=10) == {TopicPartition(TOPIC, 0): None}
+    async with consumer(cluster) as c:  # implicit (the default)
+        await c.subscribe([TOPIC])
+        (record,) = await poll_until(c, 1)
+        # released once; maybe twice (prefetched again after the commit, released by close)
+        assert record.value == b"1" and record.delivery_count >= 2
+        with pytest.raises(IllegalStateError, match="explicit"):
+            c.acknowledge(record, AcknowledgeType.ACCEPT)
+        await c.poll(timeout=0.3)  # accepts it
+        assert await poll_until(c, 1, seconds=1.0) == []
+
+
+async def test_commit_callback_and_commit_async(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, partitions=2)
+    await produce(cluster, 10, 2)
+    reports: list[tuple[dict[TopicPartition, frozenset[int]], Any]] = []
+
+    def callback(offsets: Mapping[TopicPartition, frozenset[int]], error: Any) -> None:
+        reports.append((dict(offsets), error))
+
+    async with consumer(cluster, acknowledgement_commit_callback=callback) as c:
+        await c.subscribe([TOPIC])
+        got = await poll_until(c, 10)
+        c.commit_async()
+        with anyio.fail_after(10):
+            while sum(len(o) for offsets, _ in reports for o in offsets.values()) < 10:
+                await c.poll(timeout=0.1)
+    settled = {(tp.partition, o) for offsets, _ in reports for tp, s in offsets.items() for o in s}
+    assert settled == {(r.partition, r.offset) for r in got}
+    assert all(error is None for _, error in reports)
+
+
+async def test_one_share_group_with_librdkafka_share_consumers(make_mock_cluster: Any) -> None:
+    """krafka and confluent-kafka's ShareConsumer read one topic together: every record
+    accepted exactly once across both; the librdkafka member leaves, krafka finishes.
+
+    The mock closes *every* share session on a broker when any client's connection to it
+    closes (rd_kafka_mock_sharegrps_node_connection_closed), releasing what members hold: so
+    one producer stays open throughout, and the peer leaves once everything is settled."""
+    import confluent_kafka
+
+    cluster = share_cluster(make_mock_cluster, partitions=6)
+    peer_seen: Counter[bytes] = Counter()
+    stop = threading.Event()
+    peer_ready = threading.Event()
+
+    def peer_loop() -> None:
+        peer = confluent_kafka.ShareConsumer(
+            {"bootstrap.servers": cluster.bootstrap_servers, "group.id": "mixed",
+             "share.acknowledgement.mode": "explicit", "log_level": 3}
+        )  # fmt: skip
+        peer.subscribe([TOPIC])
+        try:
+            deadline = threading.Event()
+            while not stop.is_set() and not deadline.is_set():
+                for message in peer.poll(0.2) or []:
+                    if message.error() is None:
+                        peer_seen[message.value()] += 1
+                        peer.acknowledge(message, confluent_kafka.AcknowledgeType.ACCEPT)
+                peer.commit_sync()
+                peer_ready.set()
+        finally:
+            peer.close()
+
+    thread = threading.Thread(target=peer_loop, daemon=True)
+    thread.start()
+    mine: Counter[bytes] = Counter()
+
+    async def consume_until(total: int, seconds: float) -> None:
+        with anyio.fail_after(seconds):
+            while sum(mine.values()) + sum(peer_seen.values()) < total:
+                for record in await c.poll(timeout=0.2):
+                    mine[record.value] += 1
+                    c.acknowledge(record, AcknowledgeType.ACCEPT)
+
+    try:
+        async with (
+            consumer(cluster, "mixed", acknowledgement_mode="explicit") as c,
+            Producer(cluster.bootstrap_servers, linger=0.002) as producer,
+        ):
+            await c.subscribe([TOPIC])
+            with anyio.fail_after(30):  # both members in: the partitions are split
+                while not (peer_ready.is_set() and 0 < len(c.assignment()) < 6):
+                    await c.poll(timeout=0.2)
+            shared = c.assignment()
+            for i in range(600):
+                await producer.send(TOPIC, b"%d" % i, partition=i % 6)
+            await consume_until(600, 60)
+            assert set((await c.commit_sync(timeout=10)).values()) <= {None}
+            stop.set()  # the librdkafka member leaves; krafka takes every partition
+            thread.join(15)
+            with anyio.fail_after(30):
+                while len(c.assignment()) < 6:
+                    await c.poll(timeout=0.2)
+            for i in range(600, 1200):
+                await producer.send(TOPIC, b"%d" % i, partition=i % 6)
+            await consume_until(1200, 60)
+            await c.commit_sync(timeout=10)
+    finally:
+        stop.set()
+        thread.join(15)
+    assert 0 < len(shared) < 6
+    both = mine + peer_seen
+    assert both == Counter(b"%d" % i for i in range(1200))
+    assert mine and peer_seen

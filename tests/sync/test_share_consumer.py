@@ -1,0 +1,84 @@
+"""The blocking ShareConsumer on librdkafka's mock cluster: in a plain thread with explicit
+acknowledgements and iteration, from Java properties, and inside a running event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from krafka import AcknowledgeType, TopicPartition
+from krafka.errors import IllegalStateError
+from krafka.sync import Producer, ShareConsumer
+
+pytestmark = [pytest.mark.timeout(60)]
+TOPIC = "jobs"
+
+
+def share_cluster(make_mock_cluster: Any, records: int) -> Any:
+    cluster = make_mock_cluster(3, topics={TOPIC: 2})
+    cluster.sharegroup_set_auto_offset_reset("earliest")
+    with Producer(bootstrap_servers=cluster.bootstrap_servers) as producer:
+        for i in range(records):
+            producer.send(TOPIC, b"%d" % i, partition=i % 2)
+        producer.flush()
+    return cluster
+
+
+def test_in_a_plain_thread(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, 40)
+    out: dict[str, Any] = {}
+
+    def worker() -> None:
+        with ShareConsumer(
+            bootstrap_servers=cluster.bootstrap_servers, group_id="sync",
+            acknowledgement_mode="explicit", fetch_max_wait=0.1,
+        ) as consumer:  # fmt: skip
+            consumer.subscribe([TOPIC])
+            first: list[Any] = []
+            while not first:
+                first = consumer.poll(1.0)
+            with pytest.raises(IllegalStateError):
+                consumer.poll(0.1)  # explicit mode: the last poll is not settled
+            consumer.acknowledge(first[0], AcknowledgeType.RELEASE)
+            for record in first[1:]:
+                consumer.acknowledge(record.topic, record.partition, record.offset, "accept")
+            got = list(first)
+            for record in consumer:
+                consumer.acknowledge(record, AcknowledgeType.ACCEPT)
+                got.append(record)
+                if len(got) == 41:
+                    break
+            out["released"] = first[0]
+            out["results"] = consumer.commit_sync(10)
+            out["assignment"] = consumer.assignment()
+            out["got"] = got
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(50)
+    assert sorted({r.value for r in out["got"]}) == sorted(b"%d" % i for i in range(40))
+    released = out["released"]
+    assert [r.delivery_count for r in out["got"] if r.value == released.value] == [1, 2]
+    assert set(out["results"].values()) == {None}
+    assert out["assignment"] == {TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)}
+
+
+def test_from_config_inside_a_running_event_loop(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, 10)
+
+    async def notebook_cell() -> list[bytes]:
+        with ShareConsumer.from_config(
+            {"bootstrap.servers": cluster.bootstrap_servers, "group.id": "nb",
+             "share.acknowledgement.mode": "implicit", "fetch.max.wait.ms": "100"}
+        ) as consumer:  # fmt: skip
+            consumer.subscribe([TOPIC])
+            out: list[bytes] = []
+            while len(out) < 10:
+                out += [r.value for r in consumer.poll(1.0)]
+            consumer.commit_sync()
+            return out
+
+    assert sorted(asyncio.run(notebook_cell())) == sorted(b"%d" % i for i in range(10))
