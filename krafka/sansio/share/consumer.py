@@ -107,6 +107,7 @@ _PHASES: Final = {
 
 @dataclass(slots=True, eq=False)
 class _Node:
+    node_id: int
     session: ShareSession = field(default_factory=ShareSession)
     in_flight: SendRequest[Any] | None = None
     carried: dict[TopicPartition, Acks] = field(default_factory=dict)
@@ -169,6 +170,7 @@ class ShareConsumerMachine:
         self._require_active()
         if self.config.acknowledgement_mode is AcknowledgementMode.IMPLICIT:
             self.records.settle_delivered(AcknowledgeType.ACCEPT)
+        self._report_stale()
         op = next(self._ops)
         waiting = self.records.with_pending() | self._carried_partitions()
         self._commits.start(op, waiting, self._events)
@@ -207,6 +209,7 @@ class ShareConsumerMachine:
 
     def next_actions(self, now: float) -> list[Any]:
         actions: list[Any] = []
+        self._report_stale()
         if self.phase is not Phase.CLOSED:
             self._member_actions(now, actions)
         if self.phase is not Phase.LEAVING and self.phase is not Phase.CLOSED:
@@ -239,11 +242,14 @@ class ShareConsumerMachine:
             return
         node.in_flight = None
         code = int(response.error_code)
+        was_open = node.session.is_open
         if node.closing:
             node.session.reset()
         else:
             node.session.answered(code)
         node.closing = False
+        if was_open and not node.session.is_open:
+            self._session_lost(node)
         if code != ErrorCode.NONE:
             error = error_for_code(code, _message(response, sent))
             self._request_failed(node, error, now, session_reset=code in SESSION_RESET_CODES)
@@ -268,13 +274,14 @@ class ShareConsumerMachine:
         node.in_flight = None
         node.closing = False
         node.session.reset()
+        self._session_lost(node)
         self._request_failed(node, error, now)
         self._need_metadata()
 
     # -- requests -------------------------------------------------------------------------------
 
     def _next_request(self, node_id: int, now: float) -> SendRequest[Any] | None:
-        node = self._nodes.setdefault(node_id, _Node())
+        node = self._nodes.setdefault(node_id, _Node(node_id))
         if node.in_flight is not None or node.retry_at > now:
             return None
         node.retry_at = 0.0
@@ -417,14 +424,30 @@ class ShareConsumerMachine:
         self,
         carried: Mapping[TopicPartition, Acks],
         results: Mapping[TopicPartition, KrafkaError | None],
+        *,
+        sent: bool = True,
     ) -> None:
         for tp, acks in carried.items():
-            self.records.sent(tp)
+            if sent:
+                self.records.sent(tp)
             error = results.get(tp)
             self._commits.result(
                 tp, error, pending=tp in self.records.with_pending(), events=self._events
             )
             self._events.append(AcknowledgementsCommitted({tp: frozenset(acks)}, error))
+
+    def _session_lost(self, node: _Node) -> None:
+        self.records.session_lost(tp for tp, n in self._leaders.items() if n == node.node_id)
+
+    def _report_stale(self) -> None:
+        """Settlements of records whose session was lost fail here (see `session_lost`)."""
+        failed = self.records.take_failed()
+        if failed:
+            error = InvalidRecordStateError(
+                "the share session the records were acquired through was lost; they went back "
+                "to the group"
+            )
+            self._finish_acks(failed, {tp: error for tp in failed}, sent=False)
 
     def _partition_error(self, tp: TopicPartition, code: int, message: str | None) -> None:
         if code in STALE_METADATA_CODES:

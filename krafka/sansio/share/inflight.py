@@ -49,10 +49,21 @@ class PartitionRecords:
     delivered: dict[int, ShareRecord] = field(default_factory=dict)
     pending: Acks = field(default_factory=dict)
     sending: int = 0  # requests carrying this partition's settlements, not yet answered
+    #: delivered records whose acquisition went with a lost share session: settling them
+    #: fails here (sent into a new session it could settle a later acquisition of the offset)
+    stale: set[int] = field(default_factory=set)
+    failed: Acks = field(default_factory=dict)  # settlements of stale records, to report
 
     @property
     def idle(self) -> bool:
-        return not (self.buffered or self.delivered or self.pending or self.sending)
+        return not (self.buffered or self.delivered or self.pending or self.sending or self.failed)
+
+    def settle(self, offset: int, kind: int) -> None:
+        if offset in self.stale:
+            self.stale.discard(offset)
+            self.failed[offset] = kind
+        else:
+            self.pending[offset] = kind
 
 
 class InFlightRecords:
@@ -109,14 +120,14 @@ class InFlightRecords:
                 f"{tp.topic}-{tp.partition} offset {offset} was not delivered by the last poll "
                 "or is already acknowledged"
             )
-        state.pending[offset] = int(kind)
-        if kind is AcknowledgeType.RENEW:
+        state.settle(offset, int(kind))
+        if kind is AcknowledgeType.RENEW and offset in state.pending:
             state.buffered.appendleft(record)  # still the application's: handed out again
 
     def settle_delivered(self, kind: AcknowledgeType) -> None:
         for state in self.partitions.values():
             for offset in state.delivered:
-                state.pending[offset] = int(kind)
+                state.settle(offset, int(kind))
             state.delivered.clear()
 
     def release_all(self) -> None:
@@ -139,6 +150,25 @@ class InFlightRecords:
             state.buffered.clear()
 
     # -- the network's side ---------------------------------------------------------------------
+
+    def session_lost(self, partitions: Iterable[TopicPartition]) -> None:
+        """The share session these partitions were acquired through is gone, and with it their
+        acquisitions: buffered records are dropped, delivered ones become stale."""
+        for tp in partitions:
+            state = self.partitions.get(tp)
+            if state is not None:
+                state.buffered.clear()
+                state.stale.update(state.delivered)
+
+    def take_failed(self) -> dict[TopicPartition, Acks]:
+        """Settlements of stale records (they fail without being sent)."""
+        out: dict[TopicPartition, Acks] = {}
+        for tp, state in list(self.partitions.items()):
+            if state.failed:
+                out[tp], state.failed = state.failed, {}
+                if state.idle:
+                    del self.partitions[tp]
+        return out
 
     def add(
         self, tp: TopicPartition, records: list[ShareRecord], settled: Mapping[int, int]
