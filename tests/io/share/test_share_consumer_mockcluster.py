@@ -14,6 +14,8 @@ import pytest
 
 from krafka import AcknowledgeType, Producer, ShareConsumer, ShareRecord, TopicPartition
 from krafka.errors import IllegalStateError, InvalidRecordStateError
+from krafka.protocol import ApiKey
+from krafka.protocol.error_codes import ErrorCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -269,3 +271,49 @@ async def test_one_share_group_with_librdkafka_share_consumers(make_mock_cluster
     both = mine + peer_seen
     assert both == Counter(b"%d" % i for i in range(1200))
     assert mine and peer_seen
+
+
+async def test_injected_errors_are_recovered(make_mock_cluster: Any) -> None:
+    """Heartbeat errors (fenced, unknown member, coordinator moved) rejoin; lost share sessions
+    reopen; every record is still accepted, and the member keeps its one id."""
+    cluster = share_cluster(make_mock_cluster, partitions=3)
+    await produce(cluster, 300, 3)
+    accepted: set[bytes] = set()
+    async with consumer(cluster, acknowledgement_mode="explicit") as c:
+        await c.subscribe([TOPIC])
+        accepted.update(r.value for r in await poll_until(c, 30, type=AcknowledgeType.ACCEPT))
+        cluster.push_request_errors(
+            ApiKey.SHARE_GROUP_HEARTBEAT,
+            ErrorCode.UNKNOWN_MEMBER_ID,
+            ErrorCode.FENCED_MEMBER_EPOCH,
+            ErrorCode.NOT_COORDINATOR,
+        )
+        cluster.push_request_errors(
+            ApiKey.SHARE_FETCH,
+            ErrorCode.SHARE_SESSION_NOT_FOUND,
+            ErrorCode.INVALID_SHARE_SESSION_EPOCH,
+        )
+        with anyio.fail_after(60):
+            while len(accepted) < 300:
+                for record in await c.poll(timeout=0.2):
+                    c.acknowledge(record, AcknowledgeType.ACCEPT)
+                    accepted.add(record.value)
+        assert set((await c.commit_sync(timeout=10)).values()) <= {None}
+        assert len(cluster.sharegroup_member_ids("sg")) == 1
+    assert accepted == {b"%d" % i for i in range(300)}
+
+
+async def test_unsubscribe_releases_leaves_and_may_subscribe_again(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, partitions=1)
+    await produce(cluster, 2, 1)
+    async with consumer(cluster, acknowledgement_mode="explicit") as c:
+        await c.subscribe([TOPIC])
+        first = await poll_until(c, 2)
+        await c.unsubscribe()
+        assert c.subscription() == set() and c.assignment() == set()
+        assert cluster.sharegroup_member_ids("sg") == []
+        await c.subscribe([TOPIC])
+        again = await poll_until(c, 2, type=AcknowledgeType.ACCEPT)
+        assert set((await c.commit_sync(timeout=10)).values()) == {None}
+    assert sorted(r.value for r in first) == sorted(r.value for r in again)
+    assert {r.delivery_count for r in again} == {2}
