@@ -20,7 +20,7 @@ import contextlib
 import functools
 import sys
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, TypeVar, overload
 
@@ -197,6 +197,17 @@ class on_loop(Generic[A, P, R]):
 
 async def _plain(func: Callable[[], R]) -> R:
     return func()
+
+
+def poll_until_closed(poll: Callable[[float], list[R]], closed: Callable[[], bool]) -> Iterator[R]:
+    """Records one by one from polls of a second each, until the client is closed (the
+    iteration of the sync consumers)."""
+    while not closed():
+        try:
+            records = poll(1.0)
+        except InvalidStateError:
+            return
+        yield from records
 
 
 async def _make_and_start(make: Callable[[], Any]) -> Any:

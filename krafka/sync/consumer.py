@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from krafka.errors import InvalidStateError
 from krafka.io.consumer import Consumer as AsyncConsumer
 from krafka.sansio.consumer.record import ConsumerRecord
-from krafka.sync.client import SyncClient, blocking, on_loop
+from krafka.sync.client import SyncClient, blocking, on_loop, poll_until_closed
 
 _C = AsyncConsumer
 
@@ -55,12 +54,7 @@ class Consumer(SyncClient[AsyncConsumer]):
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
         """Records one by one (fetched in polls of `max_poll_records`), until closed."""
-        while not self.closed:
-            try:
-                records = self.poll(1.0)
-            except InvalidStateError:
-                return
-            yield from records
+        return poll_until_closed(self.poll, lambda: self.closed)
 
 
 __all__ = ["Consumer"]

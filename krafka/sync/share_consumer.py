@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from krafka.errors import InvalidStateError
 from krafka.io.share_consumer import ShareConsumer as AsyncShareConsumer
 from krafka.sansio.share import ShareRecord
-from krafka.sync.client import SyncClient, blocking, on_loop
+from krafka.sync.client import SyncClient, blocking, on_loop, poll_until_closed
 
 _C = AsyncShareConsumer
 
@@ -43,12 +42,7 @@ class ShareConsumer(SyncClient[AsyncShareConsumer]):
     def __iter__(self) -> Iterator[ShareRecord]:
         """Records one by one (fetched in polls of `max_poll_records`), until closed. In
         explicit mode acknowledge each before the iteration reaches the next poll."""
-        while not self.closed:
-            try:
-                records = self.poll(1.0)
-            except InvalidStateError:
-                return
-            yield from records
+        return poll_until_closed(self.poll, lambda: self.closed)
 
 
 __all__ = ["ShareConsumer"]

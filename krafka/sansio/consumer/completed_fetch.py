@@ -194,7 +194,7 @@ class CompletedFetch:
                 self._batches, self._records, self._index = None, [], 0
                 break
             try:
-                key, value = _deserialize(self.partition, rec, key_deserializer, value_deserializer)
+                key, value = deserialize(self.partition, rec, key_deserializer, value_deserializer)
             except RecordDeserializationError as error:
                 if taken:
                     break
@@ -267,12 +267,15 @@ class CompletedFetch:
         return self.exhausted and self._index >= len(self._records) and self.error is None
 
 
-def _deserialize(
+def deserialize(
     partition: TopicPartition,
     rec: Any,
     key_deserializer: Deserializer | None,
     value_deserializer: Deserializer | None,
+    remedy: str = "seek past it to skip it",
 ) -> tuple[Any, Any]:
+    """A record's key and value through the application's deserializers; a failure raises
+    `RecordDeserializationError` naming the partition and offset (and what to do about it)."""
     key, value = rec.key, rec.value
     try:
         if key_deserializer is not None and key is not None:
@@ -283,7 +286,7 @@ def _deserialize(
         topic, part = partition
         raise RecordDeserializationError(
             f"cannot deserialize the record at {topic}-{part} offset {rec.offset}: {exc!r}"
-            " (seek past it to skip it)",
+            f" ({remedy})",
             topic,
             part,
             rec.offset,
@@ -336,4 +339,4 @@ def _scan(data: bytes | memoryview, start: int) -> tuple[int, int, int]:
     return end, count, complete
 
 
-__all__ = ["CompletedFetch", "Deserializer"]
+__all__ = ["CompletedFetch", "Deserializer", "deserialize"]

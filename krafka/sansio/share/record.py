@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from krafka._codec import impl
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka.errors import CorruptRecordError, KrafkaError, RecordDeserializationError
+from krafka.sansio.consumer.completed_fetch import deserialize
 from krafka.sansio.consumer.record import Header
 from krafka.sansio.share.acknowledgements import GAP, AcknowledgeType
 from krafka.structs import TopicPartition
@@ -117,21 +118,11 @@ def _decode(
             count = counts.get(rec.offset)
             if count is None or rec.offset in out.settled:
                 continue
-            key, value = rec.key, rec.value
             try:
-                if key_deserializer is not None and key is not None:
-                    key = key_deserializer(key)
-                if value_deserializer is not None and value is not None:
-                    value = value_deserializer(value)
-            except Exception as exc:
+                key, value = deserialize(partition, rec, key_deserializer, value_deserializer,
+                                         "released for redelivery")  # fmt: skip
+            except RecordDeserializationError as error:
                 out.settled[rec.offset] = AcknowledgeType.RELEASE
-                error = RecordDeserializationError(
-                    f"cannot deserialize the record at {topic}-{part} offset {rec.offset}: "
-                    f"{exc!r} (released for redelivery)",
-                    topic,
-                    part,
-                    rec.offset,
-                )
                 out.errors.append(error)
                 continue
             out.records.append(
