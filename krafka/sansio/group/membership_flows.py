@@ -111,9 +111,15 @@ class Flows:
 
     @property
     def in_flight(self) -> IdPartitions:
-        """The partitions of the reconciliation under way (the member may be taking them)."""
-        r = self._reconciliation
-        return r.resolved.partitions if r is not None else frozenset()
+        """The partitions the member may be taking: those of the reconciliation under way and
+        of a target still waiting to be reconciled (behind it, or behind a poll). Heartbeats
+        report them as owned, so the coordinator gives none of them to another member before
+        this one has released them, even when an answer moving them elsewhere is lost."""
+        r, m = self._reconciliation, self._m
+        taking = r.resolved.partitions if r is not None else frozenset()
+        if not m.target.is_none and m.target != m.current:
+            taking = taking | m.target.partitions
+        return taking
 
     # -- what the member tells -----------------------------------------------------------------
 
