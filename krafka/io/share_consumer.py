@@ -259,7 +259,7 @@ class ShareConsumer:
     def acknowledge(
         self,
         record: ShareRecord | str,
-        partition: int | None = None,
+        partition: int | AcknowledgeType | str | None = None,
         offset: int | None = None,
         type: AcknowledgeType | str = AcknowledgeType.ACCEPT,
     ) -> None:
@@ -267,14 +267,13 @@ class ShareConsumer:
         `acknowledge(topic, partition, offset, type)`. Sent with the next poll or commit."""
         self._check_open()
         if isinstance(record, ShareRecord):
-            if partition is not None and offset is None:
-                type = AcknowledgeType.parse(partition)  # acknowledge(record, type) positionally
+            kind = type if partition is None else partition  # acknowledge(record, type)
             tp, at = TopicPartition(record.topic, record.partition), record.offset
         else:
-            if partition is None or offset is None:
+            if not isinstance(partition, int) or offset is None:
                 raise TypeError("acknowledge(topic, partition, offset, type) needs all four")
-            tp, at = TopicPartition(record, partition), offset
-        self._machine.acknowledge(tp, at, AcknowledgeType.parse(type))
+            kind, tp, at = type, TopicPartition(record, int(partition)), offset
+        self._machine.acknowledge(tp, at, AcknowledgeType.parse(kind))
 
     async def commit_sync(
         self, timeout: float | None = None
