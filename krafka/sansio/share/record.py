@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from krafka._codec import impl
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
@@ -23,6 +23,9 @@ from krafka.sansio.share.acknowledgements import GAP, AcknowledgeType
 from krafka.structs import TopicPartition
 
 Deserializer = Callable[[Any], Any]
+#: Acquired offsets one partition's answer may hold (a broker acquires at most about
+#: max_poll_records, whole batches rounding it up); more is a broken or hostile answer.
+MAX_ACQUIRED: Final = 1 << 17
 
 
 class ShareRecord(NamedTuple):
@@ -67,7 +70,7 @@ def decode_share_data(
     """`acquired` holds (first offset, last offset, delivery count) ranges."""
     counts: dict[int, int] = {}
     for first, last, count in acquired:
-        if first < 0 or last < first or last - first > 1_000_000:
+        if first < 0 or last < first or len(counts) + last - first >= MAX_ACQUIRED:
             continue  # a hostile or broken range: nothing of it can be settled safely
         for offset in range(first, last + 1):
             counts[offset] = count
@@ -139,4 +142,4 @@ def _corrupt(partition: TopicPartition, exc: CorruptRecordError) -> CorruptRecor
     )
 
 
-__all__ = ["DecodedShareData", "ShareRecord", "decode_share_data"]
+__all__ = ["MAX_ACQUIRED", "DecodedShareData", "ShareRecord", "decode_share_data"]
