@@ -31,6 +31,21 @@ def assignors(value: Any) -> list[str]:
     return [_JAVA_ASSIGNORS.get(name, name) for name in listing(value)]
 
 
+#: What every consuming client takes (the consumer and the share consumer).
+FETCHING: Final[dict[str, tuple[str, Any]]] = {
+    "fetch.min.bytes": ("fetch_min_bytes", integer),
+    "fetch.max.bytes": ("fetch_max_bytes", integer),
+    "fetch.max.wait.ms": ("fetch_max_wait", millis),
+    "fetch.wait.max.ms": ("fetch_max_wait", millis),
+    "max.poll.records": ("max_poll_records", integer),
+    "max.poll.interval.ms": ("max_poll_interval", millis),
+    "client.rack": ("client_rack", optional_text),
+    "check.crcs": ("check_crcs", boolean),
+    "default.api.timeout.ms": ("default_api_timeout", millis),
+    "retry.backoff.ms": ("retry_backoff", millis),
+    "retry.backoff.max.ms": ("retry_backoff_max", millis),
+}
+
 CONSUMER: Final = table(
     "consumer",
     {
@@ -41,7 +56,6 @@ CONSUMER: Final = table(
         "partition.assignment.strategy": ("partition_assignment_strategy", assignors),
         "session.timeout.ms": ("session_timeout", millis),
         "heartbeat.interval.ms": ("heartbeat_interval", millis),
-        "max.poll.interval.ms": ("max_poll_interval", millis),
         "enable.auto.commit": ("enable_auto_commit", boolean),
         "auto.commit.interval.ms": ("auto_commit_interval", millis),
         "auto.offset.reset": (
@@ -49,19 +63,10 @@ CONSUMER: Final = table(
             choice("earliest", "latest", "none", "smallest", "largest", "beginning"),
         ),
         "isolation.level": ("isolation_level", choice("read_uncommitted", "read_committed")),
-        "fetch.min.bytes": ("fetch_min_bytes", integer),
-        "fetch.max.bytes": ("fetch_max_bytes", integer),
         "max.partition.fetch.bytes": ("max_partition_fetch_bytes", integer),
         "fetch.message.max.bytes": ("max_partition_fetch_bytes", integer),
-        "fetch.max.wait.ms": ("fetch_max_wait", millis),
-        "fetch.wait.max.ms": ("fetch_max_wait", millis),
-        "max.poll.records": ("max_poll_records", integer),
         "queued.max.messages.kbytes": ("fetch_max_bytes", kbytes),
-        "client.rack": ("client_rack", optional_text),
-        "check.crcs": ("check_crcs", boolean),
-        "default.api.timeout.ms": ("default_api_timeout", millis),
-        "retry.backoff.ms": ("retry_backoff", millis),
-        "retry.backoff.max.ms": ("retry_backoff_max", millis),
+        **FETCHING,
     },
     base=CLIENT,
     ignored={
