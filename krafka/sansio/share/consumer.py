@@ -9,11 +9,15 @@ ShareFetch and ShareAcknowledge requests, and events - `RecordsAvailable`,
 `GroupFailed` - and the outcomes of `commit`, `unsubscribe` and `close`.
 
 One request is in flight per broker at a time (a session's epochs are sequential). A broker is
-fetched from when the member owns partitions it leads and none of them has records still
-buffered; settlements ride on that ShareFetch, or go in a ShareAcknowledge when no fetch is due
-or a commit asked for them. Closing settles (explicit: the acknowledgements made; both modes:
-RELEASE for the rest), sends each open session's final ShareAcknowledge (epoch -1), then
-leaves the group.
+fetched from once a poll asked for records, when the member owns partitions it leads, none of
+them has records still buffered and (explicit mode) the application holds no unacknowledged
+record: acquired records are locked, so none is fetched to sit unseen. Settlements ride on that
+ShareFetch, or go in a ShareAcknowledge when no fetch is due or a commit asked for them. When a
+session is lost, the records acquired through it went back to the group: buffered ones are
+dropped, and settling delivered ones fails here rather than in the next session.
+
+Closing settles (explicit: the acknowledgements made; both modes: RELEASE for the rest), sends
+each open session's final ShareAcknowledge (epoch -1), then leaves the group.
 """
 
 from __future__ import annotations
