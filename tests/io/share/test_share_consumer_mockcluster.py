@@ -321,3 +321,28 @@ async def test_unsubscribe_releases_leaves_and_may_subscribe_again(make_mock_clu
         assert set((await c.commit_sync(timeout=10)).values()) == {None}
     assert sorted(r.value for r in first) == sorted(r.value for r in again)
     assert {r.delivery_count for r in again} == {2}
+
+
+async def test_a_leader_move_mid_consumption_loses_nothing(make_mock_cluster: Any) -> None:
+    """Partition leaders move while records are acquired and settled: the consumer follows the
+    new leaders (metadata refresh, a session there) and every record is accepted."""
+    cluster = share_cluster(make_mock_cluster, partitions=3)
+    await produce(cluster, 300, 3)
+    accepted: set[bytes] = set()
+    async with consumer(cluster, acknowledgement_mode="explicit", max_poll_records=10) as c:
+        await c.subscribe([TOPIC])
+        accepted.update(r.value for r in await poll_until(c, 40, type=AcknowledgeType.ACCEPT))
+        assert len(accepted) < 300
+        cluster.set_partition_leader(TOPIC, 0, 2)  # partition 0 moves from broker 1 to 2
+        cluster.start_request_tracking()
+        with anyio.fail_after(60):
+            while True:
+                for record in await c.poll(timeout=0.2):
+                    c.acknowledge(record, AcknowledgeType.ACCEPT)
+                    accepted.add(record.value)
+                if len(accepted) == 300 and set((await c.commit_sync(10)).values()) <= {None}:
+                    break
+    assert accepted == {b"%d" % i for i in range(300)}
+    fetches = Counter(r.broker_id for r in cluster.requests() if r.api_key == ApiKey.SHARE_FETCH)
+    # broker 1 answers NOT_LEADER_OR_FOLLOWER until the metadata refresh it asks for is in
+    assert fetches[1] <= 3 < fetches[2]
