@@ -346,3 +346,27 @@ async def test_a_leader_move_mid_consumption_loses_nothing(make_mock_cluster: An
     fetches = Counter(r.broker_id for r in cluster.requests() if r.api_key == ApiKey.SHARE_FETCH)
     # broker 1 answers NOT_LEADER_OR_FOLLOWER until the metadata refresh it asks for is in
     assert fetches[1] <= 3 < fetches[2]
+
+
+async def test_a_broker_down_then_up_loses_nothing(make_mock_cluster: Any) -> None:
+    """A partition leader goes down with records acquired through it: its share session and
+    locks are gone; after it comes back every record is still accepted."""
+    cluster = share_cluster(make_mock_cluster, partitions=3)
+    await produce(cluster, 300, 3)
+    accepted: set[bytes] = set()
+    async with consumer(
+        cluster, acknowledgement_mode="explicit", max_poll_records=10, request_timeout=2.0
+    ) as c:
+        await c.subscribe([TOPIC])
+        accepted.update(r.value for r in await poll_until(c, 40, type=AcknowledgeType.ACCEPT))
+        cluster.broker_down(3)
+        accepted.update(r.value for r in await poll_until(c, 40, 2.0, type=AcknowledgeType.ACCEPT))
+        cluster.broker_up(3)
+        with anyio.fail_after(60):
+            while True:
+                for record in await c.poll(timeout=0.2):
+                    c.acknowledge(record, AcknowledgeType.ACCEPT)
+                    accepted.add(record.value)
+                if len(accepted) == 300 and set((await c.commit_sync(10)).values()) <= {None}:
+                    break
+    assert accepted == {b"%d" % i for i in range(300)}
