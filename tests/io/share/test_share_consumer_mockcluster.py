@@ -370,3 +370,17 @@ async def test_a_broker_down_then_up_loses_nothing(make_mock_cluster: Any) -> No
                 if len(accepted) == 300 and set((await c.commit_sync(10)).values()) <= {None}:
                     break
     assert accepted == {b"%d" % i for i in range(300)}
+
+
+async def test_async_for_yields_records_one_by_one(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, partitions=1)
+    await produce(cluster, 5, 1)
+    async with consumer(cluster) as c:
+        await c.subscribe([TOPIC])
+        got = []
+        with anyio.fail_after(20):
+            async for record in c:
+                got.append(record.value)
+                if len(got) == 5:
+                    break
+    assert got == [b"0", b"1", b"2", b"3", b"4"]
