@@ -2,7 +2,10 @@
 """Turning decoded records into a consumer's records in bulk (compiled twin of `take.py`).
 
 Each consumer record is a tuple subclass (a NamedTuple) allocated and filled in C: no Python
-call per record.
+call per record. It is made untracked by the garbage collector when everything in it is (as
+the codec's records are: bytes, ints, None and an untracked header list): CPython would untrack
+it at its first collection anyway, but a poll of thousands of fresh tracked tuples first
+triggers collections that cost more than decoding them.
 """
 
 from cpython.object cimport PyObject, PyTypeObject
@@ -15,6 +18,8 @@ from krafka._codec._types cimport Record
 
 cdef extern from "Python.h":
     object PyType_GenericAlloc(PyTypeObject* tp, Py_ssize_t nitems)
+    void PyObject_GC_UnTrack(object)
+    bint PyObject_GC_IsTracked(object)
 
 
 cdef inline object _make(PyTypeObject* tp, object topic, object partition, object offset,
@@ -29,6 +34,8 @@ cdef inline object _make(PyTypeObject* tp, object topic, object partition, objec
     Py_INCREF(rec.value); PyTuple_SET_ITEM(t, 6, rec.value)
     Py_INCREF(rec.headers); PyTuple_SET_ITEM(t, 7, rec.headers)
     Py_INCREF(epoch); PyTuple_SET_ITEM(t, 8, epoch)
+    if not PyObject_GC_IsTracked(rec.headers):
+        PyObject_GC_UnTrack(t)
     return t
 
 

@@ -67,3 +67,25 @@ def test_stops_at_the_stop_offset(name: str) -> None:
     assert state == (3, 2, 8, True)
     assert [r.offset for r in out] == [6, 7]
     assert out[0] == Rec("t", 0, 6, 1006, 0, b"k6", b"v", [("h", b"x")], None)
+
+
+def test_compiled_records_stay_out_of_the_collector_when_their_contents_do() -> None:
+    """Decoded records (untracked header lists) give untracked consumer records, as CPython's
+    first collection would make them; a tracked header list keeps its record tracked."""
+    import gc
+
+    from krafka.codec import encode_batch
+
+    if "compiled" not in IMPLS:
+        pytest.skip("the compiled codec is not built")
+    compiled = IMPLS["compiled"]
+    blob = encode_batch([(b"k", b"v", [("h", b"x")], 5), (None, b"w", None, 6)])
+    (batch,) = compiled.iter_batches(blob, True, 1 << 20)
+    out: list[Any] = []
+    compiled.take_records(batch.records, 0, 10, 0, -1, "t", 0, 0, None, Rec, out)
+    assert [r.value for r in out] == [b"v", b"w"]
+    assert not any(gc.is_tracked(r) for r in out)
+    tracked = [compiled.Record(0, 1, None, b"v", [("h", [b"mutable"])])]
+    out = []
+    compiled.take_records(tracked, 0, 10, 0, -1, "t", 0, 0, None, Rec, out)
+    assert gc.is_tracked(tracked[0].headers) and gc.is_tracked(out[0])
