@@ -250,8 +250,10 @@ class Connection:
                 self._transport_failed(exc)
                 return
             self._last_active = anyio.current_time()
-            self._dispatch(machine.receive_data(data, self._last_active))
-            self._kick()
+            events = machine.receive_data(data, self._last_active)
+            self._dispatch(events)
+            if events or not data or machine.has_data_to_send:
+                self._kick()  # not for part of a frame: nothing to write, no deadline moved
             if not data:
                 return
 

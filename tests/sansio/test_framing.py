@@ -53,3 +53,39 @@ def test_hostile_frame_size_rejected_before_allocation(size: int) -> None:
     reader.feed(struct.pack(">i", size))
     with pytest.raises(RemoteProtocolError, match="frame size"):
         reader.next_frame()
+
+
+@given(
+    st.lists(st.sampled_from([0, 5, 65_535, 65_536, 70_001, 200_000]), min_size=1, max_size=5),
+    st.data(),
+)
+def test_large_frames_fill_in_place_under_any_chunking(
+    sizes: list[int], data: st.DataObject
+) -> None:
+    """Frames from the direct-fill size up arrive in a buffer of their own; any cut of the
+    stream, small frames around them included, gives the same payloads."""
+    payloads = [bytes([i % 251]) * size for i, size in enumerate(sizes)]
+    stream = b"".join(frame(p) for p in payloads)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=30)))
+    reader = FrameReader()
+    out: list[bytes | bytearray] = []
+    start = 0
+    for cut in [*cuts, len(stream)]:
+        reader.feed(memoryview(stream)[start:cut])
+        start = cut
+        out += reader.frames()
+    assert out == payloads
+    assert reader.buffered == 0
+
+
+def test_a_large_frame_is_held_until_complete_and_checked_first() -> None:
+    reader = FrameReader(max_frame_size=1 << 20)
+    body = b"x" * 100_000
+    reader.feed(frame(body)[:50_000])
+    assert reader.next_frame() is None
+    assert reader.buffered == 50_000 - 4
+    reader.feed(frame(body)[50_000:] + frame(b"next"))
+    assert reader.frames() == [body, b"next"]
+    reader.feed(struct.pack(">i", (1 << 20) + 1) + b"y" * 70_000)
+    with pytest.raises(RemoteProtocolError, match="frame size"):
+        reader.next_frame()
