@@ -34,6 +34,7 @@ from krafka.io.consumer.positions import PositionUpdater
 from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
+from krafka.io.iteration import RecordIterator
 from krafka.sansio.consumer.fetcher import FetchCompleted, Fetcher, RefreshMetadata, ResetNeeded
 from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
 from krafka.sansio.consumer.subscription import (
@@ -293,12 +294,17 @@ class Consumer(OffsetLookups):
         return pending.popleft()
 
     def __aiter__(self) -> AsyncIterator[ConsumerRecord]:
-        return self
+        """Records one by one until the consumer is closed (buffered ones without a coroutine
+        each: `krafka.io.iteration`)."""
+        return RecordIterator(self._pending, self._next_record)
 
     async def __anext__(self) -> ConsumerRecord:
         pending = self._pending
         if pending:
             return pending.popleft()
+        return await self._next_record()
+
+    async def _next_record(self) -> ConsumerRecord:
         if self._state != "started":
             raise StopAsyncIteration
         try:
@@ -464,7 +470,8 @@ class Consumer(OffsetLookups):
     def _drop_pending(self, partitions: set[TopicPartition]) -> None:
         if partitions and self._pending:
             kept = [r for r in self._pending if (r.topic, r.partition) not in partitions]
-            self._pending = deque(kept)
+            self._pending.clear()  # in place: iterators hold this deque
+            self._pending.extend(kept)
 
     # -- commits --------------------------------------------------------------------------------
 

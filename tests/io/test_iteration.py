@@ -1,0 +1,105 @@
+"""`async for` over a consumer's buffered records: the compiled `RecordIterator` (a C awaitable
+per buffered record) and its pure twin behave the same, under asyncio and trio."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import anyio
+import pytest
+
+from krafka.io.iteration import implementations
+from krafka.sansio.consumer.record import ConsumerRecord
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
+
+IMPLEMENTATIONS = implementations()
+
+
+@pytest.fixture(params=sorted(IMPLEMENTATIONS))
+def iterator_type(request: pytest.FixtureRequest) -> Any:
+    return IMPLEMENTATIONS[request.param]
+
+
+def record(offset: int) -> ConsumerRecord:
+    return ConsumerRecord("t", 0, offset, 0, 0, None, b"v%d" % offset, [], None)
+
+
+async def test_buffered_records_then_refills_until_it_stops(iterator_type: Any) -> None:
+    pending: deque[ConsumerRecord] = deque(record(i) for i in range(3))
+    refills = 0
+
+    async def refill() -> ConsumerRecord:
+        nonlocal refills
+        refills += 1
+        await anyio.sleep(0)  # a real suspension, as a consumer waiting for a fetch
+        if refills == 3:
+            raise StopAsyncIteration
+        pending.extend(record(100 * refills + i) for i in range(2))
+        return record(100 * refills - 1)
+
+    got = [r.offset async for r in iterator_type(pending, refill)]
+    assert got == [0, 1, 2, 99, 100, 101, 199, 200, 201]
+    assert refills == 3
+
+
+async def test_records_added_while_iterating_are_seen(iterator_type: Any) -> None:
+    pending: deque[ConsumerRecord] = deque([record(0)])
+
+    async def refill() -> ConsumerRecord:
+        raise StopAsyncIteration
+
+    seen = []
+    async for r in iterator_type(pending, refill):
+        seen.append(r.offset)
+        if r.offset < 3:
+            pending.append(record(r.offset + 1))
+    assert seen == [0, 1, 2, 3]
+
+
+async def test_a_refill_error_propagates_and_iteration_can_resume(iterator_type: Any) -> None:
+    pending: deque[ConsumerRecord] = deque()
+    calls = 0
+
+    async def refill() -> ConsumerRecord:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise ValueError("boom")
+        return record(7)
+
+    iterator = iterator_type(pending, refill)
+    with pytest.raises(ValueError, match="boom"):
+        await iterator.__anext__()
+    assert (await iterator.__anext__()).offset == 7
+
+
+def test_the_compiled_awaitable_gives_a_tuple_back_whole() -> None:
+    """A record is a tuple: driven by hand, StopIteration carries it whole (not as args)."""
+    compiled = pytest.importorskip("krafka.io._iteration")
+    rec = record(5)
+    step = compiled.ready(rec).__await__()
+    with pytest.raises(StopIteration) as stop:
+        next(step)
+    assert stop.value.value is rec
+    with pytest.raises(StopIteration) as again:  # spent: returns None, as a finished coroutine
+        next(step)
+    assert again.value.value is None
+
+
+async def test_the_compiled_awaitable_in_a_task_wrapper() -> None:
+    """Wrapped the way event loops wrap awaitables (a coroutine doing `await`)."""
+    compiled = pytest.importorskip("krafka.io._iteration")
+
+    async def wrapped(awaitable: Any) -> Any:
+        return await awaitable
+
+    async with anyio.create_task_group() as tg:
+        results: list[Any] = []
+
+        async def run() -> None:
+            results.append(await wrapped(compiled.ready(record(9))))
+
+        tg.start_soon(run)
+    assert results == [record(9)]
