@@ -44,7 +44,9 @@ def extensions() -> list:  # type: ignore[type-arg]
         return []
     from setuptools import Extension
 
-    sources = sorted([*HERE.glob("krafka/_codec/*.pyx"), *HERE.glob("krafka/io/*.pyx")])
+    sources = sorted(
+        [*HERE.glob("krafka/_codec/*.pyx"), *HERE.glob("krafka/io/*.pyx"), *HERE.glob("krafka/sync/*.pyx")]
+    )
     exts = [
         Extension(
             str(p.relative_to(HERE).with_suffix("")).replace(os.sep, "."),

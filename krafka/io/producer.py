@@ -242,6 +242,35 @@ class Producer:
             await self._loop.sealed()
         return handle  # type: ignore[return-value]
 
+    def _try_append(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        partition: int | None,
+        timestamp: int | None,
+    ) -> tuple[DeliveryHandle | None, int | None, bool]:
+        """`send` without headers as a plain call, for a caller holding this producer's loop
+        while it is parked (`krafka.sync.producer`, not the public API): `(handle, partition,
+        wake)`. A None handle means the record needs `send` (give it the partition chosen, if
+        any: partitioners may keep state); `wake` means the sender has news: call
+        `_wake_sender()` on the loop."""
+        if not self._fast:
+            return None, partition, False
+        if partition is None:
+            count = self._partitions.get(topic)
+            if count is None:
+                return None, None, False
+            partition = self._partitioner.partition(topic, key, count)
+        handle, sealed = self._accumulator.append_open(topic, partition, key, value, timestamp)
+        if handle is not None:
+            return handle, partition, sealed  # type: ignore[return-value]
+        return self._appender.append_now(topic, value, key, partition, timestamp)
+
+    def _wake_sender(self) -> None:
+        """Have the sender look at the batches (after `_try_append` opened or sealed one)."""
+        self._loop.wake()
+
     async def _send_checked(
         self,
         topic: str,

@@ -84,6 +84,36 @@ class Appender:
             self.loop.wake()
         return handle  # type: ignore[return-value]
 
+    def append_now(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        partition: int | None,
+        timestamp: int | None,
+    ) -> tuple[DeliveryHandle | None, int | None, bool]:
+        """`append` for a record that needs no waiting and no checks beyond the fast path's
+        (no headers, interceptors or transaction; known metadata; buffer room), as a plain
+        call: `(handle, partition, wake)`, `wake` when a batch opened or sealed. A None handle
+        means `append` must be awaited (with the partition chosen, if any)."""
+        if self.hooks.interceptors or self.transactions is not None or self.loop.error:
+            return None, partition, False
+        count = self.partitions.get(topic)
+        if count is None:
+            return None, partition, False
+        if partition is None:
+            partition = self.partitioner.partition(topic, key, count)
+        elif not 0 <= partition < count:
+            return None, partition, False
+        size = estimate_size(key, value, ())
+        if not self.accumulator.has_room(size):
+            return None, partition, False
+        appended, handle = self.accumulator.append(
+            topic, partition, Record(0, timestamp, key, value, ()), size, _monotonic(),
+            int(_wall() * 1000),
+        )  # fmt: skip
+        return handle, partition, bool(appended)  # type: ignore[return-value]
+
     async def partition_count(self, topic: str) -> int:
         """The number of partitions of `topic`, fetching metadata (at most `max_block` s)."""
         try:

@@ -11,12 +11,20 @@ Why not `anyio.from_thread.start_blocking_portal`: its thread is a `ThreadPoolEx
 worker that the interpreter joins at exit without a timeout, so a client nobody closed would
 hang the exit of a script. This thread is a daemon, and `stop(timeout)` joins it within the
 timeout.
+
+The loop thread holds `parking` (a `ParkingLock`) whenever it runs and lets go of it only
+while it waits for I/O (in its selector). A caller that takes it (`parking.pause()`) knows the
+loop is parked and stays parked until `parking.resume()`: for that moment the caller may do
+what the loop would, on its own thread (the sync producer appends records to the async
+producer's open batches this way, with no hand-over per record). What the caller does then
+must be short and must never wait for the loop; to wake the loop afterwards, `call_soon`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import selectors
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -24,13 +32,32 @@ from typing import Any, TypeVar
 import anyio
 from anyio.from_thread import BlockingPortal
 
+from krafka.sync.parking import ParkingLock
+
 T = TypeVar("T")
+
+
+class _ParkingSelector(selectors.DefaultSelector):
+    """The platform's selector, letting go of `parking` while it waits (the loop is parked)."""
+
+    def __init__(self, parking: ParkingLock) -> None:
+        super().__init__()
+        self._parking = parking
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        self._parking.park()
+        try:
+            return super().select(timeout)
+        finally:
+            self._parking.run()
 
 
 class LoopThread:
     """A started event loop on a daemon thread named `name`."""
 
     def __init__(self, name: str) -> None:
+        #: Held by the loop thread except while its loop waits for I/O (see the module doc).
+        self.parking = ParkingLock()
         self._ready = threading.Event()
         self._portal: BlockingPortal | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -42,11 +69,19 @@ class LoopThread:
             raise self._error
 
     def _main(self) -> None:
+        self.parking.run()
         try:
-            anyio.run(self._serve, backend="asyncio")
+            anyio.run(
+                self._serve, backend="asyncio", backend_options={"loop_factory": self._new_loop}
+            )
         except BaseException as exc:  # only if the loop could not start
             self._error = exc
             self._ready.set()
+        finally:
+            self.parking.park()
+
+    def _new_loop(self) -> asyncio.AbstractEventLoop:
+        return asyncio.SelectorEventLoop(_ParkingSelector(self.parking))
 
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()

@@ -9,10 +9,17 @@ event loop (scripts, notebooks, WSGI apps), shared safely by threads.
 
 `send` returns a `concurrent.futures.Future[RecordMetadata]` (a `DeliveryFuture`): `result()`,
 `exception()`, `add_done_callback`, `concurrent.futures.wait` and `as_completed` work as usual,
-and callbacks run on the producer's background thread. Records go to the async producer in
-the order `send` was called (per calling thread), through `krafka.sync.outbox`. Errors are the
-async producer's exception classes: raised by `send` for a closed producer, otherwise by the
-future; `flush`, the transaction calls and `close` raise theirs directly.
+and callbacks run on the producer's background thread. Errors are the async producer's exception
+classes: raised by `send` for a closed producer, otherwise by the future; `flush`, the
+transaction calls and `close` raise theirs directly.
+
+How a record gets to the async producer: while its loop thread is parked waiting for I/O,
+`send` holds it there (`LoopThread.parking`) and appends the record to its batch right on the
+calling thread, exactly as the async `send` would (`Producer._try_append`): no hand-over, no
+wake-up per record. A record that needs more (headers, metadata not yet known, a full buffer,
+interceptors or a transaction), or that comes while records are still queued, goes through
+`krafka.sync.outbox` to the loop. Either way records reach the async producer in the order
+`send` was called (per calling thread).
 """
 
 from __future__ import annotations
@@ -44,6 +51,9 @@ class Producer(SyncClient[AsyncProducer]):
         self._outbox = Outbox(self._client, self._thread, self.queue_limit)
         self._items = self._outbox.items
         self._future_type = self._outbox.future_type
+        parking = self._thread.parking
+        self._pause, self._resume = parking.pause, parking.resume
+        self._try_append = self._client._try_append
 
     def send(
         self,
@@ -55,12 +65,25 @@ class Producer(SyncClient[AsyncProducer]):
         partition: int | None = None,
         timestamp: int | None = None,
     ) -> DeliveryFuture:
-        """Queue one record; returns its future at once (it waits only when `queue_limit`
-        records are still queued for the background thread)."""
+        """Send one record; returns its future at once (it waits only for the background
+        thread to park, or when `queue_limit` records are still queued for it)."""
         if self._closed:
             raise InvalidStateError("producer is closed")
         future = _new(self._future_type)  # no __init__: nothing to set (see DeliveryFuture)
         outbox = self._outbox
+        if outbox.idle and headers is None and self._pause():
+            try:  # the loop is parked: append to its open batch right here (module doc)
+                if outbox.idle:  # still nothing queued before this record
+                    handle, partition, wake = self._try_append(
+                        topic, value, key, partition, timestamp
+                    )
+                    if handle is not None:
+                        future._handle = handle
+                        if wake:
+                            self._thread.call_soon(self._client._wake_sender)
+                        return future
+            finally:
+                self._resume()
         items = self._items
         items.append((topic, value, key, headers, partition, timestamp, future))
         if outbox.idle:

@@ -1,0 +1,69 @@
+"""`ParkingLock`: the lock a sync client's loop thread holds while it runs and lets go of while
+it waits for I/O, so that a caller thread may do the loop's work on its own thread for a moment
+(`krafka.sync.loop`).
+
+The loop thread calls `run()` (take it, waiting for a paused caller to finish) and `park()`
+(let go before waiting for I/O); callers call `pause()` (hold it, waiting while the loop runs;
+False on the loop's own thread, which must never wait for itself) and `resume()`. The compiled
+twin (`_parking.pyx`) does the same on CPython's raw lock; this one is the readable reference
+and the fallback (`KRAFKA_NO_EXTENSIONS=1`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import threading
+from typing import TYPE_CHECKING, Any
+
+
+class PureParkingLock:
+    """Held by a loop thread while it runs; other threads `pause` it while it is parked."""
+
+    __slots__ = ("_lock", "_loop")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: int | None = None
+
+    def run(self) -> None:
+        self._loop = threading.get_ident()
+        self._lock.acquire()
+
+    def park(self) -> None:
+        self._lock.release()
+
+    def pause(self) -> bool:
+        if self._lock.acquire(False):
+            return True
+        if threading.get_ident() == self._loop:
+            return False
+        self._lock.acquire()
+        return True
+
+    def resume(self) -> None:
+        self._lock.release()
+
+
+def implementations() -> dict[str, Any]:
+    """Every implementation importable here, by name (ignores KRAFKA_NO_EXTENSIONS)."""
+    found: dict[str, Any] = {"pure": PureParkingLock}
+    with contextlib.suppress(ImportError):
+        found["compiled"] = importlib.import_module("krafka.sync._parking").ParkingLock
+    return found
+
+
+def _selected() -> Any:
+    found = implementations()
+    if os.environ.get("KRAFKA_NO_EXTENSIONS", "") not in ("", "0"):
+        return found["pure"]
+    return found.get("compiled", found["pure"])
+
+
+if TYPE_CHECKING:
+    ParkingLock = PureParkingLock
+else:
+    ParkingLock = _selected()
+
+__all__ = ["ParkingLock", "PureParkingLock", "implementations"]

@@ -1,0 +1,96 @@
+"""The lock a sync client's loop thread holds while it runs: the compiled `ParkingLock` and its
+pure twin behave the same, and a `LoopThread` runs nothing while a caller holds it parked."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from krafka.sync.loop import LoopThread
+from krafka.sync.parking import implementations
+
+pytestmark = pytest.mark.timeout(30)
+
+IMPLEMENTATIONS = implementations()
+
+
+@pytest.fixture(params=sorted(IMPLEMENTATIONS))
+def lock_type(request: pytest.FixtureRequest) -> Any:
+    return IMPLEMENTATIONS[request.param]
+
+
+def test_a_parked_loop_is_paused_at_once_and_a_running_one_is_waited_for(lock_type: Any) -> None:
+    lock = lock_type()
+    events: list[str] = []
+    started, go = threading.Event(), threading.Event()
+
+    def loop() -> None:
+        lock.run()
+        started.set()
+        go.wait(5)
+        events.append("loop ran")
+        lock.park()
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+    started.wait(5)
+    threading.Timer(0.2, go.set).start()
+    assert lock.pause()  # waits until the loop parks
+    events.append("caller paused")
+    lock.resume()
+    thread.join(5)
+    assert events == ["loop ran", "caller paused"]
+    assert lock.pause()  # nobody runs: held at once
+    lock.resume()
+
+
+def test_the_loop_waits_for_a_paused_caller(lock_type: Any) -> None:
+    lock = lock_type()
+    assert lock.pause()
+    ran_at: list[float] = []
+
+    def loop() -> None:
+        lock.run()
+        ran_at.append(time.monotonic())
+        lock.park()
+
+    thread = threading.Thread(target=loop)
+    released = time.monotonic() + 0.2
+    thread.start()
+    time.sleep(0.2)
+    lock.resume()
+    thread.join(5)
+    assert ran_at and ran_at[0] >= released - 0.01
+
+
+def test_the_loop_thread_never_waits_for_itself(lock_type: Any) -> None:
+    lock = lock_type()
+    got: list[bool] = []
+
+    def loop() -> None:
+        lock.run()
+        got.append(lock.pause())  # e.g. a callback on the loop calling a sync method
+        lock.park()
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+    thread.join(5)
+    assert got == [False]
+
+
+def test_a_paused_loop_thread_runs_nothing_until_resumed() -> None:
+    loop = LoopThread("krafka test loop")
+    try:
+        ran = threading.Event()
+        for _ in range(50):  # the loop parks between callbacks
+            if loop.parking.pause():
+                break
+        loop.call_soon(ran.set)
+        assert not ran.wait(0.3)
+        loop.parking.resume()
+        assert ran.wait(5)
+    finally:
+        assert loop.stop(5)
