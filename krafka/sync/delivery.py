@@ -13,6 +13,8 @@ This one is lazy on both counts:
   `concurrent.futures.wait` / `as_completed`, which all go through `_condition`) makes the
   condition, lazily, and that asks the owner to *watch* the future: the loop thread then
   completes it the standard way (`set_result` / `set_exception`: waiters and callbacks run).
+* Until then it cannot be part of a reference cycle, so it is made untracked by the garbage
+  collector (`krafka.sync.untracked`) and tracked when its condition or lists are made.
 
 So `wait`, `as_completed` and callbacks work as with any Future, and a record nobody waits
 on costs nothing beyond its handle. Callbacks run on the producer's loop thread: keep them
@@ -27,7 +29,8 @@ from concurrent.futures import Future
 from concurrent.futures._base import FINISHED, RUNNING
 from typing import TYPE_CHECKING, Any, Protocol
 
-from krafka.sansio.producer.record import RecordMetadata
+from krafka.sansio.producer.record import RecordMetadata, metadata_of
+from krafka.sync.untracked import track
 
 if TYPE_CHECKING:
     from krafka.io.producer import DeliveryHandle
@@ -72,6 +75,7 @@ class DeliveryFuture(Future[RecordMetadata]):
         with _CREATE:
             cond = self.__dict__.get("_cond")
             if cond is None:
+                track(self)
                 cond = self.__dict__["_cond"] = threading.Condition()
                 self._watched = True
                 made = True
@@ -93,6 +97,7 @@ class DeliveryFuture(Future[RecordMetadata]):
         found: list[Any] | None = self.__dict__.get(name)
         if found is None:
             with _CREATE:
+                track(self)
                 found = self.__dict__.setdefault(name, [])
         return found
 
@@ -118,6 +123,15 @@ class DeliveryFuture(Future[RecordMetadata]):
         return self._state is FINISHED or self._delivered() is not None
 
     def result(self, timeout: float | None = None) -> RecordMetadata:
+        if self._state is RUNNING:  # the common case first: delivered, not completed
+            try:
+                sent = self._handle
+            except AttributeError:
+                pass
+            else:
+                batch = sent.batch
+                if batch.done and batch.error is None:  # a done batch was never split
+                    return metadata_of(batch, sent.index)
         handle = self._delivered()
         if handle is not None:
             return handle.result()

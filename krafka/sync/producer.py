@@ -35,9 +35,9 @@ from krafka.sansio.producer.record import Header, RecordMetadata
 from krafka.sync.client import SyncClient, blocking, on_loop
 from krafka.sync.delivery import DeliveryFuture
 from krafka.sync.outbox import Outbox
+from krafka.sync.untracked import new_untracked
 
 _P = AsyncProducer
-_new = object.__new__
 
 
 class Producer(SyncClient[AsyncProducer]):
@@ -69,7 +69,7 @@ class Producer(SyncClient[AsyncProducer]):
         thread to park, or when `queue_limit` records are still queued for it)."""
         if self._closed:
             raise InvalidStateError("producer is closed")
-        future = _new(self._future_type)  # no __init__: nothing to set (see DeliveryFuture)
+        future = new_untracked(self._future_type)  # no __init__ (see DeliveryFuture)
         outbox = self._outbox
         if outbox.idle and headers is None and self._pause():
             try:  # the loop is parked: append to its open batch right here (module doc)

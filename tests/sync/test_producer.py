@@ -238,3 +238,22 @@ def test_every_async_method_has_a_blocking_twin() -> None:
         }  # fmt: skip
         missing = {name for name in public if not hasattr(sync_class, name)}
         assert not missing, (sync_class.__name__, missing)
+
+
+def test_futures_stay_out_of_the_collector_until_waited_on(broker: Any) -> None:
+    """A future nobody waits on is untracked (the compiled build): a script holding many costs
+    collections nothing; waiting on one or giving it a callback tracks it first."""
+    from krafka.sync.untracked import implementations
+
+    if "compiled" not in implementations():
+        pytest.skip("the compiled extensions are not built")
+    topic = make_topic(broker.bootstrap_servers)
+    with Producer(bootstrap_servers=broker.bootstrap_servers) as producer:
+        futures = [producer.send(topic, b"%d" % i, partition=0) for i in range(100)]
+        assert not any(gc.is_tracked(f) for f in futures)
+        assert futures[-1].result(timeout=10).offset == 99
+        futures[0].add_done_callback(lambda f: None)
+        waited = producer.send(topic, b"late", partition=0)
+        assert cf.wait([waited], timeout=10).done == {waited}
+        assert gc.is_tracked(futures[0]) and gc.is_tracked(waited)
+        assert [f.result().offset for f in futures] == list(range(100))
