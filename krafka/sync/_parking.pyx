@@ -15,7 +15,6 @@ from cpython.pythread cimport (
     PyThread_allocate_lock,
     PyThread_free_lock,
     PyThread_release_lock,
-    PyThread_type_lock,
 )
 
 cdef extern from "pythread.h":
@@ -30,9 +29,6 @@ cdef long long _SLICE = 50_000
 cdef class ParkingLock:
     """Held by a loop thread while it runs (`run`, `park`); other threads `pause` it while it
     is parked and `resume` it after."""
-
-    cdef PyThread_type_lock _lock
-    cdef unsigned long _loop
 
     def __cinit__(self):
         self._lock = PyThread_allocate_lock()
@@ -62,16 +58,22 @@ cdef class ParkingLock:
         """(The loop thread) let go while waiting for I/O."""
         PyThread_release_lock(self._lock)
 
+    cdef int pause_c(self) except -1:
+        if PyThread_acquire_lock(self._lock, NOWAIT_LOCK):
+            return 1
+        if PyThread_get_thread_ident() == self._loop:
+            return 0
+        self._wait()
+        return 1
+
+    cdef void resume_c(self) noexcept:
+        PyThread_release_lock(self._lock)
+
     def pause(self):
         """Hold the parked loop: True once held (then `resume()`), waiting while it runs;
         False on the loop's own thread (it never waits for itself)."""
-        if PyThread_acquire_lock(self._lock, NOWAIT_LOCK):
-            return True
-        if PyThread_get_thread_ident() == self._loop:
-            return False
-        self._wait()
-        return True
+        return self.pause_c() == 1
 
     def resume(self):
         """Let go of a loop held by `pause()`."""
-        PyThread_release_lock(self._lock)
+        self.resume_c()

@@ -24,6 +24,8 @@ interceptors or a transaction), or that comes while records are still queued, go
 
 from __future__ import annotations
 
+import os
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -40,6 +42,18 @@ from krafka.sync.untracked import new_untracked
 _P = AsyncProducer
 
 
+def compiled_send(parking: object) -> Any:
+    """The compiled `send` (`_send.pyx`), if built and not turned off, and if the loop's lock
+    is the compiled one it works with; else None (the Python `send` runs)."""
+    if os.environ.get("KRAFKA_NO_EXTENSIONS", "") not in ("", "0"):
+        return None
+    try:
+        from krafka.sync._parking import ParkingLock
+        from krafka.sync._send import DirectSend
+    except ImportError:
+        return None
+    return DirectSend if isinstance(parking, ParkingLock) else None
+
 class Producer(SyncClient[AsyncProducer]):
     """`krafka.Producer` with blocking methods, on a background thread of its own."""
 
@@ -54,6 +68,12 @@ class Producer(SyncClient[AsyncProducer]):
         parking = self._thread.parking
         self._pause, self._resume = parking.pause, parking.resume
         self._try_append = self._client._try_append
+        compiled = compiled_send(parking)
+        if compiled is not None:
+            self.send = compiled(  # type: ignore[method-assign]
+                weakref.ref(self), parking, self._outbox, self._future_type, self._try_append,
+                self._thread.call_soon, self._client._wake_sender, InvalidStateError,
+            ).send  # fmt: skip
 
     def send(
         self,
@@ -66,12 +86,14 @@ class Producer(SyncClient[AsyncProducer]):
         timestamp: int | None = None,
     ) -> DeliveryFuture:
         """Send one record; returns its future at once (it waits only for the background
-        thread to park, or when `queue_limit` records are still queued for it)."""
+        thread to park, or when `queue_limit` records are still queued for it).
+
+        (With the compiled extensions, `krafka/sync/_send.pyx` does exactly this in C.)"""
         if self._closed:
             raise InvalidStateError("producer is closed")
         future = new_untracked(self._future_type)  # no __init__ (see DeliveryFuture)
         outbox = self._outbox
-        if outbox.idle and headers is None and self._pause():
+        if headers is None and outbox.idle and self._pause():
             try:  # the loop is parked: append to its open batch right here (module doc)
                 if outbox.idle:  # still nothing queued before this record
                     handle, partition, wake = self._try_append(
@@ -84,7 +106,20 @@ class Producer(SyncClient[AsyncProducer]):
                         return future
             finally:
                 self._resume()
-        items = self._items
+        return self._queue(topic, value, key, headers, partition, timestamp, future)
+
+    def _queue(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        headers: Sequence[Header] | None,
+        partition: int | None,
+        timestamp: int | None,
+        future: DeliveryFuture,
+    ) -> DeliveryFuture:
+        """Hand a record over to the loop (`krafka.sync.outbox`)."""
+        items, outbox = self._items, self._outbox
         items.append((topic, value, key, headers, partition, timestamp, future))
         if outbox.idle:
             outbox.idle = False

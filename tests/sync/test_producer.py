@@ -10,6 +10,7 @@ import gc
 import inspect
 import threading
 import time
+import types
 import uuid
 from typing import Any
 
@@ -18,6 +19,8 @@ import pytest
 import krafka
 from krafka.errors import InvalidStateError, KafkaTimeoutError
 from krafka.sync import AdminClient, DeliveryFuture, Producer
+from krafka.sync.parking import ParkingLock as LoopThreadLock
+from krafka.sync.producer import compiled_send
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(120)]
 
@@ -93,9 +96,30 @@ def test_future_api_wait_as_completed_and_callbacks(broker: Any) -> None:
         assert late_calls == [5201]  # done already: called at once, in this thread
 
 
-def test_errors_are_the_async_classes(broker: Any) -> None:
+SENDS = ["python", "compiled"] if compiled_send(LoopThreadLock()) is not None else ["python"]
+
+
+@pytest.fixture(params=SENDS)
+def send_kind(request: pytest.FixtureRequest) -> str:
+    """Which `send` the producers of a test use: the compiled one (when built) or the Python
+    reference it mirrors."""
+    return str(request.param)
+
+
+def producer_with(kind: str, **options: Any) -> Producer:
+    producer = Producer(**options)
+    if kind == "python":
+        producer.send = types.MethodType(Producer.send, producer)  # type: ignore[method-assign]
+    else:
+        assert "DirectSend" in repr(producer.send)
+    return producer
+
+
+def test_errors_are_the_async_classes(broker: Any, send_kind: str) -> None:
     topic = make_topic(broker.bootstrap_servers)
-    with Producer(bootstrap_servers=broker.bootstrap_servers, max_block=1.0) as producer:
+    with producer_with(
+        send_kind, bootstrap_servers=broker.bootstrap_servers, max_block=1.0
+    ) as producer:
         bad = producer.send(topic, b"x", partition=7)
         error = bad.exception(timeout=10)
         assert isinstance(error, ValueError) and "partitions" in str(error)
@@ -110,11 +134,11 @@ def test_errors_are_the_async_classes(broker: Any) -> None:
         producer.flush()
 
 
-def test_threads_share_one_producer(broker: Any) -> None:
+def test_threads_share_one_producer(broker: Any, send_kind: str) -> None:
     topic = make_topic(broker.bootstrap_servers)
     per_thread, threads = 3000, 6
     results: dict[int, list[krafka.RecordMetadata]] = {}
-    with Producer(bootstrap_servers=broker.bootstrap_servers) as producer:
+    with producer_with(send_kind, bootstrap_servers=broker.bootstrap_servers) as producer:
 
         def work(n: int) -> None:
             futures = [producer.send(topic, b"%d-%d" % (n, i), partition=0)
@@ -136,13 +160,15 @@ def test_threads_share_one_producer(broker: Any) -> None:
     assert values == {b"%d-%d" % (n, i) for n in range(threads) for i in range(per_thread)}
 
 
-def test_records_keep_their_order_whichever_way_they_go(broker: Any) -> None:
+def test_records_keep_their_order_whichever_way_they_go(broker: Any, send_kind: str) -> None:
     """Records without headers are appended from the calling thread while the producer's loop
     is parked; others (headers, an unknown topic, a new batch needed while the loop runs) are
     handed to the loop. One thread's records still reach each partition in the order sent."""
     topic = make_topic(broker.bootstrap_servers, partitions=3)
     sent: list[tuple[int, bytes]] = []
-    with Producer(bootstrap_servers=broker.bootstrap_servers, linger=0.001) as producer:
+    with producer_with(
+        send_kind, bootstrap_servers=broker.bootstrap_servers, linger=0.001
+    ) as producer:
         futures = []
         for i in range(6000):
             value = b"%d" % i

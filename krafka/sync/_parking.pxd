@@ -1,0 +1,12 @@
+cimport cython
+from cpython.pythread cimport PyThread_type_lock
+
+
+@cython.final
+cdef class ParkingLock:
+    cdef PyThread_type_lock _lock
+    cdef unsigned long _loop
+
+    cdef int _wait(self) except -1
+    cdef int pause_c(self) except -1
+    cdef void resume_c(self) noexcept

@@ -1,0 +1,72 @@
+# cython: language_level=3
+"""The compiled `send` of `krafka.sync.Producer`: `Producer.send` (the readable reference and
+the fallback) in C, so a record costs the caller about what the async `send` costs.
+
+Same steps, same order: refuse when closed; make the record's future (untracked); if nothing
+is queued and the loop is parked, hold it there and append through the async producer's
+`_try_append`; otherwise hand the record over (the producer's `_queue`). It refers to its
+producer weakly (the producer holds it), so a producer nobody closed is still collected.
+"""
+
+cimport cython
+from cpython.object cimport PyTypeObject
+
+from krafka.sync._parking cimport ParkingLock
+
+
+cdef extern from "Python.h":
+    object PyType_GenericAlloc(PyTypeObject* tp, Py_ssize_t nitems)
+    void PyObject_GC_UnTrack(object)
+    bint PyObject_GC_IsTracked(object)
+
+
+@cython.final
+cdef class DirectSend:
+    """`send` bound to one sync producer (see `krafka.sync.producer.Producer.send`)."""
+
+    cdef object _producer  # a weak reference
+    cdef ParkingLock _parking
+    cdef object _outbox
+    cdef PyTypeObject* _future_type
+    cdef object _future_type_ref
+    cdef object _try_append
+    cdef object _call_soon
+    cdef object _wake
+    cdef object _closed_error
+
+    def __cinit__(self, producer_ref, ParkingLock parking, outbox, type future_type,
+                  try_append, call_soon, wake, closed_error):
+        self._producer = producer_ref
+        self._parking = parking
+        self._outbox = outbox
+        self._future_type_ref = future_type
+        self._future_type = <PyTypeObject*>future_type
+        self._try_append = try_append
+        self._call_soon = call_soon
+        self._wake = wake
+        self._closed_error = closed_error
+
+    def send(self, topic, value=None, key=None, *, headers=None, partition=None,
+             timestamp=None):
+        """Send one record; returns its future at once."""
+        producer = self._producer()
+        if producer is None or producer._closed:
+            raise self._closed_error("producer is closed")
+        cdef object future = PyType_GenericAlloc(self._future_type, 0)
+        if PyObject_GC_IsTracked(future):
+            PyObject_GC_UnTrack(future)
+        cdef object outbox = self._outbox
+        if headers is None and outbox.idle and self._parking.pause_c():
+            try:
+                if outbox.idle:
+                    handle, partition, wake = self._try_append(
+                        topic, value, key, partition, timestamp
+                    )
+                    if handle is not None:
+                        future._handle = handle
+                        if wake:
+                            self._call_soon(self._wake)
+                        return future
+            finally:
+                self._parking.resume_c()
+        return producer._queue(topic, value, key, headers, partition, timestamp, future)
