@@ -413,7 +413,7 @@ class BrokerConnection:
 
     # -- receive --------------------------------------------------------------------------------
 
-    def _on_frame(self, payload: bytes | bytearray, now: float) -> None:
+    def _on_frame(self, payload: bytes, now: float) -> None:
         if len(payload) < _CORRELATION.size:
             raise RemoteProtocolError(f"response frame of {len(payload)} bytes has no header")
         (cid,) = _CORRELATION.unpack_from(payload)
@@ -440,7 +440,7 @@ class BrokerConnection:
                 )
             )
 
-    def _decode(self, req: _Request, payload: bytes | bytearray) -> Any:
+    def _decode(self, req: _Request, payload: bytes) -> Any:
         assert req.version is not None
         cls = RESPONSES[ApiKey(req.api_key)]
         _, resp_hdr_v = header_versions(ApiKey(req.api_key), req.version)
@@ -585,7 +585,7 @@ def _decode_body(cls: Any, body: memoryview, version: int) -> Any:
     return cls.decode(body, version)
 
 
-def _decode_api_versions_v0(payload: bytes | bytearray) -> Any:
+def _decode_api_versions_v0(payload: bytes) -> Any:
     """A broker answers an ApiVersions version it does not know with a v0 body (KIP-511).
 
     librdkafka's mock cluster answers a flexible version it lacks with a body no version parses

@@ -7,8 +7,8 @@ Frame sizes come from the peer and are hostile: negative or oversized ones are r
 before anything is allocated.
 
 A large frame (a Fetch response of megabytes) is not grown in the buffer and copied out: once
-its size prefix has passed the checks, the reader gives it a buffer of exactly that size and
-received bytes are copied straight into it, once; the finished buffer is the payload.
+its size prefix has passed the checks, the reader keeps the chunks received for it as they are
+and joins them once, when the last one arrives (one copy, into memory nobody zeroed first).
 """
 
 from __future__ import annotations
@@ -76,43 +76,42 @@ class ReceiveBuffer:
 class FrameReader:
     """Splits a byte stream into size-prefixed frames."""
 
-    __slots__ = ("_buffer", "_filled", "_large", "max_frame_size")
+    __slots__ = ("_buffer", "_large", "_missing", "_parts", "max_frame_size")
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._buffer = ReceiveBuffer()
         self.max_frame_size = max_frame_size
-        #: A large frame being filled in place, and how many of its bytes have arrived.
-        self._large: bytearray | None = None
-        self._filled = 0
+        #: The chunks of a large frame being received, and how many of its bytes are missing.
+        self._parts: list[bytes | bytearray | memoryview] = []
+        self._missing = 0
+        self._large = False
 
     @property
     def buffered(self) -> int:
         """Bytes held that do not yet form a complete frame."""
-        return len(self._buffer) + self._filled
+        return len(self._buffer) + sum(len(p) for p in self._parts)
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
-        large = self._large
-        if large is not None:
-            filled, n = self._filled, len(data)
-            need = len(large) - filled
-            if n <= need:
-                large[filled : filled + n] = data
-                self._filled = filled + n
+        if self._large and self._missing:
+            n = len(data)
+            if n <= self._missing:
+                self._parts.append(data)
+                self._missing -= n
                 return
             view = memoryview(data)
-            large[filled:] = view[:need]
-            self._filled = len(large)
-            data = view[need:]
+            self._parts.append(view[: self._missing])
+            data = view[self._missing :]
+            self._missing = 0
         self._buffer.feed(data)
 
-    def next_frame(self) -> bytes | bytearray | None:
+    def next_frame(self) -> bytes | None:
         """The next complete frame's payload (without its size prefix), or None."""
-        large = self._large
-        if large is not None:
-            if self._filled < len(large):
+        if self._large:
+            if self._missing:
                 return None
-            self._large, self._filled = None, 0
-            return large
+            payload = b"".join(self._parts)
+            self._parts, self._large = [], False
+            return payload
         buf = self._buffer
         prefix = buf.consume(SIZE_PREFIX)
         if prefix is None:
@@ -124,26 +123,19 @@ class FrameReader:
                 f"frame size {size} outside 0..{self.max_frame_size} in the size prefix"
             )
         if size >= DIRECT_FILL_SIZE and len(buf) < size:
-            self._start_large(size)
+            rest = buf.take_rest()  # all of it belongs to this frame
+            self._parts, self._missing, self._large = [rest], size - len(rest), True
             return None
-        payload = buf.consume(size)
-        if payload is None:
+        frame = buf.consume(size)
+        if frame is None:
             buf.rollback()
             return None
         buf.commit()
-        return payload
+        return frame
 
-    def _start_large(self, size: int) -> None:
-        """The frame whose prefix was just read will not fit what is buffered: move what is
-        here of it into a buffer of its size (the buffer holds nothing after it)."""
-        rest = self._buffer.take_rest()
-        large = bytearray(size)
-        large[: len(rest)] = rest
-        self._large, self._filled = large, len(rest)
-
-    def frames(self) -> list[bytes | bytearray]:
+    def frames(self) -> list[bytes]:
         """Every complete frame buffered now, in order."""
-        out: list[bytes | bytearray] = []
+        out: list[bytes] = []
         while (payload := self.next_frame()) is not None:
             out.append(payload)
         return out

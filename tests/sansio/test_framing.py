@@ -68,7 +68,7 @@ def test_large_frames_fill_in_place_under_any_chunking(
     stream = b"".join(frame(p) for p in payloads)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=30)))
     reader = FrameReader()
-    out: list[bytes | bytearray] = []
+    out: list[bytes] = []
     start = 0
     for cut in [*cuts, len(stream)]:
         reader.feed(memoryview(stream)[start:cut])
