@@ -8,6 +8,8 @@ fetched for an older position is recognised and dropped.
 
 from __future__ import annotations
 
+import itertools
+
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -92,6 +94,10 @@ class SubscriptionState:
         self._topics: frozenset[str] = frozenset()
         self._pattern: re.Pattern[str] | None = None
         self._assignment: dict[TopicPartition, PartitionState] = {}
+        #: Epochs are unique across every partition state this subscription ever made: a
+        #: partition unassigned and assigned again never meets data (or a fetch offset) of
+        #: its earlier assignment under the same epoch.
+        self._epochs = itertools.count(1)
 
     # -- subscription -------------------------------------------------------------------------
 
@@ -160,7 +166,9 @@ class SubscriptionState:
 
     def _replace(self, partitions: list[TopicPartition]) -> None:
         old = self._assignment
-        self._assignment = {tp: old.get(tp) or PartitionState() for tp in partitions}
+        self._assignment = {
+            tp: old.get(tp) or PartitionState(epoch=next(self._epochs)) for tp in partitions
+        }
 
     def assigned_partitions(self) -> set[TopicPartition]:
         return set(self._assignment)
@@ -186,7 +194,7 @@ class SubscriptionState:
         state.position, state.leader_epoch = offset, leader_epoch
         state.state, state.reset = FetchState.FETCHING, None
         state.reset_backoff.succeeded()
-        state.epoch += 1
+        state.epoch = next(self._epochs)
 
     def advance(self, tp: TopicPartition, offset: int, leader_epoch: int | None) -> None:
         """The application consumed up to `offset` (exclusive): no epoch bump."""
@@ -207,7 +215,7 @@ class SubscriptionState:
     ) -> None:
         state = self.state_of(tp)
         state.state, state.reset = FetchState.AWAIT_RESET, strategy or self.default_reset
-        state.epoch += 1
+        state.epoch = next(self._epochs)
 
     def initializing_partitions(self) -> list[TopicPartition]:
         """Partitions that need their committed offset (or an initial / reset offset)."""

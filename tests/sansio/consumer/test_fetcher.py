@@ -130,3 +130,28 @@ def test_data_is_buffered_and_handed_out() -> None:
     assert [r.offset for r in f.fetched_records(10)] == [3]
     assert subscription.state_of(T1).high_watermark == 10
     assert f.metrics.fetches == 1 and f.metrics.bytes_consumed == len(batch)
+
+
+def test_a_partition_assigned_again_is_fetched_from_its_new_position() -> None:
+    """Fetched-ahead offsets belong to one assignment: a partition unassigned and assigned
+    again (a pooled Spark consumer, a rebalance that gives it back) fetches from where it is
+    told to, not from where the earlier assignment's prefetching had got to."""
+    f, subscription = fetcher()
+    to_2 = next(
+        a for a in f.next_actions(0.0) if isinstance(a, SendRequest) and a.target.node_id == 2
+    )
+    batch = encode_batch([Record(i, 5, None, b"%d" % i, []) for i in range(4)], "none", 0)
+    f.on_response(to_2, answer(1, records=batch), 0.1)
+    ahead = next(
+        a for a in f.next_actions(0.1) if isinstance(a, SendRequest) and a.target.node_id == 2
+    )
+    assert [p.fetch_offset for t in fetches([ahead])[2].topics for p in t.partitions] == [4]
+    f.on_response(ahead, answer(1), 0.15)
+    subscription.assign_from_user([T0, T2])
+    subscription.assign_from_user([T0, T1, T2])
+    subscription.seek(T1, 0)
+    assert f.fetched_records(10) == []  # the earlier assignment's data is dropped
+    again = fetches(f.next_actions(0.2))
+    assert [(p.partition, p.fetch_offset) for t in again[2].topics for p in t.partitions] == [
+        (1, 0)
+    ]
