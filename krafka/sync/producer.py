@@ -54,6 +54,7 @@ def compiled_send(parking: object) -> Any:
         return None
     return DirectSend if isinstance(parking, ParkingLock) else None
 
+
 class Producer(SyncClient[AsyncProducer]):
     """`krafka.Producer` with blocking methods, on a background thread of its own."""
 
