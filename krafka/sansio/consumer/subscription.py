@@ -9,7 +9,6 @@ fetched for an older position is recognised and dropped.
 from __future__ import annotations
 
 import itertools
-
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
