@@ -60,5 +60,26 @@ def mock_cluster(make_mock_cluster: Callable[..., MockCluster]) -> MockCluster:
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
-    """Every anyio test runs under both backends."""
+    """Every anyio test runs under both backends (see `one_backend` for the long ones)."""
     return str(request.param)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test marked `one_backend` (a long live-broker scenario) runs under one anyio backend
+    in the default suite, asyncio and trio by turns from one such test to the next, and under
+    the other one in the slow run (`-m slow`): the scenario is still run under both, the
+    default suite pays for it once."""
+    chosen: dict[str, str] = {}
+    for item in items:
+        if item.get_closest_marker("one_backend") is None:
+            continue
+        callspec = getattr(item, "callspec", None)
+        backend = callspec.params.get("anyio_backend") if callspec is not None else None
+        if backend is None:
+            continue
+        name, _, params = item.nodeid.partition("[")
+        base = name + params.replace(str(backend), "", 1)  # the same for both backends
+        if base not in chosen:
+            chosen[base] = ("asyncio", "trio")[len(chosen) % 2]
+        if backend != chosen[base]:
+            item.add_marker(pytest.mark.slow)

@@ -171,6 +171,7 @@ def check_exactly_once(outcome: Outcome, record_property: Callable[[str, object]
     assert misplaced == []
 
 
+@pytest.mark.one_backend
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("crash", [False, True], ids=["stop", "kill"])
 async def test_restarts_duplicate_nothing_and_keep_every_record_acked_with_an_offset(

@@ -32,6 +32,7 @@ def member(bootstrap: str, group: str, **kw: Any) -> Consumer:
     return _groups.member(bootstrap, group, **{**options, **kw})
 
 
+@pytest.mark.one_backend
 @pytest.mark.timeout(90)
 async def test_slow_handler_leaves_and_rejoins(broker: Any) -> None:
     topic = await make_topic(broker.bootstrap_servers, 2, prefix="live")
@@ -60,6 +61,7 @@ async def test_slow_handler_leaves_and_rejoins(broker: Any) -> None:
         assert slow.assignment().isdisjoint(steady.assignment())
 
 
+@pytest.mark.one_backend
 @pytest.mark.timeout(90)
 async def test_paused_partitions_stay_paused_when_retained(broker: Any) -> None:
     topic = await make_topic(broker.bootstrap_servers, 4, prefix="live")

@@ -71,6 +71,7 @@ async def test_mixed_group_with_kafka_python_range(broker: Any) -> None:
     assert all(c == 1 for c in values.values())
 
 
+@pytest.mark.one_backend
 @pytest.mark.broker
 async def test_static_member_restarts_without_a_rebalance(broker: Any) -> None:
     topic = await make_topic(broker.bootstrap_servers, 4, 40)

@@ -36,6 +36,7 @@ async def drain(consumer: Consumer, into: list[Any], until: Any, timeout: float 
                 await consumer.commit()
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
 async def test_two_members_share_and_hand_over(broker: Any, strategy: str) -> None:
     topic = await make_topic(broker.bootstrap_servers, 6, 600)

@@ -34,6 +34,7 @@ def shared(*apps: App) -> bool:
     return stable(*apps) and disjoint and frozenset().union(*owned) == PARTITIONS
 
 
+@pytest.mark.one_backend
 async def test_coordinator_moves_and_coordinator_errors(
     make_mock_cluster: Any,
 ) -> None:

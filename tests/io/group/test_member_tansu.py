@@ -20,6 +20,7 @@ from krafka.structs import OffsetAndMetadata, TopicPartition
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(90)]
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("cooperative", [False, True], ids=["eager", "cooperative"])
 async def test_two_members_share_commit_and_hand_over(broker: Any, cooperative: bool) -> None:
     group, topic = f"g-{uuid.uuid4().hex[:8]}", f"t-{uuid.uuid4().hex[:8]}"
