@@ -9,12 +9,11 @@ reference and the fallback (`KRAFKA_NO_EXTENSIONS=1`).
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import os
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from krafka import _twins
 
 T = TypeVar("T")
 
@@ -39,22 +38,12 @@ class PureRecordIterator(Generic[T]):
 
 def implementations() -> dict[str, Any]:
     """Every implementation importable here, by name (ignores KRAFKA_NO_EXTENSIONS)."""
-    found: dict[str, Any] = {"pure": PureRecordIterator}
-    with contextlib.suppress(ImportError):
-        found["compiled"] = importlib.import_module("krafka.io._iteration").RecordIterator
-    return found
-
-
-def _selected() -> Any:
-    found = implementations()
-    if os.environ.get("KRAFKA_NO_EXTENSIONS", "") not in ("", "0"):
-        return found["pure"]
-    return found.get("compiled", found["pure"])
+    return _twins.implementations(PureRecordIterator, "krafka.io._iteration", "RecordIterator")
 
 
 if TYPE_CHECKING:
     RecordIterator = PureRecordIterator
 else:
-    RecordIterator = _selected()
+    RecordIterator = _twins.selected(implementations())
 
 __all__ = ["PureRecordIterator", "RecordIterator", "implementations"]

@@ -11,11 +11,10 @@ and the fallback (`KRAFKA_NO_EXTENSIONS=1`).
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import os
 import threading
 from typing import TYPE_CHECKING, Any
+
+from krafka import _twins
 
 
 class PureParkingLock:
@@ -48,22 +47,12 @@ class PureParkingLock:
 
 def implementations() -> dict[str, Any]:
     """Every implementation importable here, by name (ignores KRAFKA_NO_EXTENSIONS)."""
-    found: dict[str, Any] = {"pure": PureParkingLock}
-    with contextlib.suppress(ImportError):
-        found["compiled"] = importlib.import_module("krafka.sync._parking").ParkingLock
-    return found
-
-
-def _selected() -> Any:
-    found = implementations()
-    if os.environ.get("KRAFKA_NO_EXTENSIONS", "") not in ("", "0"):
-        return found["pure"]
-    return found.get("compiled", found["pure"])
+    return _twins.implementations(PureParkingLock, "krafka.sync._parking", "ParkingLock")
 
 
 if TYPE_CHECKING:
     ParkingLock = PureParkingLock
 else:
-    ParkingLock = _selected()
+    ParkingLock = _twins.selected(implementations())
 
 __all__ = ["ParkingLock", "PureParkingLock", "implementations"]

@@ -24,13 +24,13 @@ interceptors or a transaction), or that comes while records are still queued, go
 
 from __future__ import annotations
 
-import os
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
 
+from krafka._twins import extensions_enabled
 from krafka.errors import InvalidStateError
 from krafka.io.producer import Producer as AsyncProducer
 from krafka.sansio.producer.record import Header, RecordMetadata
@@ -45,7 +45,7 @@ _P = AsyncProducer
 def compiled_send(parking: object) -> Any:
     """The compiled `send` (`_send.pyx`), if built and not turned off, and if the loop's lock
     is the compiled one it works with; else None (the Python `send` runs)."""
-    if os.environ.get("KRAFKA_NO_EXTENSIONS", "") not in ("", "0"):
+    if not extensions_enabled():
         return None
     try:
         from krafka.sync._parking import ParkingLock

@@ -8,10 +8,9 @@ are plain: objects are tracked as usual (`KRAFKA_NO_EXTENSIONS=1`).
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import os
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from krafka import _twins
 
 T = TypeVar("T")
 
@@ -25,24 +24,15 @@ def pure_track(obj: object) -> None:
 
 
 def implementations() -> dict[str, Any]:
-    """Every implementation importable here, by name, as a module-like namespace."""
-    found: dict[str, Any] = {"pure": (pure_new_untracked, pure_track)}
-    with contextlib.suppress(ImportError):
-        compiled = importlib.import_module("krafka.sync._untracked")
-        found["compiled"] = (compiled.new_untracked, compiled.track)
-    return found
-
-
-def _selected() -> tuple[Any, Any]:
-    found = implementations()
-    if os.environ.get("KRAFKA_NO_EXTENSIONS", "") not in ("", "0"):
-        return found["pure"]  # type: ignore[no-any-return]
-    return found.get("compiled", found["pure"])  # type: ignore[no-any-return]
+    """Every implementation importable here, by name: (new_untracked, track) pairs."""
+    return _twins.implementations(
+        (pure_new_untracked, pure_track), "krafka.sync._untracked", "new_untracked", "track"
+    )
 
 
 if TYPE_CHECKING:
     new_untracked, track = pure_new_untracked, pure_track
 else:
-    new_untracked, track = _selected()
+    new_untracked, track = _twins.selected(implementations())
 
 __all__ = ["implementations", "new_untracked", "track"]
