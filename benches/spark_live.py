@@ -16,12 +16,15 @@ A local Tansu broker; a topic of 4 partitions filled with N records of 100-byte 
   with the same data. Constant rows cost a parquet writer far less than real ones (they
   repeat: dictionaries, runs), so for the parquet sink this is the like-for-like ceiling.
 
-Ratios are `format("krafka")` / ceiling (the issue's goal: >= 0.8), for both ceilings.
+Ratios are `format("krafka")` / ceiling (the issue's goal: >= 0.8), for both ceilings. Beside
+each rate: the CPU seconds the whole machine and the broker alone spent per run (Linux /proc),
+for the CPU budget: on a small machine the broker serving the topic competes with Spark.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -140,13 +143,33 @@ class ReplaySource:
         return Source
 
 
-def median_time(fn: Callable[[], object], repeat: int) -> float:
-    times = []
+def cpu_seconds(pid: int | None) -> tuple[float, float]:
+    """(CPU seconds the whole machine has been busy, CPU seconds of process `pid`) so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    busy = sum(fields) - fields[3] - fields[4]  # all but idle and iowait
+    own = 0
+    if pid is not None:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read().rsplit(")", 1)[1].split()
+        own = int(stat[11]) + int(stat[12])  # utime, stime
+    return busy / tick, own / tick
+
+
+def median_time(
+    fn: Callable[[], object], repeat: int, pid: int | None = None
+) -> tuple[float, float, float]:
+    """Median (seconds, machine CPU seconds, `pid`'s CPU seconds) of `repeat` runs."""
+    runs = []
     for _ in range(repeat):
+        machine, broker = cpu_seconds(pid)
         start = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        elapsed = time.perf_counter() - start
+        machine_after, broker_after = cpu_seconds(pid)
+        runs.append((elapsed, machine_after - machine, broker_after - broker))
+    return statistics.median(runs)
 
 
 def main() -> None:
@@ -189,14 +212,18 @@ def main() -> None:
             return lambda: df.write.mode("overwrite").parquet(str(out))
 
         rows = []
+        pid = broker.pid
         for name, df in (("format('krafka')", live), ("read_segments", segments),
                          ("ceiling: same rows", replay),
                          ("ceiling: constant rows", ceiling)):  # fmt: skip
-            t_count = median_time(df.count, args.repeat)
-            t_parquet = median_time(parquet(df), args.repeat)
+            t_count, cpu_count, broker_count = median_time(df.count, args.repeat, pid)
+            t_parquet, cpu_parquet, broker_parquet = median_time(parquet(df), args.repeat, pid)
             rows.append((name, n / t_count, n / t_parquet))
-            print(f"  {name:24} count {n / t_count / 1e6:6.2f} M rows/s   "
-                  f"parquet {n / t_parquet / 1e6:6.2f} M rows/s", flush=True)  # fmt: skip
+            print(f"  {name:24} count {n / t_count / 1e6:6.2f} M rows/s "
+                  f"(CPU s: machine {cpu_count:.2f}, broker {broker_count:.2f})   "
+                  f"parquet {n / t_parquet / 1e6:6.2f} M rows/s "
+                  f"(CPU s: machine {cpu_parquet:.2f}, broker {broker_parquet:.2f})",
+                  flush=True)  # fmt: skip
         spark.stop()
     print(f"\n## {n:,} records x 100 B, {PARTITIONS} partitions, Tansu, Spark local[2] (medians)")
     for ceiling in rows[-2:]:
