@@ -39,16 +39,14 @@ from krafka.errors import (
     UnsupportedVersionError,
 )
 from krafka.protocol import (
-    RESPONSES,
     ApiKey,
     RequestHeader,
-    ResponseHeader,
     client_versions,
     header_versions,
     negotiate_version,
 )
 from krafka.protocol.error_codes import ErrorCode
-from krafka.protocol.messages import ApiVersionsRequest, ApiVersionsResponse
+from krafka.protocol.messages import ApiVersionsRequest
 from krafka.sansio.events import (
     Authenticated,
     ConnectionClosed,
@@ -59,6 +57,7 @@ from krafka.sansio.events import (
     VersionRange,
 )
 from krafka.sansio.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader, frame
+from krafka.sansio.responses import api_name, decode_response, versions_from_response
 from krafka.sansio.sasl.exchange import SaslExchange
 from krafka.sansio.sasl.mechanism import SaslMechanism
 from krafka.sansio.throttle import client_should_throttle
@@ -295,7 +294,7 @@ class BrokerConnection:
             raise InvalidStateError("ApiVersions not negotiated yet")
         broker = self.api_versions.get(int(api_key))
         if broker is None:
-            raise UnsupportedVersionError(f"broker does not support {_api_name(api_key)}")
+            raise UnsupportedVersionError(f"broker does not support {api_name(api_key)}")
         return negotiate_version(ApiKey(api_key), broker.min_version, broker.max_version)
 
     # -- state ----------------------------------------------------------------------------------
@@ -377,10 +376,10 @@ class BrokerConnection:
         body = req.body
         if broker is None or not broker.min_version <= version <= broker.max_version:
             raise UnsupportedVersionError(
-                f"{_api_name(api_key)} v{version} is not supported by the broker"
+                f"{api_name(api_key)} v{version} is not supported by the broker"
             )
         if not body.MIN_VERSION <= version <= body.MAX_VERSION:
-            raise UnsupportedVersionError(f"{_api_name(api_key)} v{version} is unknown to krafka")
+            raise UnsupportedVersionError(f"{api_name(api_key)} v{version} is unknown to krafka")
         req.version = version
         req.payload = self._frame_request(body, api_key, version, req.correlation_id)
 
@@ -423,11 +422,11 @@ class BrokerConnection:
         if cid != req.correlation_id:
             raise RemoteProtocolError(
                 f"response correlation id {cid} does not match the oldest request "
-                f"({req.correlation_id}, {_api_name(req.api_key)})"
+                f"({req.correlation_id}, {api_name(req.api_key)})"
             )
         self._in_flight.popleft()
         assert req.version is not None
-        response = self._decode(req, payload)
+        response = decode_response(req.api_key, req.version, payload)
         throttle_ms = int(getattr(response, "throttle_time_ms", 0) or 0)
         if throttle_ms > 0 and client_should_throttle(req.api_key, req.version):
             self.throttle_until = max(self.throttle_until, now + throttle_ms / 1000)
@@ -440,29 +439,13 @@ class BrokerConnection:
                 )
             )
 
-    def _decode(self, req: _Request, payload: bytes) -> Any:
-        assert req.version is not None
-        cls = RESPONSES[ApiKey(req.api_key)]
-        _, resp_hdr_v = header_versions(ApiKey(req.api_key), req.version)
-        try:
-            _, offset = ResponseHeader.decode_prefix(payload, resp_hdr_v)
-            return _decode_body(cls, memoryview(payload)[offset:], req.version)
-        except KrafkaError:
-            if req.api_key == ApiKey.API_VERSIONS and req.version > 0:
-                return _decode_api_versions_v0(payload)
-            raise
-        except Exception as exc:  # a decoder bug must not kill the driver with a raw exception
-            raise RemoteProtocolError(
-                f"cannot decode {_api_name(req.api_key)} v{req.version} response: {exc}"
-            ) from exc
-
     def _expire_queued(self, now: float) -> None:
         for queue in self._queues.values():
             expired = [r for r in queue if r.deadline <= now]
             for req in expired:
                 queue.remove(req)
                 error = KafkaTimeoutError(
-                    f"{_api_name(req.api_key)} request timed out before it could be sent"
+                    f"{api_name(req.api_key)} request timed out before it could be sent"
                 )
                 self._events.append(RequestFailed(req.correlation_id, error))
 
@@ -471,7 +454,7 @@ class BrokerConnection:
         if expired is None:
             return
         self._in_flight.remove(expired)
-        error = KafkaTimeoutError(f"{_api_name(expired.api_key)} response not received in time")
+        error = KafkaTimeoutError(f"{api_name(expired.api_key)} response not received in time")
         if expired.on_response is None:
             self._events.append(RequestFailed(expired.correlation_id, error))
         self._fail(error)
@@ -559,53 +542,9 @@ def _expects_response(request: Any) -> bool:
     return not (int(request.API_KEY) == ApiKey.PRODUCE and getattr(request, "acks", -1) == 0)
 
 
-def _api_name(api_key: int) -> str:
-    try:
-        return ApiKey(api_key).name
-    except ValueError:
-        return f"api key {api_key}"
-
-
 def _lost(error: KrafkaError | None) -> KrafkaError:
     if error is None:
         return KafkaConnectionError("connection closed locally")
     if isinstance(error, KafkaTimeoutError | KafkaConnectionError | RemoteProtocolError):
         return KafkaConnectionError(f"connection lost: {error}")
     return error
-
-
-def _decode_body(cls: Any, body: memoryview, version: int) -> Any:
-    """The response body; trailing bytes are an error, except one surplus empty tag section
-    after a flexible version: librdkafka's mock cluster writes the top-level tagged fields of
-    some responses twice (Metadata v9+), which Java and librdkafka clients ignore."""
-    response, end = cls.decode_prefix(body, version)
-    flexible = cls.FLEXIBLE_VERSION is not None and version >= cls.FLEXIBLE_VERSION
-    if end == len(body) or (flexible and bytes(body[end:]) == b"\x00"):
-        return response
-    return cls.decode(body, version)
-
-
-def _decode_api_versions_v0(payload: bytes) -> Any:
-    """A broker answers an ApiVersions version it does not know with a v0 body (KIP-511).
-
-    librdkafka's mock cluster answers a flexible version it lacks with a body no version parses
-    (a one-byte count, no tagged fields); its leading UNSUPPORTED_VERSION code is honoured with
-    an empty version table, so the next attempt is v0.
-    """
-    _, offset = ResponseHeader.decode_prefix(payload, 0)
-    body = memoryview(payload)[offset:]
-    try:
-        return ApiVersionsResponse.decode(body, 0)
-    except KrafkaError:
-        code = int.from_bytes(body[:2], "big", signed=True) if len(body) >= 2 else None
-        if code == ErrorCode.UNSUPPORTED_VERSION:
-            return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION)
-        raise
-
-
-def versions_from_response(response: Any) -> Mapping[int, VersionRange]:
-    """The {api_key: VersionRange} table of an ApiVersions response."""
-    return {
-        int(k.api_key): VersionRange(int(k.min_version), int(k.max_version))
-        for k in response.api_keys or ()
-    }
