@@ -21,8 +21,8 @@ from krafka.errors import RemoteProtocolError
 _SIZE: Final = struct.Struct(">i")
 SIZE_PREFIX: Final = _SIZE.size
 DEFAULT_MAX_FRAME_SIZE: Final = 100 * 1024 * 1024
-#: Frames at least this large that are still arriving are filled in place (see the module doc).
-DIRECT_FILL_SIZE: Final = 64 * 1024
+#: Frames at least this large that are still arriving are kept as chunks (see the module doc).
+LARGE_FRAME_SIZE: Final = 64 * 1024
 
 
 def frame(payload: bytes | bytearray | memoryview) -> bytes:
@@ -76,15 +76,15 @@ class ReceiveBuffer:
 class FrameReader:
     """Splits a byte stream into size-prefixed frames."""
 
-    __slots__ = ("_buffer", "_large", "_missing", "_parts", "max_frame_size")
+    __slots__ = ("_buffer", "_missing", "_parts", "max_frame_size")
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._buffer = ReceiveBuffer()
         self.max_frame_size = max_frame_size
-        #: The chunks of a large frame being received, and how many of its bytes are missing.
+        #: The chunks of a large frame being received (none: no such frame), and how many of
+        #: its bytes are still missing.
         self._parts: list[bytes | bytearray | memoryview] = []
         self._missing = 0
-        self._large = False
 
     @property
     def buffered(self) -> int:
@@ -92,7 +92,9 @@ class FrameReader:
         return len(self._buffer) + sum(len(p) for p in self._parts)
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
-        if self._large and self._missing:
+        if self._missing:
+            if not isinstance(data, bytes):
+                data = bytes(data)  # kept past this call: the caller may reuse its buffer
             n = len(data)
             if n <= self._missing:
                 self._parts.append(data)
@@ -106,11 +108,11 @@ class FrameReader:
 
     def next_frame(self) -> bytes | None:
         """The next complete frame's payload (without its size prefix), or None."""
-        if self._large:
+        if self._parts:
             if self._missing:
                 return None
             payload = b"".join(self._parts)
-            self._parts, self._large = [], False
+            self._parts = []
             return payload
         buf = self._buffer
         prefix = buf.consume(SIZE_PREFIX)
@@ -122,9 +124,9 @@ class FrameReader:
             raise RemoteProtocolError(
                 f"frame size {size} outside 0..{self.max_frame_size} in the size prefix"
             )
-        if size >= DIRECT_FILL_SIZE and len(buf) < size:
+        if size >= LARGE_FRAME_SIZE and len(buf) < size:
             rest = buf.take_rest()  # all of it belongs to this frame
-            self._parts, self._missing, self._large = [rest], size - len(rest), True
+            self._parts, self._missing = [rest], size - len(rest)
             return None
         frame = buf.consume(size)
         if frame is None:

@@ -59,11 +59,11 @@ def test_hostile_frame_size_rejected_before_allocation(size: int) -> None:
     st.lists(st.sampled_from([0, 5, 65_535, 65_536, 70_001, 200_000]), min_size=1, max_size=5),
     st.data(),
 )
-def test_large_frames_fill_in_place_under_any_chunking(
+def test_large_frames_are_kept_in_chunks_under_any_chunking(
     sizes: list[int], data: st.DataObject
 ) -> None:
-    """Frames from the direct-fill size up arrive in a buffer of their own; any cut of the
-    stream, small frames around them included, gives the same payloads."""
+    """Frames from the large-frame size up are kept as the chunks that brought them and joined
+    once; any cut of the stream, small frames around them included, gives the same payloads."""
     payloads = [bytes([i % 251]) * size for i, size in enumerate(sizes)]
     stream = b"".join(frame(p) for p in payloads)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=30)))
@@ -89,3 +89,17 @@ def test_a_large_frame_is_held_until_complete_and_checked_first() -> None:
     reader.feed(struct.pack(">i", (1 << 20) + 1) + b"y" * 70_000)
     with pytest.raises(RemoteProtocolError, match="frame size"):
         reader.next_frame()
+
+
+def test_a_large_frame_does_not_keep_the_callers_buffer() -> None:
+    """A chunk is kept past `feed`: a caller reusing its buffer must not change the frame."""
+    body = bytes(range(256)) * 400
+    stream = frame(body)
+    reader = FrameReader()
+    reader.feed(stream[:1000])
+    assert reader.next_frame() is None  # its size is known: the frame is kept in chunks now
+    scratch = bytearray(stream[1000:50_000])
+    reader.feed(scratch)
+    scratch[:] = b"\xff" * len(scratch)
+    reader.feed(memoryview(bytearray(stream[50_000:])))
+    assert reader.frames() == [body]
