@@ -87,9 +87,7 @@ def read_range(r: OffsetRange, options: SourceOptions) -> Iterator[Any]:
     settings = dict(options.client)
     settings.setdefault("max.partition.fetch.bytes", str(TASK_FETCH_BYTES))
     settings.setdefault("fetch.max.wait.ms", str(TASK_FETCH_WAIT_MS))
-    settings["isolation.level"] = (
-        "read_committed" if options.read_committed else ("read_uncommitted")
-    )
+    settings["isolation.level"] = "read_committed" if options.read_committed else "read_uncommitted"
 
     def make() -> Any:
         return Consumer.from_config(

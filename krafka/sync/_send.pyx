@@ -9,15 +9,9 @@ producer weakly (the producer holds it), so a producer nobody closed is still co
 """
 
 cimport cython
-from cpython.object cimport PyTypeObject
 
 from krafka.sync._parking cimport ParkingLock
-
-
-cdef extern from "Python.h":
-    object PyType_GenericAlloc(PyTypeObject* tp, Py_ssize_t nitems)
-    void PyObject_GC_UnTrack(object)
-    bint PyObject_GC_IsTracked(object)
+from krafka.sync._untracked cimport alloc_untracked
 
 
 @cython.final
@@ -27,8 +21,7 @@ cdef class DirectSend:
     cdef object _producer  # a weak reference
     cdef ParkingLock _parking
     cdef object _outbox
-    cdef PyTypeObject* _future_type
-    cdef object _future_type_ref
+    cdef type _future_type
     cdef object _try_append
     cdef object _call_soon
     cdef object _wake
@@ -39,8 +32,7 @@ cdef class DirectSend:
         self._producer = producer_ref
         self._parking = parking
         self._outbox = outbox
-        self._future_type_ref = future_type
-        self._future_type = <PyTypeObject*>future_type
+        self._future_type = future_type
         self._try_append = try_append
         self._call_soon = call_soon
         self._wake = wake
@@ -52,9 +44,7 @@ cdef class DirectSend:
         producer = self._producer()
         if producer is None or producer._closed:
             raise self._closed_error("producer is closed")
-        cdef object future = PyType_GenericAlloc(self._future_type, 0)
-        if PyObject_GC_IsTracked(future):
-            PyObject_GC_UnTrack(future)
+        cdef object future = alloc_untracked(self._future_type)
         cdef object outbox = self._outbox
         if headers is None and outbox.idle and self._parking.pause_c():
             try:

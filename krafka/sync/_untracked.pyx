@@ -8,7 +8,7 @@ own. A future holds nothing that can form a cycle until someone waits on it or g
 callback, and that is when it is tracked (`track`).
 """
 
-from cpython.object cimport PyObject, PyTypeObject
+from cpython.object cimport PyTypeObject
 
 
 cdef extern from "Python.h":
@@ -19,12 +19,16 @@ cdef extern from "Python.h":
     bint PyObject_IS_GC(object)
 
 
-def new_untracked(type cls):
-    """`object.__new__(cls)` (no `__init__`), not tracked by the garbage collector."""
+cdef object alloc_untracked(type cls):
     cdef object obj = PyType_GenericAlloc(<PyTypeObject*>cls, 0)
     if PyObject_GC_IsTracked(obj):
         PyObject_GC_UnTrack(obj)
     return obj
+
+
+def new_untracked(type cls):
+    """`object.__new__(cls)` (no `__init__`), not tracked by the garbage collector."""
+    return alloc_untracked(cls)
 
 
 def track(object obj):

@@ -1,5 +1,8 @@
-"""`Outbox`: how records cross from the threads calling the sync producer's `send` to the
-async producer on the loop thread, at a cost per record close to the async `send` itself.
+"""`Outbox`: how records that need the loop cross from the threads calling the sync producer's
+`send` to the async producer on the loop thread (records with headers, for a topic without
+metadata yet, while the buffer is full, and everything after them until the queue is empty;
+the others are appended on the caller's thread while the loop is parked: `krafka.sync.producer`).
+It also completes the futures someone waits on.
 
 Callers append `(topic, value, key, headers, partition, timestamp, future)` to a deque (one
 atomic append, no lock) and wake the loop only when it went idle; the loop's pump hands the
@@ -8,9 +11,10 @@ else is done per record: futures complete lazily (`krafka.sync.delivery`), and o
 ones are completed by the loop, per partition in delivery order. At `limit` queued records a
 caller waits until the pump has emptied the queue, which bounds memory when brokers are slow.
 
-Ordering: one pump at a time (a lock on the loop), records in append order, and every other
-call (flush, transactions, close) pumps first, so a record sent before a call reaches the
-async producer before that call does.
+Ordering: one pump at a time (a lock on the loop), records in append order, `idle` false
+while anything is queued or being pumped (the caller's thread appends directly only when it
+is true), and every other call (flush, transactions, close) pumps first, so a record sent
+before a call reaches the async producer before that call does.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ same objects; `track` is idempotent."""
 from __future__ import annotations
 
 import gc
+import weakref
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ IMPLEMENTATIONS = implementations()
 
 
 class Holder:
-    __slots__ = ("__dict__", "value")
+    __slots__ = ("__dict__", "__weakref__", "value")
 
 
 @pytest.mark.parametrize("name", sorted(IMPLEMENTATIONS))
@@ -26,7 +27,9 @@ def test_new_untracked_then_tracked(name: str) -> None:
     track(obj)
     track(obj)
     assert gc.is_tracked(obj)
-    obj.cycle = obj  # a tracked cycle is collected
+    obj.cycle = obj  # tracked again, its cycle is collected
+    gone = weakref.ref(obj)
     del obj
     gc.collect()
+    assert gone() is None
     track(42)  # not a container: nothing to do

@@ -1,0 +1,1 @@
+cdef object alloc_untracked(type cls)
