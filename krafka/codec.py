@@ -32,6 +32,7 @@ from krafka.arrow import decode_to_arrow
 Buffer = bytes | bytearray | memoryview
 
 Record: Any = impl.Record
+RecordsBuilder: Any = impl.RecordsBuilder
 RecordBatch: Any = impl.RecordBatch
 BatchHeader: Any = impl.BatchHeader
 IMPLEMENTATION: str = impl.name
@@ -45,6 +46,7 @@ __all__ = [
     "ControlType",
     "Record",
     "RecordBatch",
+    "RecordsBuilder",
     "TimestampType",
     "decode_batches",
     "decode_to_arrow",

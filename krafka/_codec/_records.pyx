@@ -31,7 +31,10 @@ from libc.string cimport memcmp, memcpy
 from krafka._codec._batchbody cimport BufferView, V2Body, open_v2, view_of
 from krafka._codec._crc cimport crc32c_of
 from krafka._codec._cvarint cimport (
-    be32, be64, put16, put32, put64, size_varint, size_varlong, write_varint, write_varlong,
+    be32, be64, size_varint, size_varlong,
+)
+from krafka._codec._recordwrite cimport (
+    blob_size, headers_size, is_blob, write_batch_header, write_record,
 )
 from krafka._codec._recordwalk cimport (
     HeaderSpan, RecordSpan, end_record, walk_header, walk_message, walk_record,
@@ -40,8 +43,6 @@ from krafka._codec._types cimport BatchHeader, Record, RecordBatch, new_record
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
-    bint PyUnicode_IS_COMPACT_ASCII(object)
-    const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
 
 import time
 
@@ -72,7 +73,6 @@ cdef int64_t _now_ms():
 
 
 cdef int HEADER_SIZE = 61
-cdef int CRC_START = 21
 cdef object _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
                        Compression.LZ4, Compression.ZSTD)
 cdef object _TS_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
@@ -419,56 +419,6 @@ cdef struct Stamps:
     int64_t max_ts
 
 
-cdef inline bint _is_blob(PyObject* o) noexcept:
-    return o == <PyObject*>None or PyBytes_CheckExact(<object>o)
-
-
-cdef inline Py_ssize_t _blob_size(PyObject* o) noexcept:
-    cdef Py_ssize_t n
-    if o == <PyObject*>None:
-        return 1
-    n = PyBytes_GET_SIZE(<object>o)
-    return size_varint(<int32_t>n) + n
-
-
-cdef inline uint8_t* _put_blob(uint8_t* w, PyObject* o) noexcept:
-    cdef Py_ssize_t n
-    if o == <PyObject*>None:
-        w[0] = 1
-        return w + 1
-    n = PyBytes_GET_SIZE(<object>o)
-    w += write_varint(w, <int32_t>n)
-    memcpy(w, PyBytes_AS_STRING(<object>o), n)
-    return w + n
-
-
-cdef inline const char* _utf8(PyObject* s, Py_ssize_t* n) except NULL:
-    if PyUnicode_IS_COMPACT_ASCII(<object>s):
-        n[0] = PyUnicode_GET_LENGTH(<object>s)
-        return <const char*>PyUnicode_DATA(<object>s)
-    return PyUnicode_AsUTF8AndSize(<object>s, n)
-
-
-cdef Py_ssize_t _headers_size(PyObject* headers) except -2:
-    """Encoded size of plain headers (a list/tuple of (str, bytes | None)), -1 if not plain."""
-    cdef Py_ssize_t i, count = PySequence_Fast_GET_SIZE(<object>headers), klen
-    cdef Py_ssize_t size = size_varint(<int32_t>count)
-    cdef PyObject* item
-    cdef PyObject* hkey
-    cdef PyObject* hval
-    for i in range(count):
-        item = PySequence_Fast_GET_ITEM(<object>headers, i)
-        if not PyTuple_CheckExact(<object>item) or PyTuple_GET_SIZE(<object>item) != 2:
-            return -1
-        hkey = PyTuple_GET_ITEM(<object>item, 0)
-        hval = PyTuple_GET_ITEM(<object>item, 1)
-        if not PyUnicode_CheckExact(<object>hkey) or not _is_blob(hval):
-            return -1
-        _utf8(hkey, &klen)
-        size += size_varint(<int32_t>klen) + klen + _blob_size(hval)
-    return size
-
-
 cdef int _read_slot(Slot* s, object rec, int32_t delta, Stamps* stamps) except -1:
     """Fill `s` from a compiled Record or a (key, value, headers, timestamp) tuple whose fields
     have exactly the types written as they are; 0 (and nothing read) if `rec` needs converting.
@@ -488,7 +438,7 @@ cdef int _read_slot(Slot* s, object rec, int32_t delta, Stamps* stamps) except -
         ts = PyTuple_GET_ITEM(rec, 3)
     else:
         return 0
-    if not _is_blob(s.key) or not _is_blob(s.value):
+    if not is_blob(s.key) or not is_blob(s.value):
         return 0
     if ts == <PyObject*>None:
         s.ts = stamps.default_ts
@@ -502,14 +452,14 @@ cdef int _read_slot(Slot* s, object rec, int32_t delta, Stamps* stamps) except -
         s.headers = NULL
         hsize = 1
     elif PyList_CheckExact(<object>headers) or PyTuple_CheckExact(<object>headers):
-        hsize = _headers_size(headers)
+        hsize = headers_size(headers)
         if hsize < 0:
             return 0
         s.headers = headers
     else:
         return 0
     # the timestamp delta's size is added once the first timestamp is known
-    s.body = 1 + size_varint(delta) + _blob_size(s.key) + _blob_size(s.value) + hsize
+    s.body = 1 + size_varint(delta) + blob_size(s.key) + blob_size(s.value) + hsize
     return 1
 
 
@@ -559,33 +509,6 @@ cdef list _read_slots(list recs, bint owned, Slot* slots, Stamps* stamps,
     return recs
 
 
-cdef uint8_t* _write_record(uint8_t* w, Slot* s, int32_t delta, int64_t first_ts) except NULL:
-    cdef Py_ssize_t i, count, klen
-    cdef const char* kraw
-    cdef PyObject* item
-    cdef int64_t ts_delta = s.ts - first_ts
-    w += write_varint(w, <int32_t>s.body)
-    w[0] = 0
-    w += 1
-    w += write_varlong(w, ts_delta)
-    w += write_varint(w, delta)
-    w = _put_blob(w, s.key)
-    w = _put_blob(w, s.value)
-    if s.headers == NULL:
-        w[0] = 0
-        return w + 1
-    count = PySequence_Fast_GET_SIZE(<object>s.headers)
-    w += write_varint(w, <int32_t>count)
-    for i in range(count):
-        item = PySequence_Fast_GET_ITEM(<object>s.headers, i)
-        kraw = _utf8(PyTuple_GET_ITEM(<object>item, 0), &klen)
-        w += write_varint(w, <int32_t>klen)
-        memcpy(w, kraw, klen)
-        w += klen
-        w = _put_blob(w, PyTuple_GET_ITEM(<object>item, 1))
-    return w
-
-
 cdef object _encode_records(Slot* slots, Py_ssize_t count, Py_ssize_t offset, Py_ssize_t total,
                             int64_t first_ts):
     """A new bytes object of `offset + total` bytes with the records written from `offset`."""
@@ -593,7 +516,8 @@ cdef object _encode_records(Slot* slots, Py_ssize_t count, Py_ssize_t offset, Py
     cdef uint8_t* w = <uint8_t*>PyBytes_AS_STRING(out) + offset
     cdef Py_ssize_t i
     for i in range(count):
-        w = _write_record(w, &slots[i], <int32_t>i, first_ts)
+        w = write_record(w, slots[i].body, slots[i].ts - first_ts, <int32_t>i, slots[i].key,
+                         slots[i].value, slots[i].headers)
     return out
 
 
@@ -643,19 +567,7 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
         attributes |= 0x10
     if control:
         attributes |= 0x20
-    cdef uint8_t* h = <uint8_t*>PyBytes_AS_STRING(out)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(out)
-    put64(h, base_offset)
-    put32(h + 8, <int32_t>(n - 12))
-    put32(h + 12, partition_leader_epoch)
-    h[16] = 2
-    put16(h + 21, attributes)
-    put32(h + 23, <int32_t>(count - 1))
-    put64(h + 27, stamps.first_ts)
-    put64(h + 35, stamps.max_ts)
-    put64(h + 43, producer_id)
-    put16(h + 51, producer_epoch)
-    put32(h + 53, base_sequence)
-    put32(h + 57, <int32_t>count)
-    put32(h + 17, <int32_t><uint32_t>crc32c_of(_crc32c, h + CRC_START, n - CRC_START))
+    write_batch_header(<uint8_t*>PyBytes_AS_STRING(out), PyBytes_GET_SIZE(out), base_offset,
+                       partition_leader_epoch, attributes, <int32_t>count, stamps.first_ts,
+                       stamps.max_ts, producer_id, producer_epoch, base_sequence, _crc32c)
     return out

@@ -5,6 +5,7 @@ Importing this module raises ImportError when the extensions were not built.
 
 from __future__ import annotations
 
+from krafka._codec._builder import RecordsBuilder
 from krafka._codec._murmur import murmur2, murmur2_partition
 from krafka._codec._records import (
     decode_batches,
@@ -31,6 +32,7 @@ __all__ = [
     "BatchHeader",
     "Record",
     "RecordBatch",
+    "RecordsBuilder",
     "decode_batches",
     "decode_entry",
     "decode_unsigned_varint",

@@ -22,6 +22,7 @@ class CodecImplementation(Protocol):
     name: str
     Record: type[Any]
     RecordBatch: type[Any]
+    RecordsBuilder: type[Any]
     BatchHeader: type[Any]
 
     def decode_batches(

@@ -10,7 +10,7 @@ from krafka._codec.batches import (
     scan_batches,
 )
 from krafka._codec.murmur import murmur2, murmur2_partition
-from krafka._codec.records import encode_batch
+from krafka._codec.records import RecordsBuilder, encode_batch
 from krafka._codec.take import take_records
 from krafka._codec.types import BatchHeader, Record, RecordBatch
 from krafka._codec.varint import (
@@ -28,6 +28,7 @@ __all__ = [
     "BatchHeader",
     "Record",
     "RecordBatch",
+    "RecordsBuilder",
     "decode_batches",
     "decode_entry",
     "decode_unsigned_varint",

@@ -275,6 +275,94 @@ def _record_like(rec: RecordLike | RecordTuple) -> RecordLike:
     return cast(RecordLike, rec)
 
 
+class RecordsBuilder:
+    """The records of one v2 batch, encoded as they are appended (Java's
+    `MemoryRecordsBuilder`): a producer keeps bytes, not record objects, until it sends the
+    batch, and `build` frames them (header, compression, CRC).
+
+    Records without a timestamp get `default_timestamp` (default: the wall clock when the
+    builder is made); deltas are taken from the first record's timestamp, offset deltas are
+    positions, as `encode_batch` writes them.
+    """
+
+    __slots__ = ("_body", "count", "default_timestamp", "first_timestamp", "max_timestamp")
+
+    def __init__(self, default_timestamp: int | None = None) -> None:
+        self.default_timestamp = (
+            int(time.time() * 1000) if default_timestamp is None else int(default_timestamp)
+        )
+        self._body = bytearray()
+        self.count = 0
+        self.first_timestamp = -1
+        self.max_timestamp = -1
+
+    @property
+    def size(self) -> int:
+        """Bytes of the records written so far (the batch header not counted)."""
+        return len(self._body)
+
+    def append(
+        self,
+        timestamp: int | None,
+        key: Buffer | None,
+        value: Buffer | None,
+        headers: Iterable[tuple[str, Buffer | None]] | None = None,
+    ) -> None:
+        """Write one more record."""
+        ts = self.default_timestamp if timestamp is None else int(timestamp)
+        hdrs = [(str(k), _blob(v)) for k, v in headers or ()]
+        record = Record(0, ts, _blob(key), _blob(value), hdrs)
+        if self.count == 0:
+            self.first_timestamp = self.max_timestamp = ts
+        elif ts > self.max_timestamp:
+            self.max_timestamp = ts
+        encode_record(self._body, self.count, ts - self.first_timestamp, record)
+        self.count += 1
+
+    def build(
+        self,
+        compression: str | Compression = Compression.NONE,
+        *,
+        base_offset: int = 0,
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+        base_sequence: int = -1,
+        transactional: bool = False,
+        control: bool = False,
+        timestamp_type: TimestampType = TimestampType.CREATE_TIME,
+        partition_leader_epoch: int = -1,
+        compression_level: int | None = None,
+    ) -> bytes:
+        """The record batch: header, (compressed) records, CRC32C."""
+        if not self.count:
+            raise ValueError("a record batch needs at least one record")
+        codec = Compression.parse(compression)
+        payload = _compression.compress(codec, bytes(self._body), compression_level)
+        attributes = codec.code | (int(timestamp_type) << 3)
+        attributes |= 0x10 if transactional else 0
+        attributes |= 0x20 if control else 0
+        out = bytearray(HEADER_SIZE)
+        HEADER.pack_into(
+            out, 0, base_offset, HEADER_SIZE - 12 + len(payload), partition_leader_epoch, 2, 0,
+            attributes, self.count - 1, self.first_timestamp, self.max_timestamp, producer_id,
+            producer_epoch, base_sequence, self.count,
+        )  # fmt: skip
+        out += payload
+        struct.pack_into(">I", out, 17, crc32c(memoryview(out)[CRC_START:]))
+        return bytes(out)
+
+    def records(self) -> list[Record]:
+        """The records written so far, decoded again (timestamps filled in)."""
+        if not self.count:
+            return []
+        batch = self.build()
+        return list(iter_records(batch, read_header(batch, 0), check_crc=False))
+
+
+def _blob(data: Buffer | None) -> bytes | None:
+    return data if data is None or type(data) is bytes else bytes(data)
+
+
 def encode_batch(
     records: Iterable[RecordLike | RecordTuple],
     compression: str | Compression = Compression.NONE,
@@ -295,26 +383,12 @@ def encode_batch(
     timestamp)` tuples. Records without a timestamp get `now_ms` (default: the wall clock).
     Offset deltas are the records' positions in the batch.
     """
-    recs = [_record_like(r) for r in records]
-    if not recs:
-        raise ValueError("a record batch needs at least one record")
-    codec = Compression.parse(compression)
-    default_ts = now_ms if now_ms is not None else int(time.time() * 1000)
-    stamps = [default_ts if r.timestamp is None else r.timestamp for r in recs]
-    first_ts = stamps[0]
-    body = bytearray()
-    for i, rec in enumerate(recs):
-        encode_record(body, i, stamps[i] - first_ts, rec)
-    payload = _compression.compress(codec, body, compression_level)
-    attributes = codec.code | (int(timestamp_type) << 3)
-    attributes |= 0x10 if transactional else 0
-    attributes |= 0x20 if control else 0
-    out = bytearray(HEADER_SIZE)
-    HEADER.pack_into(
-        out, 0, base_offset, HEADER_SIZE - 12 + len(payload), partition_leader_epoch, 2, 0,
-        attributes, len(recs) - 1, first_ts, max(stamps), producer_id, producer_epoch,
-        base_sequence, len(recs),
+    builder = RecordsBuilder(now_ms)
+    for rec in map(_record_like, records):
+        builder.append(rec.timestamp, rec.key, rec.value, rec.headers)
+    return builder.build(
+        compression, base_offset=base_offset, producer_id=producer_id,
+        producer_epoch=producer_epoch, base_sequence=base_sequence, transactional=transactional,
+        control=control, timestamp_type=timestamp_type,
+        partition_leader_epoch=partition_leader_epoch, compression_level=compression_level,
     )  # fmt: skip
-    out += payload
-    struct.pack_into(">I", out, 17, crc32c(memoryview(out)[CRC_START:]))
-    return bytes(out)

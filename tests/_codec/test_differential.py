@@ -97,3 +97,15 @@ def test_record_tuples_same_bytes(fields: list[dict[str, Any]], opts: dict[str, 
         for i, f in enumerate(fields)
     ]
     assert PURE.encode_batch(tuples, *args) == COMPILED.encode_batch(tuples, *args)
+
+
+@settings(max_examples=60, deadline=None)
+@given(fields=st.lists(record_fields, min_size=1, max_size=15), opts=batch_options)
+def test_builders_write_the_same_bytes(fields: list[dict[str, Any]], opts: dict[str, Any]):
+    out = []
+    for codec in (PURE, COMPILED):
+        builder = codec.RecordsBuilder(1_600_000_000_000)
+        for f in fields:
+            builder.append(f["timestamp"], f["key"], f["value"], f["headers"])
+        out.append((builder.size, builder.build(opts["compression"], base_sequence=3)))
+    assert out[0] == out[1]

@@ -1,0 +1,14 @@
+from libc.stdint cimport int64_t, uint8_t
+
+
+cdef class RecordsBuilder:
+    cdef uint8_t* _buf
+    cdef Py_ssize_t _size
+    cdef Py_ssize_t _capacity
+    cdef readonly Py_ssize_t count
+    cdef readonly int64_t default_timestamp
+    cdef readonly int64_t first_timestamp
+    cdef readonly int64_t max_timestamp
+
+    cdef int _reserve(self, Py_ssize_t more) except -1
+    cdef int add(self, object timestamp, object key, object value, object headers) except -1

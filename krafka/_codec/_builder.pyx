@@ -1,0 +1,162 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled `RecordsBuilder`: the twin of `records.RecordsBuilder` (see there).
+
+Each `append` writes its record into one growing C buffer: no record object is made, so none
+is kept alive, traversed, or freed later by the thread that sends the batch.
+"""
+
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_CheckExact
+from cpython.long cimport PyLong_CheckExact
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.object cimport PyObject
+from cpython.sequence cimport PySequence_Fast_GET_SIZE
+from cpython.tuple cimport PyTuple_CheckExact
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.string cimport memcpy
+
+from krafka._codec._cvarint cimport size_varint, size_varlong
+from krafka._codec._recordwrite cimport (
+    BATCH_HEADER_SIZE, blob_size, headers_size, is_blob, write_batch_header, write_record,
+)
+
+import time
+
+from crc32c import crc32c as _crc32c
+
+from krafka._codec.types import Compression, TimestampType
+
+try:
+    from krafka._codec import _compression as _compression_mod
+except ImportError:  # pragma: no cover - build without the optional compiled twin
+    from krafka._codec import compression as _compression_mod
+
+cdef dict _CODE_OF = {c: c.code for c in Compression}
+_CODE_OF.update({c.value: c.code for c in Compression})
+_CODE_OF[None] = 0
+cdef tuple _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
+                      Compression.LZ4, Compression.ZSTD)
+cdef Py_ssize_t _FIRST_CAPACITY = 512
+
+
+cdef inline object _blob(object data):
+    return data if data is None or type(data) is bytes else bytes(data)
+
+
+@cython.final
+cdef class RecordsBuilder:
+    """The records of one v2 batch, encoded as they are appended (see `records.RecordsBuilder`)."""
+
+    def __cinit__(self, default_timestamp=None):
+        self.default_timestamp = (
+            <int64_t>(time.time() * 1000) if default_timestamp is None else default_timestamp
+        )
+        self.first_timestamp = -1
+        self.max_timestamp = -1
+
+    def __dealloc__(self):
+        PyMem_Free(self._buf)
+
+    @property
+    def size(self):
+        """Bytes of the records written so far (the batch header not counted)."""
+        return self._size
+
+    cdef int _reserve(self, Py_ssize_t more) except -1:
+        cdef Py_ssize_t want = self._size + more, capacity = self._capacity
+        cdef uint8_t* grown
+        if want <= capacity:
+            return 0
+        if capacity == 0:
+            capacity = _FIRST_CAPACITY
+        while capacity < want:
+            capacity *= 2
+        grown = <uint8_t*>PyMem_Realloc(self._buf, capacity)
+        if grown == NULL:
+            raise MemoryError()
+        self._buf, self._capacity = grown, capacity
+        return 0
+
+    def append(self, timestamp, key, value, headers=None):
+        """Write one more record."""
+        self.add(timestamp, key, value, headers)
+
+    cdef int add(self, object timestamp, object key, object value, object headers) except -1:
+        if not is_blob(<PyObject*>key):
+            key = _blob(key)
+        if not is_blob(<PyObject*>value):
+            value = _blob(value)
+        cdef Py_ssize_t hsize = 1
+        cdef PyObject* hdrs = NULL
+        if headers is not None and (not (PyList_CheckExact(headers) or PyTuple_CheckExact(headers))
+                                    or PySequence_Fast_GET_SIZE(headers) != 0):
+            if PyList_CheckExact(headers) or PyTuple_CheckExact(headers):
+                hsize = headers_size(<PyObject*>headers)
+            else:
+                hsize = -1
+            if hsize < 0:
+                headers = [(str(k), _blob(v)) for k, v in headers]
+                hsize = headers_size(<PyObject*>headers)
+            hdrs = <PyObject*>headers
+        cdef int64_t ts
+        if timestamp is None:
+            ts = self.default_timestamp
+        elif PyLong_CheckExact(timestamp):
+            ts = timestamp
+        else:
+            ts = int(timestamp)
+        if self.count == 0:
+            self.first_timestamp = self.max_timestamp = ts
+        elif ts > self.max_timestamp:
+            self.max_timestamp = ts
+        cdef int64_t ts_delta = ts - self.first_timestamp
+        cdef int32_t offset_delta = <int32_t>self.count
+        cdef Py_ssize_t body = (1 + size_varlong(ts_delta) + size_varint(offset_delta)
+                                + blob_size(<PyObject*>key) + blob_size(<PyObject*>value) + hsize)
+        self._reserve(size_varint(<int32_t>body) + body)
+        cdef uint8_t* w = write_record(self._buf + self._size, body, ts_delta, offset_delta,
+                                       <PyObject*>key, <PyObject*>value, hdrs)
+        self._size = w - self._buf
+        self.count += 1
+        return 0
+
+    def build(self, compression=Compression.NONE, *, int64_t base_offset=0,
+              int64_t producer_id=-1, int producer_epoch=-1, int32_t base_sequence=-1,
+              bint transactional=False, bint control=False,
+              timestamp_type=TimestampType.CREATE_TIME, int32_t partition_leader_epoch=-1,
+              compression_level=None):
+        """The record batch: header, (compressed) records, CRC32C."""
+        if self.count == 0:
+            raise ValueError("a record batch needs at least one record")
+        code_obj = _CODE_OF.get(compression)
+        if code_obj is None:
+            code_obj = Compression.parse(compression).code
+        cdef int code = code_obj
+        cdef object out
+        if code == 0:
+            out = PyBytes_FromStringAndSize(NULL, BATCH_HEADER_SIZE + self._size)
+            memcpy(PyBytes_AS_STRING(out) + BATCH_HEADER_SIZE, self._buf, self._size)
+        else:
+            raw = PyBytes_FromStringAndSize(<char*>self._buf, self._size)
+            payload = _compression_mod.compress(_CODECS[code], raw, compression_level)
+            out = PyBytes_FromStringAndSize(NULL, BATCH_HEADER_SIZE + len(payload))
+            memcpy(PyBytes_AS_STRING(out) + BATCH_HEADER_SIZE, PyBytes_AS_STRING(payload),
+                   len(payload))
+        cdef int attributes = code | ((<int>timestamp_type & 1) << 3)
+        if transactional:
+            attributes |= 0x10
+        if control:
+            attributes |= 0x20
+        write_batch_header(<uint8_t*>PyBytes_AS_STRING(out), PyBytes_GET_SIZE(out), base_offset,
+                           partition_leader_epoch, attributes, <int32_t>self.count,
+                           self.first_timestamp, self.max_timestamp, producer_id, producer_epoch,
+                           base_sequence, _crc32c)
+        return out
+
+    def records(self):
+        """The records written so far, decoded again (timestamps filled in)."""
+        if self.count == 0:
+            return []
+        from krafka._codec._records import decode_batches
+        return decode_batches(self.build(), check_crc=False)[0].records

@@ -1,0 +1,84 @@
+"""`RecordsBuilder`: records written as they are appended frame the very batch `encode_batch`
+writes for the same records, in both implementations."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from krafka._codec.types import Compression
+from tests._codec.strategies import batch_options, record_fields
+
+
+def built(codec: ModuleType, fields: list[dict[str, Any]], default: int, opts: dict[str, Any]):
+    builder = codec.RecordsBuilder(default)
+    for f in fields:
+        builder.append(f["timestamp"], f["key"], f["value"], f["headers"])
+    return builder, builder.build(
+        opts["compression"], base_offset=opts["base_offset"], producer_id=opts["producer_id"],
+        producer_epoch=opts["producer_epoch"], base_sequence=opts["base_sequence"],
+        transactional=opts["transactional"],
+    )  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    fields=st.lists(
+        record_fields.map(lambda f: {**f, "timestamp": f["timestamp"] if f["key"] else None}),
+        min_size=1,
+        max_size=20,
+    ),
+    opts=batch_options,
+)
+def test_appended_records_build_the_batch_encode_batch_writes(
+    codec: ModuleType, fields: list[dict[str, Any]], opts: dict[str, Any]
+) -> None:
+    builder, batch = built(codec, fields, 1_700_000_000_000, opts)
+    tuples = [(f["key"], f["value"], f["headers"], f["timestamp"]) for f in fields]
+    assert batch == codec.encode_batch(
+        tuples, opts["compression"], opts["base_offset"], opts["producer_id"],
+        opts["producer_epoch"], opts["base_sequence"], opts["transactional"],
+        now_ms=1_700_000_000_000,
+    )  # fmt: skip
+    stamps = [1_700_000_000_000 if f["timestamp"] is None else f["timestamp"] for f in fields]
+    assert builder.count == len(fields)
+    assert (builder.first_timestamp, builder.max_timestamp) == (stamps[0], max(stamps))
+    decoded = builder.records()
+    assert [(r.offset, r.timestamp, r.key, r.value) for r in decoded] == [
+        (i, ts, f["key"], f["value"]) for i, (ts, f) in enumerate(zip(stamps, fields, strict=True))
+    ]
+    assert [list(r.headers) for r in decoded] == [list(f["headers"]) for f in fields]
+
+
+def test_buffers_and_header_sequences_are_converted_as_encode_batch_does(
+    codec: ModuleType,
+) -> None:
+    builder = codec.RecordsBuilder(5)
+    builder.append(None, bytearray(b"k"), memoryview(b"v"), (("h", bytearray(b"1")),))
+    builder.append(7, None, None, [])
+    expected = codec.encode_batch([(b"k", b"v", [("h", b"1")], None), (None, None, None, 7)],
+                                  now_ms=5)  # fmt: skip
+    assert builder.build() == expected
+    assert builder.size == len(expected) - 61
+
+
+def test_a_builder_grows_past_its_first_buffer_and_keeps_every_byte(codec: ModuleType) -> None:
+    builder = codec.RecordsBuilder(0)
+    values = [bytes([i % 251]) * (i * 37 % 3000) for i in range(200)]
+    for value in values:
+        builder.append(None, None, value)
+    assert [r.value for r in builder.records()] == values
+    assert builder.build(Compression.ZSTD) != builder.build()  # compressed, same records
+    assert builder.records()[-1].offset == 199
+
+
+def test_an_empty_builder_has_no_batch_and_no_records(codec: ModuleType) -> None:
+    builder = codec.RecordsBuilder()
+    assert builder.count == 0 and builder.size == 0 and builder.records() == []
+    assert builder.default_timestamp > 1_600_000_000_000  # the wall clock
+    with pytest.raises(ValueError, match="at least one record"):
+        builder.build()
