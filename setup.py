@@ -45,7 +45,8 @@ def extensions() -> list:  # type: ignore[type-arg]
     from setuptools import Extension
 
     sources = sorted(
-        [*HERE.glob("krafka/_codec/*.pyx"), *HERE.glob("krafka/io/*.pyx"), *HERE.glob("krafka/sync/*.pyx")]
+        [*HERE.glob("krafka/_codec/*.pyx"), *HERE.glob("krafka/io/*.pyx"), *HERE.glob("krafka/sync/*.pyx"),
+         *HERE.glob("krafka/sansio/producer/*.pyx")]
     )
     exts = [
         Extension(

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 import anyio
 
-from krafka.codec import Record
 from krafka.errors import KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.producer_handle import DeliveryHandle, Hooks, ProducerRecord
@@ -75,7 +74,7 @@ class Appender:
         if not self.accumulator.has_room(size):
             await self.loop.wait_for_room(size, self.max_block)
         appended, handle = self.accumulator.append(
-            topic, partition, Record(0, timestamp, key, value, hdrs), size, _monotonic(),
+            topic, partition, timestamp, key, value, hdrs, size, _monotonic(),
             int(_wall() * 1000),
         )  # fmt: skip
         if appended == SEALED:
@@ -109,7 +108,7 @@ class Appender:
         if not self.accumulator.has_room(size):
             return None, partition, False
         appended, handle = self.accumulator.append(
-            topic, partition, Record(0, timestamp, key, value, ()), size, _monotonic(),
+            topic, partition, timestamp, key, value, None, size, _monotonic(),
             int(_wall() * 1000),
         )  # fmt: skip
         return handle, partition, bool(appended)  # type: ignore[return-value]

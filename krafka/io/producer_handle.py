@@ -53,9 +53,8 @@ def await_delivery(handle: Any) -> Generator[Any, None, RecordMetadata]:
         base = batch.base_offset
         timestamp = batch.log_append_time
         if timestamp < 0:
-            timestamp = batch.records[index].timestamp if batch.stamped else None
-            if timestamp is None:
-                timestamp = batch.created_ms
+            stamps = batch.stamps
+            timestamp = batch.created_ms if stamps is None else stamps[index]
         return _new_tuple(
             RecordMetadata,
             (batch.topic, batch.partition, base + index if base >= 0 else -1, timestamp),
@@ -162,7 +161,7 @@ class Hooks:
             hook = getattr(interceptor, "on_acknowledgement", None)
             if hook is None:
                 continue
-            for index in range(len(batch.records)):
+            for index in range(batch.count):
                 meta = metadata_of(batch, index) if batch.error is None else None
                 try:
                     hook(meta, batch.error)

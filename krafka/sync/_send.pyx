@@ -4,12 +4,15 @@ the fallback) in C, so a record costs the caller about what the async `send` cos
 
 Same steps, same order: refuse when closed; make the record's future (untracked); if nothing
 is queued and the loop is parked, hold it there and append through the async producer's
-`_try_append`; otherwise hand the record over (the producer's `_queue`). It refers to its
-producer weakly (the producer holds it), so a producer nobody closed is still collected.
+`_try_append`; otherwise hand the record over (the producer's `_queue`). A record with its
+partition given goes straight to the accumulator's compiled `append_open` (what `_try_append`
+tries first), with no Python frame in between. It refers to its producer weakly (the producer
+holds it), so a producer nobody closed is still collected.
 """
 
 cimport cython
 
+from krafka.sansio.producer._append cimport OpenAppender
 from krafka.sync._parking cimport ParkingLock
 from krafka.sync._untracked cimport alloc_untracked
 
@@ -26,9 +29,11 @@ cdef class DirectSend:
     cdef object _call_soon
     cdef object _wake
     cdef object _closed_error
+    cdef object _client
+    cdef OpenAppender _appender
 
     def __cinit__(self, producer_ref, ParkingLock parking, outbox, type future_type,
-                  try_append, call_soon, wake, closed_error):
+                  try_append, call_soon, wake, closed_error, client, appender):
         self._producer = producer_ref
         self._parking = parking
         self._outbox = outbox
@@ -37,6 +42,8 @@ cdef class DirectSend:
         self._call_soon = call_soon
         self._wake = wake
         self._closed_error = closed_error
+        self._client = client
+        self._appender = appender if isinstance(appender, OpenAppender) else None
 
     def send(self, topic, value=None, key=None, *, headers=None, partition=None,
              timestamp=None):
@@ -46,12 +53,19 @@ cdef class DirectSend:
             raise self._closed_error("producer is closed")
         cdef object future = alloc_untracked(self._future_type)
         cdef object outbox = self._outbox
+        cdef bint wake = False
         if headers is None and outbox.idle and self._parking.pause_c():
             try:
                 if outbox.idle:
-                    handle, partition, wake = self._try_append(
-                        topic, value, key, partition, timestamp
-                    )
+                    handle = None
+                    if (partition is not None and self._appender is not None
+                            and self._client._fast):
+                        handle = self._appender.append_c(topic, partition, key, value,
+                                                         timestamp, &wake)
+                    if handle is None:
+                        handle, partition, wake = self._try_append(
+                            topic, value, key, partition, timestamp
+                        )
                     if handle is not None:
                         future._handle = handle
                         if wake:

@@ -74,6 +74,7 @@ class Producer(SyncClient[AsyncProducer]):
             self.send = compiled(  # type: ignore[method-assign]
                 weakref.ref(self), parking, self._outbox, self._future_type, self._try_append,
                 self._thread.call_soon, self._client._wake_sender, InvalidStateError,
+                self._client, self._client._accumulator.open_appender,
             ).send  # fmt: skip
 
     def send(

@@ -9,7 +9,6 @@ from typing import Any
 import anyio
 import pytest
 
-from krafka.codec import Record
 from krafka.errors import KafkaTimeoutError, KrafkaError
 from krafka.io.producer_handle import Hooks, implementations
 from krafka.sansio.producer.batch import ProducerBatch
@@ -26,11 +25,10 @@ def handle_type(request: pytest.FixtureRequest) -> Any:
 
 
 def make_batch(*timestamps: int | None) -> ProducerBatch:
-    batch = ProducerBatch("t", 3, 0.0, 1)
-    batch.created_ms = 1_700_000_000_000
+    batch = ProducerBatch("t", 3, 0.0, 1, created_ms=1_700_000_000_000)
     batch.on_done = Hooks((), lambda: None).batch_done
     for ts in timestamps:
-        batch.add(Record(0, ts, None, b"v", ()), 22)
+        batch.add(ts, None, b"v", None, 22)
     return batch
 
 

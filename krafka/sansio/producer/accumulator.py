@@ -5,16 +5,19 @@ exceeded); a batch is sendable when full, when its `linger` ran out, when a flus
 or - for a retry - when its backoff ended. Bytes buffered are counted against
 `buffer_memory`; the driver applies back-pressure while `has_room` is False. Retried batches
 go back in front of their partition's queue in their original order, so order survives retries.
+
+`append_open` has a compiled twin (`_append.pyx`, `OPEN_APPENDER`), which an accumulator binds
+in its place when the extension is built.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from krafka.codec import Record
+from krafka._twins import implementations, selected
 from krafka.sansio.producer.batch import BATCH_OVERHEAD, BatchState, ProducerBatch
 from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.record import RecordHandle
@@ -29,6 +32,10 @@ OPENED = 1
 SEALED = 2
 """`append` result: a batch was sealed (full): the sender has work now."""
 _NOT_APPENDED: tuple[None, bool] = (None, False)
+#: The compiled `append_open` (an `OpenAppender` class), or None for the Python method.
+OPEN_APPENDER: Any = selected(
+    implementations(None, "krafka.sansio.producer._append", "OpenAppender")
+)
 
 
 class RecordAccumulator:
@@ -59,6 +66,11 @@ class RecordAccumulator:
         self._orders = 0
         self._flush = False
         self._on_seal = on_seal
+        #: The compiled `append_open` bound to this accumulator, if built (else None).
+        self.open_appender: Any = None
+        if OPEN_APPENDER is not None:
+            self.open_appender = OPEN_APPENDER(self)
+            self.append_open = self.open_appender.append_open  # type: ignore[method-assign]
 
     # -- appending ------------------------------------------------------------------------------
 
@@ -86,7 +98,7 @@ class RecordAccumulator:
         the batch is now full and sealed (the sender has work). No clock, no new batch.
         """
         slots = self.open_by_topic.get(topic)
-        if slots is None:
+        if slots is None or partition < 0:
             return _NOT_APPENDED
         try:
             batch = slots[partition]
@@ -99,12 +111,12 @@ class RecordAccumulator:
             size += len(key)
         if size > batch.limit:
             return _NOT_APPENDED
-        records = batch.records
-        handle = self.handle_type(batch, len(records))
-        records.append(Record(0, timestamp, key, value, ()))
+        builder = batch.builder
+        handle = self.handle_type(batch, builder.count)
+        builder.append(timestamp, key, value)
         batch.size = size
-        if timestamp is not None:
-            batch.stamped = True
+        if timestamp is not None or batch.stamps is not None:
+            batch.stamp(timestamp)
         if size < batch.limit:
             return handle, False
         self.seal(batch)
@@ -114,12 +126,15 @@ class RecordAccumulator:
         self,
         topic: str,
         partition: int,
-        record: Any,
+        timestamp: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[tuple[str, bytes | None]] | None,
         size: int,
         now: float,
         now_ms: int = -1,
     ) -> tuple[int, RecordHandle]:
-        """Add `record` (`size` estimated bytes): returns `APPENDED`, `OPENED` or `SEALED`
+        """Add a record (`size` estimated bytes): returns `APPENDED`, `OPENED` or `SEALED`
         (what the sender must know) and the record's handle.
 
         `now_ms` (wall clock) stamps a new batch: records without a timestamp get it.
@@ -134,7 +149,7 @@ class RecordAccumulator:
             self.seal(batch)
             batch = self._new_batch(tp, now, now_ms, size)
             result = SEALED
-        handle = self.handle_type(batch, batch.add(record, size))
+        handle = self.handle_type(batch, batch.add(timestamp, key, value, headers, size))
         if batch.size >= batch.limit:
             self.seal(batch)
             result = SEALED
@@ -144,10 +159,9 @@ class RecordAccumulator:
         self, tp: TopicPartition, now: float, now_ms: int, first_size: int
     ) -> ProducerBatch:
         self._orders += 1
-        batch = ProducerBatch(tp[0], tp[1], now, self._orders)
+        batch = ProducerBatch(tp[0], tp[1], now, self._orders, now_ms)
         room = self.buffer_memory - self._used()
         batch.limit = min(self.batch_size, max(room, BATCH_OVERHEAD + first_size))
-        batch.created_ms = now_ms
         batch.on_done = self.on_done
         queue = self._queues.get(tp)
         if queue is None:

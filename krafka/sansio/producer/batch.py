@@ -1,17 +1,18 @@
 """A producer batch: the records bound for one partition that travel in one record batch.
 
-Mutable bookkeeping owned by the accumulator and the sender; `seal` encodes it once (with its
-producer id, epoch and base sequence) and the same bytes are re-sent on retries, so a retry is
-byte-identical and the broker can de-duplicate it.
+Mutable bookkeeping owned by the accumulator and the sender. Records are written into the
+batch's `RecordsBuilder` as they are appended (no record objects are kept); `encode` frames them
+once (with the producer id, epoch and base sequence) and the same bytes are re-sent on retries,
+so a retry is byte-identical and the broker can de-duplicate it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
-from krafka.codec import Compression, encode_batch
+from krafka.codec import Compression, RecordsBuilder
 from krafka.errors import KrafkaError
 
 BATCH_OVERHEAD = 61
@@ -33,6 +34,7 @@ class ProducerBatch:
         "attempts",
         "base_offset",
         "base_sequence",
+        "builder",
         "created",
         "created_ms",
         "done",
@@ -46,28 +48,30 @@ class ProducerBatch:
         "payload",
         "producer_epoch",
         "producer_id",
-        "records",
         "retry_at",
         "size",
         "span",
-        "stamped",
+        "stamps",
         "state",
         "topic",
         "transactional",
         "waiter",
     )
 
-    def __init__(self, topic: str, partition: int, created: float, order: float) -> None:
+    def __init__(
+        self, topic: str, partition: int, created: float, order: float, created_ms: int = -1
+    ) -> None:
         self.topic = topic
         self.partition = partition
         self.created = created
-        self.created_ms = -1
         self.order = order
         self.span = 1.0
-        #: Codec `Record`s (or anything `RecordLike`), in send order.
-        self.records: list[Any] = []
-        #: Some record has its own timestamp (else every record's is the batch's `created_ms`).
-        self.stamped = False
+        #: The records, encoded in send order.
+        self.builder: Any = RecordsBuilder(None if created_ms < 0 else created_ms)
+        #: The timestamp of records that carry none (`created_ms`, else the wall clock).
+        self.created_ms: int = self.builder.default_timestamp
+        #: Every record's timestamp, once some record had its own (else all are `created_ms`).
+        self.stamps: list[int] | None = None
         self.size = BATCH_OVERHEAD
         #: Seal at this size: `batch_size`, or less when the buffer had less room at opening.
         self.limit = 2**62
@@ -90,7 +94,7 @@ class ProducerBatch:
     def __repr__(self) -> str:
         return (
             f"<ProducerBatch {self.topic}-{self.partition} #{self.order} "
-            f"{len(self.records)} records {self.state.name} seq={self.base_sequence}>"
+            f"{self.count} records {self.state.name} seq={self.base_sequence}>"
         )
 
     @property
@@ -106,31 +110,51 @@ class ProducerBatch:
 
     @property
     def count(self) -> int:
-        return len(self.records)
+        return int(self.builder.count)
 
-    def add(self, record: Any, size: int) -> int:
-        """Append `record` of (estimated) `size` bytes; returns its index in the batch."""
-        self.records.append(record)
+    @property
+    def stamped(self) -> bool:
+        """Some record has its own timestamp."""
+        return self.stamps is not None
+
+    def add(
+        self,
+        timestamp: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[tuple[str, bytes | None]] | None,
+        size: int,
+    ) -> int:
+        """Append a record of (estimated) `size` bytes; returns its index in the batch."""
+        builder = self.builder
+        index = int(builder.count)
+        builder.append(timestamp, key, value, headers)
         self.size += size
-        if record.timestamp is not None:
-            self.stamped = True
-        return len(self.records) - 1
+        if timestamp is not None or self.stamps is not None:
+            self.stamp(timestamp)
+        return index
 
-    def encode(
-        self, compression: Compression, level: int | None = None, now_ms: int | None = None
-    ) -> bytes:
+    def stamp(self, timestamp: int | None) -> None:
+        """Note the timestamp of the record just appended (once any record has its own)."""
+        stamps = self.stamps
+        if stamps is None:
+            stamps = self.stamps = [self.created_ms] * (self.builder.count - 1)
+        stamps.append(self.created_ms if timestamp is None else timestamp)
+
+    def timestamp_of(self, index: int) -> int:
+        """The create time of record `index`."""
+        return self.created_ms if self.stamps is None else self.stamps[index]
+
+    def encode(self, compression: Compression, level: int | None = None) -> bytes:
         """The record batch bytes (cached: retries resend the very same bytes)."""
         if self.payload is None:
-            self.payload = encode_batch(
-                self.records,
+            self.payload = self.builder.build(
                 compression,
-                0,
-                self.producer_id,
-                self.producer_epoch,
-                self.base_sequence,
-                self.transactional,
+                producer_id=self.producer_id,
+                producer_epoch=self.producer_epoch,
+                base_sequence=self.base_sequence,
+                transactional=self.transactional,
                 compression_level=level,
-                now_ms=now_ms if self.created_ms < 0 else self.created_ms,
             )
         return self.payload
 
@@ -160,18 +184,18 @@ class ProducerBatch:
     def split(self) -> tuple[ProducerBatch, ProducerBatch]:
         """Two halves (for MESSAGE_TOO_LARGE); sequences stay contiguous, and the halves'
         orders lie in this batch's `[order, order + span)`, so they sort where it did."""
-        half = len(self.records) // 2
-        parts = (self.records[:half], self.records[half:])
+        records = self.builder.records()
+        half = len(records) // 2
         span = self.span / 2
         out: list[ProducerBatch] = []
-        each = (self.size - BATCH_OVERHEAD) // max(1, len(self.records))
-        for order, recs in zip((self.order, self.order + span), parts, strict=True):
-            batch = ProducerBatch(self.topic, self.partition, self.created, order)
-            batch.created_ms = self.created_ms
+        each = (self.size - BATCH_OVERHEAD) // max(1, len(records))
+        for order, part in ((self.order, slice(0, half)), (self.order + span, slice(half, None))):
+            batch = ProducerBatch(self.topic, self.partition, self.created, order, self.created_ms)
+            for record in records[part]:
+                batch.builder.append(record.timestamp, record.key, record.value, record.headers)
+            batch.stamps = None if self.stamps is None else self.stamps[part]
             batch.span = span
-            batch.records = recs
-            batch.stamped = self.stamped
-            batch.size += each * len(recs)
+            batch.size += each * batch.count
             batch.state = BatchState.RETRY
             batch.attempts = self.attempts
             batch.on_done = self.on_done
@@ -184,8 +208,8 @@ class ProducerBatch:
         if self.on_done is not None:
             self.on_done(self)  # wakes waiters: their records now belong to the halves
         if self.base_sequence >= 0:
-            for part, seq in ((first, self.base_sequence), (second, self.base_sequence + half)):
-                part.base_sequence = seq
-                part.producer_id = self.producer_id
-                part.producer_epoch = self.producer_epoch
+            for piece, seq in ((first, self.base_sequence), (second, self.base_sequence + half)):
+                piece.base_sequence = seq
+                piece.producer_id = self.producer_id
+                piece.producer_epoch = self.producer_epoch
         return first, second

@@ -59,4 +59,4 @@ class IdempotenceState:
         batch.producer_epoch = identity.producer_epoch
         batch.base_sequence = seq
         batch.payload = None
-        self._next[tp] = (seq + len(batch.records)) & _MAX_SEQUENCE
+        self._next[tp] = (seq + batch.count) & _MAX_SEQUENCE

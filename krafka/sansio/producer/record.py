@@ -43,8 +43,8 @@ def metadata_of(batch: ProducerBatch, index: int) -> RecordMetadata:
     base = batch.base_offset
     timestamp = batch.log_append_time
     if timestamp < 0:
-        own = batch.records[index].timestamp if batch.stamped else None
-        timestamp = batch.created_ms if own is None else own
+        stamps = batch.stamps
+        timestamp = batch.created_ms if stamps is None else stamps[index]
     return _new_tuple(
         RecordMetadata,
         (batch.topic, batch.partition, base + index if base >= 0 else -1, timestamp),
@@ -56,7 +56,7 @@ def locate(batch: ProducerBatch, index: int) -> tuple[ProducerBatch, int]:
     of the halves."""
     while batch.halves is not None:
         first, second = batch.halves
-        size = len(first.records)
+        size = first.count
         if index < size:
             batch = first
         else:

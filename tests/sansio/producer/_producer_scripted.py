@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from krafka.codec import Record, decode_batches
+from krafka.codec import decode_batches
 from krafka.protocol.messages import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
@@ -150,8 +150,9 @@ class Harness:
     def send(
         self, value: bytes, tp: tuple[str, int] = TP, key: bytes | None = None
     ) -> RecordHandle:
-        record = Record(0, 1_700_000_000_000, key, value, ())
-        _, handle = self.accumulator.append(tp[0], tp[1], record, 21 + len(value), self.now, 1)
+        _, handle = self.accumulator.append(
+            tp[0], tp[1], 1_700_000_000_000, key, value, None, 21 + len(value), self.now, 1
+        )
         return handle
 
     def drain(self) -> list[ProduceRequestPlan]:

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from krafka.codec import Record
+import pytest
+
+from krafka.codec import Compression
 from krafka.sansio.producer import BatchState, ProducerConfig, RecordAccumulator
-from krafka.sansio.producer.accumulator import APPENDED, OPENED, SEALED
+from krafka.sansio.producer.accumulator import APPENDED, OPEN_APPENDER, OPENED, SEALED
 from krafka.sansio.producer.batch import BATCH_OVERHEAD
 
 TP = ("t", 0)
 
 
-def rec(value: bytes = b"x" * 79) -> Record:
-    return Record(0, None, None, value, ())
+Fields = tuple[int | None, bytes | None, bytes | None, None]
+
+
+def rec(value: bytes = b"x" * 79) -> Fields:
+    """(timestamp, key, value, headers) of a record without timestamp, key or headers."""
+    return (None, None, value, None)
 
 
 def make(**kw: object) -> RecordAccumulator:
@@ -25,7 +31,7 @@ def test_append_opens_fills_and_seals_at_batch_size() -> None:
         ProducerConfig(batch_size=BATCH_OVERHEAD + 300, linger=1.0),
         on_seal=lambda t, p: sealed.append((t, p)),
     )
-    results = [acc.append("t", 0, rec(), 100, 0.0)[0] for _ in range(4)]
+    results = [acc.append("t", 0, *rec(), 100, 0.0)[0] for _ in range(4)]
     assert results == [OPENED, APPENDED, SEALED, OPENED]
     assert sealed == [TP]
     assert list(acc.sendable(0.0)) == [TP]  # the sealed batch goes without waiting for linger
@@ -35,9 +41,9 @@ def test_append_opens_fills_and_seals_at_batch_size() -> None:
 
 def test_a_record_that_does_not_fit_seals_the_open_batch_first() -> None:
     acc = make(batch_size=BATCH_OVERHEAD + 250)
-    acc.append("t", 0, rec(), 100, 0.0)
-    acc.append("t", 0, rec(), 100, 0.0)
-    result, handle = acc.append("t", 0, rec(), 100, 0.0)
+    acc.append("t", 0, *rec(), 100, 0.0)
+    acc.append("t", 0, *rec(), 100, 0.0)
+    result, handle = acc.append("t", 0, *rec(), 100, 0.0)
     assert result == SEALED and handle.locate()[1] == 0
     first = acc.pop(TP)
     assert first.count == 2 and handle.batch is not first
@@ -45,7 +51,7 @@ def test_a_record_that_does_not_fit_seals_the_open_batch_first() -> None:
 
 def test_linger_holds_an_open_batch_until_it_expires() -> None:
     acc = make(linger=0.05)
-    acc.append("t", 0, rec(), 100, 10.0, now_ms=1234)
+    acc.append("t", 0, *rec(), 100, 10.0, now_ms=1234)
     assert list(acc.sendable(10.04)) == []
     assert acc.next_ready_at() == 10.05
     assert list(acc.sendable(10.05)) == [TP]
@@ -56,8 +62,8 @@ def test_linger_holds_an_open_batch_until_it_expires() -> None:
 
 def test_flush_makes_open_batches_sendable_at_once() -> None:
     acc = make(linger=10.0)
-    acc.append("t", 0, rec(), 100, 0.0)
-    acc.append("t", 1, rec(), 100, 0.0)
+    acc.append("t", 0, *rec(), 100, 0.0)
+    acc.append("t", 1, *rec(), 100, 0.0)
     assert list(acc.sendable(0.0)) == []
     acc.flush()
     assert sorted(acc.sendable(0.0)) == [("t", 0), ("t", 1)]
@@ -68,8 +74,8 @@ def test_flush_makes_open_batches_sendable_at_once() -> None:
 def test_buffer_memory_back_pressure_counts_open_and_sealed_batches() -> None:
     acc = make(buffer_memory=1000, batch_size=10_000)
     assert acc.has_room(5000)  # an empty buffer takes anything
-    acc.append("t", 0, rec(), 400, 0.0)
-    acc.append("t", 1, rec(), 400, 0.0)
+    acc.append("t", 0, *rec(), 400, 0.0)
+    acc.append("t", 1, *rec(), 400, 0.0)
     assert acc.has_room(200) and not acc.has_room(201)
     batch = acc.pop(TP)  # sealed: counted in `buffered` now
     assert acc.buffered == 400
@@ -78,11 +84,22 @@ def test_buffer_memory_back_pressure_counts_open_and_sealed_batches() -> None:
     assert acc.buffered == 0 and acc.has_room(600)
 
 
-def test_append_open_fills_the_open_batch_and_seals_it_when_full() -> None:
-    acc = make(buffer_memory=10_000, batch_size=BATCH_OVERHEAD + 300)
+def twin(acc: RecordAccumulator, kind: str) -> RecordAccumulator:
+    """`acc` with its `append_open` compiled (as built) or the Python method (the reference)."""
+    if kind == "pure":
+        vars(acc).pop("append_open", None)
+    return acc
+
+
+APPEND_OPEN = ["pure", "compiled"] if OPEN_APPENDER is not None else ["pure"]
+
+
+@pytest.mark.parametrize("kind", APPEND_OPEN)
+def test_append_open_fills_the_open_batch_and_seals_it_when_full(kind: str) -> None:
+    acc = twin(make(buffer_memory=10_000, batch_size=BATCH_OVERHEAD + 300), kind)
     value = b"x" * 79  # 100 bytes with the record overhead
     assert acc.append_open("t", 0, None, value, None) == (None, False)  # no open batch
-    _, first = acc.append("t", 0, rec(b"a" * 79), 100, 0.0)
+    _, first = acc.append("t", 0, *rec(b"a" * 79), 100, 0.0)
     handle, sealed = acc.append_open("t", 0, None, b"b" * 79, None)
     assert handle is not None and not sealed
     assert handle.locate() == (first.batch, 1) and not first.batch.stamped
@@ -93,18 +110,20 @@ def test_append_open_fills_the_open_batch_and_seals_it_when_full() -> None:
     assert handle.batch.state is BatchState.SEALED and TP not in acc.open_batches
     assert acc.append_open("t", 0, None, b"", None) == (None, False)
     batch = acc.pop(TP)
-    assert [(r.key, r.value[:1], r.timestamp) for r in batch.records] == [
-        (None, b"a", None),
-        (None, b"b", None),
+    created = batch.created_ms  # records without a timestamp get the batch's
+    assert [(r.key, r.value[:1], r.timestamp) for r in batch.builder.records()] == [
+        (None, b"a", created),
+        (None, b"b", created),
         (b"k", b"c", 42),
     ]
+    assert [batch.timestamp_of(i) for i in range(3)] == [created, created, 42]
     assert batch.stamped and batch.size == BATCH_OVERHEAD + 300
 
 
 def test_retried_batches_go_back_in_front_in_their_original_order() -> None:
     acc = make(linger=0.0, batch_size=BATCH_OVERHEAD + 100)
     for _ in range(4):
-        acc.append("t", 0, rec(), 100, 0.0)
+        acc.append("t", 0, *rec(), 100, 0.0)
     b1, b2, b3 = acc.pop(TP), acc.pop(TP), acc.pop(TP)
     acc.reenqueue(b3, retry_at=1.0)
     acc.reenqueue(b1, retry_at=1.0)
@@ -117,9 +136,40 @@ def test_retried_batches_go_back_in_front_in_their_original_order() -> None:
 
 def test_expire_and_drop_all() -> None:
     acc = make(delivery_timeout=5.0)
-    acc.append("t", 0, rec(), 100, 0.0)
-    acc.append("t", 1, rec(), 100, 3.0)
+    acc.append("t", 0, *rec(), 100, 0.0)
+    acc.append("t", 1, *rec(), 100, 3.0)
     expired = acc.expire(5.0)
     assert [b.tp for b in expired] == [("t", 0)]
     assert [b.tp for b in acc.drop_all()] == [("t", 1)]
     assert acc.empty and acc.open_batches == {}
+
+
+@pytest.mark.parametrize("kind", APPEND_OPEN)
+def test_append_open_takes_no_partition_outside_the_open_ones(kind: str) -> None:
+    acc = twin(make(), kind)
+    acc.append("t", 0, *rec(), 100, 0.0)
+    acc.append("t", 1, *rec(), 100, 0.0)
+    for partition in (-1, -2, 2):  # never counted from the end, never past the last
+        assert acc.append_open("t", partition, None, b"v", None) == (None, False)
+    assert acc.append_open("other", 0, None, b"v", None) == (None, False)
+    handle, _ = acc.append_open("t", 1, None, b"v", 5)
+    assert handle is not None and handle.locate()[0].partition == 1
+    assert handle.batch.timestamp_of(1) == 5 and handle.batch.stamped
+
+
+@pytest.mark.skipif(OPEN_APPENDER is None, reason="extensions not built")
+def test_the_compiled_append_open_writes_what_the_python_one_writes() -> None:
+    accs = [twin(make(batch_size=BATCH_OVERHEAD + 700), kind) for kind in ("pure", "compiled")]
+    results = []
+    for acc in accs:
+        acc.append("t", 0, *rec(b"first"), 26, 0.0, now_ms=1_000)
+        got = [acc.append_open("t", 0, k, v, ts) for k, v, ts in [
+            (b"k", b"v" * 50, None), (None, bytearray(b"b" * 90), 7), (b"kk", None, None),
+            (None, b"x" * 600, None), (b"k", b"v" * 300, 9),
+        ]]  # fmt: skip
+        batch = acc.pop(("t", 0))
+        results.append((
+            [(h is not None, sealed) for h, sealed in got], batch.size, batch.state,
+            batch.stamps, batch.encode(Compression.NONE),
+        ))  # fmt: skip
+    assert results[0] == results[1]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from types import SimpleNamespace as NS
 
-from krafka.codec import Record
 from krafka.sansio.metadata import ClusterMetadata, MetadataConfig, parse_bootstrap
 from krafka.sansio.producer import PartitionResult, ProducerConfig, ProducerCore
 
@@ -39,8 +38,9 @@ def test_a_topic_in_constant_use_stays_refreshed_and_its_new_partitions_show() -
     partitions = 2
     for second in range(1, 1000):  # one batch a second, three times the idle TTL
         now = float(second)
-        record = Record(0, 1_700_000_000_000, None, b"v", ())
-        core.accumulator.append("t", second % partitions, record, 22, now, 1)
+        core.accumulator.append(
+            "t", second % partitions, 1_700_000_000_000, None, b"v", None, 22, now, 1
+        )
         drained = core.sender.drain(now, meta)
         for plan in drained.plans:
             results = {tp: PartitionResult(base_offset=0) for tp in plan.batches}

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from _producer_scripted import Leaders
 
-from krafka.codec import Record
 from krafka.errors import (
     IllegalGenerationError,
     InvalidStateError,
@@ -111,8 +110,9 @@ class Txn:
         assert any(isinstance(e, ProducerIdAssigned) for e in self.talk.events)
 
     def append(self, tp: TopicPartition = TP, value: bytes = b"v") -> Any:
-        record = Record(0, 1_700_000_000_000, None, value, ())
-        _, handle = self.core.accumulator.append(tp[0], tp[1], record, 30, self.now, 1)
+        _, handle = self.core.accumulator.append(
+            tp[0], tp[1], 1_700_000_000_000, None, value, None, 30, self.now, 1
+        )
         return handle
 
     def drain(self) -> list[Any]:

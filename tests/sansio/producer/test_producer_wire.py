@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _producer_scripted import Leaders
 
-from krafka.codec import Record, decode_batches
+from krafka.codec import decode_batches
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     AddPartitionsToTxnRequest,
@@ -31,8 +31,8 @@ ID = ProducerIdentity(5, 2)
 def test_produce_request_round_trips_at_every_record_batch_version() -> None:
     config = ProducerConfig(acks=Acks.ALL, linger=0.0, transactional_id="tx")
     acc = RecordAccumulator(config)
-    acc.append("a", 1, Record(0, 1, b"k", b"v", [("h", b"1")]), 30, 0.0)
-    acc.append("b", 0, Record(0, 2, None, None, ()), 30, 0.0)
+    acc.append("a", 1, 1, b"k", b"v", [("h", b"1")], 30, 0.0)
+    acc.append("b", 0, 2, None, None, None, 30, 0.0)
     (plan,) = Sender(config, acc).drain(0.0, Leaders()).plans
     request = wire.produce_request(plan, config)
     for version in range(3, 12):
