@@ -4,9 +4,10 @@ the fallback) in C, so a record costs the caller about what the async `send` cos
 
 Same steps, same order: refuse when closed; make the record's future (untracked); if nothing
 is queued and the loop is parked, hold it there and append through the async producer's
-`_try_append`; otherwise hand the record over (the producer's `_queue`). A record with its
-partition given goes straight to the accumulator's compiled `append_open` (what `_try_append`
-tries first), with no Python frame in between. It refers to its producer weakly (the producer
+`_try_append`; otherwise hand the record over (the producer's `_queue`). The first steps of
+`_try_append` (the partitioner, for a topic whose partitions are known, then the accumulator's
+compiled `append_open`) are taken right here, with no Python frame in between; only a record
+that needs more goes on to `_try_append`, with the partition chosen. It refers to its producer weakly (the producer
 holds it), so a producer nobody closed is still collected.
 """
 
@@ -31,6 +32,8 @@ cdef class DirectSend:
     cdef object _closed_error
     cdef object _client
     cdef OpenAppender _appender
+    cdef dict _partitions
+    cdef object _partitioner
 
     def __cinit__(self, producer_ref, ParkingLock parking, outbox, type future_type,
                   try_append, call_soon, wake, closed_error, client, appender):
@@ -44,6 +47,8 @@ cdef class DirectSend:
         self._closed_error = closed_error
         self._client = client
         self._appender = appender if isinstance(appender, OpenAppender) else None
+        self._partitions = client._partitions
+        self._partitioner = client._partitioner
 
     def send(self, topic, value=None, key=None, *, headers=None, partition=None,
              timestamp=None):
@@ -58,10 +63,14 @@ cdef class DirectSend:
             try:
                 if outbox.idle:
                     handle = None
-                    if (partition is not None and self._appender is not None
-                            and self._client._fast):
-                        handle = self._appender.append_c(topic, partition, key, value,
-                                                         timestamp, &wake)
+                    if self._appender is not None and self._client._fast:
+                        if partition is None:
+                            count = self._partitions.get(topic)
+                            if count is not None:
+                                partition = self._partitioner.partition(topic, key, count)
+                        if partition is not None:
+                            handle = self._appender.append_c(topic, partition, key, value,
+                                                             timestamp, &wake)
                     if handle is None:
                         handle, partition, wake = self._try_append(
                             topic, value, key, partition, timestamp

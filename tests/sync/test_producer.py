@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import krafka
+from krafka.codec import murmur2_partition
 from krafka.errors import InvalidStateError, KafkaTimeoutError
 from krafka.sync import AdminClient, DeliveryFuture, Producer
 from krafka.sync.parking import ParkingLock as LoopThreadLock
@@ -179,6 +180,8 @@ def test_records_keep_their_order_whichever_way_they_go(broker: Any, send_kind: 
                 time.sleep(0.01)  # let the loop catch up: the next records may go either way
         metas = [f.result(timeout=30) for f in futures]
         sent = [(m.partition, m.offset) for m in metas]
+    # the partitioner chose as Java's would: murmur2 of the key
+    assert [p for p, _ in sent] == [murmur2_partition(b"k%d" % (i % 5), 3) for i in range(6000)]
     for partition in range(3):
         offsets = [o for p, o in sent if p == partition]
         assert offsets == sorted(offsets) == list(range(len(offsets)))
