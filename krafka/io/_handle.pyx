@@ -9,20 +9,28 @@ of them make every full GC pass walk them all. This type holds the same two refe
 reference cycle runs through a handle: nothing a batch references holds a handle beyond the
 batch's completion (waiters are woken and dropped then; delivery errors are raised as fresh
 copies, so a stored error never holds the frame of a task that awaited it).
+
+Awaiting a handle whose batch is already delivered (a producer confirming records it sent a
+while ago) makes no generator: the `RecordMetadata` comes back in a finished C awaitable
+(`krafka.io._iteration.ready`).
 """
 
 cimport cython
+
+from krafka.io._iteration import ready as _ready
 
 cdef object _await_delivery = None
 cdef object _wait_delivery = None
 cdef object _locate = None
 cdef object _result_of = None
 cdef object _describe = None
+cdef object _metadata_of = None
 
 
-def configure(await_delivery, wait_delivery, locate, result_of, describe):
+def configure(await_delivery, wait_delivery, locate, result_of, describe, metadata_of):
     """The Python functions every handle method delegates to."""
-    global _await_delivery, _wait_delivery, _locate, _result_of, _describe
+    global _await_delivery, _wait_delivery, _locate, _result_of, _describe, _metadata_of
+    _metadata_of = metadata_of
     _await_delivery = await_delivery
     _wait_delivery = wait_delivery
     _locate = locate
@@ -44,6 +52,9 @@ cdef class DeliveryHandle:
         self.index = index
 
     def __await__(self):
+        cdef object batch = self.batch
+        if batch.done and batch.error is None:  # a done batch was never split: `index` holds
+            return _ready(_metadata_of(batch, self.index))
         return _await_delivery(self)
 
     def wait(self):

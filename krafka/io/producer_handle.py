@@ -40,7 +40,6 @@ from krafka.sansio.producer.record import (
 )
 
 log = logging.getLogger(__name__)
-_new_tuple = tuple.__new__
 
 
 def await_delivery(handle: Any) -> Generator[Any, None, RecordMetadata]:
@@ -49,16 +48,7 @@ def await_delivery(handle: Any) -> Generator[Any, None, RecordMetadata]:
     if batch.done:  # a done batch was never split: `index` is current
         if batch.error is not None:
             raise fresh_error(batch.error)
-        index = handle.index
-        base = batch.base_offset
-        timestamp = batch.log_append_time
-        if timestamp < 0:
-            stamps = batch.stamps
-            timestamp = batch.created_ms if stamps is None else stamps[index]
-        return _new_tuple(
-            RecordMetadata,
-            (batch.topic, batch.partition, base + index if base >= 0 else -1, timestamp),
-        )
+        return metadata_of(batch, handle.index)
     return (yield from wait_delivery(handle).__await__())
 
 
@@ -94,7 +84,7 @@ def _import_compiled() -> Any:
         module = importlib.import_module("krafka.io._handle")
     except ImportError:
         return None
-    module.configure(await_delivery, wait_delivery, locate, result_of, describe)
+    module.configure(await_delivery, wait_delivery, locate, result_of, describe, metadata_of)
     return module.DeliveryHandle
 
 

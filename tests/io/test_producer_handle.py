@@ -112,3 +112,16 @@ def test_compiled_handles_are_not_tracked_by_the_garbage_collector() -> None:
     if compiled is None:
         pytest.skip("the compiled extensions are not built (KRAFKA_NO_EXTENSIONS?)")
     assert not gc.is_tracked(compiled(make_batch(None), 0))
+
+
+def test_a_delivered_handle_driven_by_hand_stops_with_its_metadata(handle_type: Any) -> None:
+    """`await` needs no event loop for a delivered record: its awaitable is finished at once
+    (the compiled handle returns a C awaitable; both speak the iterator protocol too)."""
+    batch = make_batch(None, 7)
+    batch.complete(40)
+    for index, expected in ((0, RecordMetadata("t", 3, 40, 1_700_000_000_000)),
+                            (1, RecordMetadata("t", 3, 41, 7))):  # fmt: skip
+        awaitable = handle_type(batch, index).__await__()
+        with pytest.raises(StopIteration) as stop:
+            next(awaitable)
+        assert stop.value.value == expected and type(stop.value.value) is RecordMetadata
