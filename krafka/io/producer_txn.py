@@ -18,12 +18,12 @@ from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
 from krafka.io.producer_sender import SenderLoop
-from krafka.sansio.producer.transaction import (
+from krafka.sansio.producer.transaction import TransactionManager
+from krafka.sansio.producer.txn_events import (
     PartitionsAdded,
     ProducerFatal,
     ProducerIdAssigned,
     TransactionAbortable,
-    TransactionManager,
 )
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 

@@ -22,9 +22,7 @@ import itertools
 import random
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from krafka.errors import (
     InvalidStateError,
@@ -41,12 +39,20 @@ from krafka.sansio.coordinator import CoordinatorDisposition, CoordinatorLink, C
 from krafka.sansio.producer import txn_wire as wire
 from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.idempotence import IdempotenceState, ProducerIdentity
+from krafka.sansio.producer.txn_events import (
+    PartitionsAdded,
+    ProduceProgress,
+    ProducerFatal,
+    ProducerIdAssigned,
+    TransactionAbortable,
+)
 from krafka.sansio.producer.txn_state import (
     ABORTABLE_ON_FAILURE,
     TRANSITIONS,
     TxnEvent,
     TxnState,
 )
+from krafka.sansio.producer.txn_step import StepKind, TxnStep
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 _FENCED: Final = frozenset({ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH})
@@ -55,73 +61,6 @@ _NOT_ATTEMPTED: Final = ErrorCode.OPERATION_NOT_ATTEMPTED
 _GROUP_FENCING: Final = frozenset(
     {ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION, ErrorCode.FENCED_INSTANCE_ID}
 )
-
-
-class ProduceProgress(Protocol):
-    """What the transaction machine must know of the sender: are records still unsettled?"""
-
-    @property
-    def in_flight(self) -> int: ...
-
-    def has_unsent(self) -> bool: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ProducerIdAssigned:
-    """InitProducerId answered: batches may be stamped and sent (wake the sender)."""
-
-    identity: ProducerIdentity
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionsAdded:
-    """These partitions joined the transaction: their batches may be sent (wake the sender)."""
-
-    partitions: tuple[TopicPartition, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class TransactionAbortable:
-    """The transaction can only be aborted now; its queued records should fail with `error`."""
-
-    error: KrafkaError
-
-
-@dataclass(frozen=True, slots=True)
-class ProducerFatal:
-    """The producer is fenced (or otherwise unusable): fail everything with `error`."""
-
-    error: KrafkaError
-
-
-class StepKind(Enum):
-    INIT_PRODUCER_ID = "InitProducerId"
-    ADD_PARTITIONS = "AddPartitionsToTxn"
-    ADD_OFFSETS = "AddOffsetsToTxn"
-    TXN_OFFSET_COMMIT = "TxnOffsetCommit"
-    END_TXN = "EndTxn"
-
-
-@dataclass(slots=True, eq=False)
-class _Step:
-    """One coordinator request to make (and retry) before the next one."""
-
-    kind: StepKind
-    op: int | None = None
-    partitions: tuple[TopicPartition, ...] = ()
-    offsets: Mapping[TopicPartition, OffsetAndMetadata] = field(default_factory=dict)
-    group: ConsumerGroupMetadata | None = None
-    committed: bool = False
-    fresh_id: bool = False
-    deadline: float | None = None
-    sent: SendRequest[Any] | None = None
-    backoff: Backoff | None = None
-
-    @property
-    def what(self) -> str:
-        if self.kind is StepKind.END_TXN:
-            return f"EndTxn({'commit' if self.committed else 'abort'})"
-        return str(self.kind.value)
 
 
 class TransactionManager:
@@ -157,7 +96,7 @@ class TransactionManager:
             else None
         )
         self._group_links: dict[str, CoordinatorLink] = {}
-        self._steps: deque[_Step] = deque()
+        self._steps: deque[TxnStep] = deque()
         self._events: list[Any] = []
         self._ops = itertools.count(1)
         self._bump_after_abort = False
@@ -171,7 +110,7 @@ class TransactionManager:
             self._events.append(Completed(op))
             return op
         self._move(TxnEvent.INIT)
-        self._steps.append(_Step(StepKind.INIT_PRODUCER_ID, op))
+        self._steps.append(TxnStep(StepKind.INIT_PRODUCER_ID, op))
         return op
 
     def begin(self, now: float) -> None:
@@ -188,8 +127,8 @@ class TransactionManager:
         """Commit consumer offsets within the transaction (AddOffsetsToTxn, TxnOffsetCommit)."""
         self.check_can_send()
         op = next(self._ops)
-        self._steps.append(_Step(StepKind.ADD_OFFSETS, group=group))
-        self._steps.append(_Step(StepKind.TXN_OFFSET_COMMIT, op, offsets=offsets, group=group))
+        self._steps.append(TxnStep(StepKind.ADD_OFFSETS, group=group))
+        self._steps.append(TxnStep(StepKind.TXN_OFFSET_COMMIT, op, offsets=offsets, group=group))
         return op
 
     def commit(self, now: float) -> int:
@@ -201,7 +140,7 @@ class TransactionManager:
             ) from self.error
         self._move(TxnEvent.COMMIT)
         op = next(self._ops)
-        self._steps.append(_Step(StepKind.END_TXN, op, committed=True))
+        self._steps.append(TxnStep(StepKind.END_TXN, op, committed=True))
         return op
 
     def abort(self, now: float) -> int:
@@ -211,7 +150,7 @@ class TransactionManager:
         self._bump_after_abort |= self.state is TxnState.ABORTABLE_ERROR
         self._move(TxnEvent.ABORT)
         op = next(self._ops)
-        self._steps.append(_Step(StepKind.END_TXN, op, committed=False))
+        self._steps.append(TxnStep(StepKind.END_TXN, op, committed=False))
         return op
 
     # -- what the sender asks -------------------------------------------------------------------
@@ -313,7 +252,7 @@ class TransactionManager:
 
     # -- steps ----------------------------------------------------------------------------------
 
-    def _advance(self, step: _Step, now: float) -> SendRequest[Any] | None:
+    def _advance(self, step: TxnStep, now: float) -> SendRequest[Any] | None:
         """The request for `step` now, if it may go (else wait: backoff, coordinator, records)."""
         if step.kind is StepKind.END_TXN and not self._end_txn_ready(step):
             return None
@@ -342,7 +281,7 @@ class TransactionManager:
         )
         return step.sent
 
-    def _end_txn_ready(self, step: _Step) -> bool:
+    def _end_txn_ready(self, step: TxnStep) -> bool:
         """EndTxn goes once every record is settled and every partition was added."""
         if self._progress.in_flight or self._progress.has_unsent():
             return False
@@ -355,7 +294,7 @@ class TransactionManager:
             return False
         return True
 
-    def _request(self, step: _Step) -> Any:
+    def _request(self, step: TxnStep) -> Any:
         identity = self.idempotence.identity
         if step.kind is StepKind.INIT_PRODUCER_ID:
             current = None if step.fresh_id else identity
@@ -372,7 +311,7 @@ class TransactionManager:
             return wire.txn_offset_commit_request(txn_id, identity, step.offsets, step.group)
         return wire.end_txn_request(txn_id, identity, step.committed)
 
-    def _code(self, step: _Step, response: Any) -> int:
+    def _code(self, step: TxnStep, response: Any) -> int:
         """The one code that decides the step (fencing first, OPERATION_NOT_ATTEMPTED ignored)."""
         if step.kind is StepKind.ADD_PARTITIONS:
             codes = set(wire.add_partitions_errors(response).values())
@@ -383,7 +322,7 @@ class TransactionManager:
         codes -= {ErrorCode.NONE, _NOT_ATTEMPTED}
         return max(codes, key=lambda c: (c in _FENCED, c), default=ErrorCode.NONE)
 
-    def _succeeded(self, step: _Step, response: Any) -> None:
+    def _succeeded(self, step: TxnStep, response: Any) -> None:
         if step.kind is StepKind.INIT_PRODUCER_ID:
             identity = ProducerIdentity(int(response.producer_id), int(response.producer_epoch))
             self.idempotence.set_identity(identity.producer_id, identity.producer_epoch)
@@ -399,18 +338,18 @@ class TransactionManager:
             if self._bump_after_abort and not step.committed:
                 self._bump_after_abort = False
                 self._move(TxnEvent.INIT)
-                self._steps.insert(1, _Step(StepKind.INIT_PRODUCER_ID, step.op))
+                self._steps.insert(1, TxnStep(StepKind.INIT_PRODUCER_ID, step.op))
                 self._steps.popleft()
                 return
         self._finish(step)
 
-    def _ended(self, step: _Step) -> None:
+    def _ended(self, step: TxnStep) -> None:
         self._move(TxnEvent.END_DONE)
         self.added.clear()
         self.pending.clear()
         self.offsets_added = False
 
-    def _failed_with_code(self, step: _Step, code: int, now: float) -> None:
+    def _failed_with_code(self, step: TxnStep, code: int, now: float) -> None:
         if code in _FENCED:
             self._fatal(
                 ProducerFencedError(f"{step.what}: producer fenced ({ErrorCode(code).name})")
@@ -437,11 +376,11 @@ class TransactionManager:
         else:
             self._give_up(step, error)
 
-    def _retry_later(self, step: _Step, now: float) -> None:
+    def _retry_later(self, step: TxnStep, now: float) -> None:
         step.backoff = step.backoff or Backoff(self._policy)
         step.backoff.failed(now, self._rand)
 
-    def _give_up(self, step: _Step, error: KrafkaError) -> None:
+    def _give_up(self, step: TxnStep, error: KrafkaError) -> None:
         """`step` failed for good: fail its operation; the state follows Java's rules."""
         if isinstance(error, UnsupportedVersionError) or step.kind is StepKind.INIT_PRODUCER_ID:
             if self.state is TxnState.INITIALIZING:
@@ -462,7 +401,7 @@ class TransactionManager:
         if self._steps and self._steps[0].kind is StepKind.TXN_OFFSET_COMMIT:
             self._finish(self._steps[0], error=error)
 
-    def _finish(self, step: _Step, error: KrafkaError | None = None) -> None:
+    def _finish(self, step: TxnStep, error: KrafkaError | None = None) -> None:
         if self._steps and self._steps[0] is step:
             self._steps.popleft()
         if step.op is not None:
@@ -486,7 +425,7 @@ class TransactionManager:
             return
         if self.state is TxnState.READY:
             self._move(TxnEvent.INIT)
-        self._steps.append(_Step(StepKind.INIT_PRODUCER_ID))
+        self._steps.append(TxnStep(StepKind.INIT_PRODUCER_ID))
 
     def _maybe_add_partitions(self) -> None:
         new = sorted(self.pending - self.added)
@@ -502,7 +441,7 @@ class TransactionManager:
         index = next(
             (i for i, s in enumerate(self._steps) if s.kind is StepKind.END_TXN), len(self._steps)
         )
-        self._steps.insert(index, _Step(StepKind.ADD_PARTITIONS, partitions=tuple(new)))
+        self._steps.insert(index, TxnStep(StepKind.ADD_PARTITIONS, partitions=tuple(new)))
 
     def _abortable(self, error: KrafkaError) -> None:
         if (self.state, TxnEvent.ABORTABLE_ERROR) in TRANSITIONS:
@@ -549,11 +488,11 @@ class TransactionManager:
 
     # -- coordinators ---------------------------------------------------------------------------
 
-    def _needs_coordinator(self, step: _Step) -> bool:
+    def _needs_coordinator(self, step: TxnStep) -> bool:
         """Transactional requests go to a coordinator; an idempotent producer's to any broker."""
         return self.transactional_id is not None or step.kind is not StepKind.INIT_PRODUCER_ID
 
-    def _target_link(self, step: _Step) -> CoordinatorLink:
+    def _target_link(self, step: TxnStep) -> CoordinatorLink:
         if step.kind is StepKind.TXN_OFFSET_COMMIT:
             assert step.group is not None
             group = step.group.group_id
@@ -579,11 +518,11 @@ class TransactionManager:
         if error is not None and self._steps:
             self._give_up(self._steps[0], error)
 
-    def _current(self, sent: SendRequest[Any]) -> _Step | None:
+    def _current(self, sent: SendRequest[Any]) -> TxnStep | None:
         step = self._steps[0] if self._steps else None
         return step if step is not None and step.sent is sent else None
 
-    def _wait_until(self, step: _Step) -> float | None:
+    def _wait_until(self, step: TxnStep) -> float | None:
         times = []
         if step.backoff is not None and step.backoff.failures:
             times.append(step.backoff.retry_at)
@@ -594,7 +533,7 @@ class TransactionManager:
                 times.append(deadline)
         return min(times, default=None)
 
-    def _timeout_message(self, step: _Step) -> str:
+    def _timeout_message(self, step: TxnStep) -> str:
         detail = f" (last error: {self.error})" if self.error is not None else ""
         return f"{step.what} did not succeed within {self.retry_window}s{detail}"
 

@@ -34,7 +34,7 @@ from krafka.protocol.messages import (
 )
 from krafka.sansio.actions import AnyBroker, Broker, SendRequest
 from krafka.sansio.producer import ProducerConfig, ProducerCore, wire
-from krafka.sansio.producer.transaction import (
+from krafka.sansio.producer.txn_events import (
     PartitionsAdded,
     ProducerFatal,
     ProducerIdAssigned,
