@@ -18,7 +18,8 @@ from libc.string cimport memcpy
 
 from krafka._codec._cvarint cimport size_varint, size_varlong
 from krafka._codec._recordwrite cimport (
-    BATCH_HEADER_SIZE, blob_size, headers_size, is_blob, write_batch_header, write_record,
+    BATCH_HEADER_SIZE, batch_attributes, blob_size, framed, headers_size, is_blob,
+    write_batch_header, write_record,
 )
 
 import time
@@ -139,15 +140,8 @@ cdef class RecordsBuilder:
             memcpy(PyBytes_AS_STRING(out) + BATCH_HEADER_SIZE, self._buf, self._size)
         else:
             raw = PyBytes_FromStringAndSize(<char*>self._buf, self._size)
-            payload = _compression_mod.compress(_CODECS[code], raw, compression_level)
-            out = PyBytes_FromStringAndSize(NULL, BATCH_HEADER_SIZE + len(payload))
-            memcpy(PyBytes_AS_STRING(out) + BATCH_HEADER_SIZE, PyBytes_AS_STRING(payload),
-                   len(payload))
-        cdef int attributes = code | ((<int>timestamp_type & 1) << 3)
-        if transactional:
-            attributes |= 0x10
-        if control:
-            attributes |= 0x20
+            out = framed(_compression_mod.compress(_CODECS[code], raw, compression_level))
+        cdef int attributes = batch_attributes(code, timestamp_type, transactional, control)
         write_batch_header(<uint8_t*>PyBytes_AS_STRING(out), PyBytes_GET_SIZE(out), base_offset,
                            partition_leader_epoch, attributes, <int32_t>self.count,
                            self.first_timestamp, self.max_timestamp, producer_id, producer_epoch,

@@ -34,7 +34,7 @@ from krafka._codec._cvarint cimport (
     be32, be64, size_varint, size_varlong,
 )
 from krafka._codec._recordwrite cimport (
-    blob_size, headers_size, is_blob, write_batch_header, write_record,
+    batch_attributes, blob_size, framed, headers_size, is_blob, write_batch_header, write_record,
 )
 from krafka._codec._recordwalk cimport (
     HeaderSpan, RecordSpan, end_record, walk_header, walk_message, walk_record,
@@ -556,17 +556,11 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
             out = _encode_records(slots, count, HEADER_SIZE, total, stamps.first_ts)
         else:
             raw = _encode_records(slots, count, 0, total, stamps.first_ts)
-            payload = _compression_mod.compress(_CODECS[code], raw, compression_level)
-            out = PyBytes_FromStringAndSize(NULL, HEADER_SIZE + len(payload))
-            memcpy(PyBytes_AS_STRING(out) + HEADER_SIZE, PyBytes_AS_STRING(payload), len(payload))
+            out = framed(_compression_mod.compress(_CODECS[code], raw, compression_level))
     finally:
         if slots != stack_slots:
             PyMem_Free(slots)
-    cdef int attributes = code | ((<int>timestamp_type & 1) << 3)
-    if transactional:
-        attributes |= 0x10
-    if control:
-        attributes |= 0x20
+    cdef int attributes = batch_attributes(code, timestamp_type, transactional, control)
     write_batch_header(<uint8_t*>PyBytes_AS_STRING(out), PyBytes_GET_SIZE(out), base_offset,
                        partition_leader_epoch, attributes, <int32_t>count, stamps.first_ts,
                        stamps.max_ts, producer_id, producer_epoch, base_sequence, _crc32c)

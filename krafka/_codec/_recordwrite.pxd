@@ -2,7 +2,9 @@
 # _records.pyx, which writes a whole list of records in one pass, and `RecordsBuilder` in
 # _builder.pyx, which writes each record as it is appended). Sizes are computed first and the
 # caller makes room, so the writers never check bounds.
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.bytes cimport (
+    PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE,
+)
 from cpython.object cimport PyObject
 from cpython.sequence cimport PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
 from cpython.tuple cimport PyTuple_CheckExact, PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -125,3 +127,22 @@ cdef inline void write_batch_header(
     put32(h + 57, count)
     put32(h + 17, <int32_t><uint32_t>crc32c_of(crc_fallback, h + BATCH_CRC_START,
                                                  n - BATCH_CRC_START))
+
+
+cdef inline int batch_attributes(int code, object timestamp_type, bint transactional,
+                                 bint control) except -1:
+    """The attributes field: codec, timestamp type, transactional and control bits."""
+    cdef int attributes = code | ((<int>timestamp_type & 1) << 3)
+    if transactional:
+        attributes |= 0x10
+    if control:
+        attributes |= 0x20
+    return attributes
+
+
+cdef inline object framed(object payload):
+    """A new bytes object of room for the batch header, then the (compressed) `payload`."""
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(payload)
+    cdef object out = PyBytes_FromStringAndSize(NULL, BATCH_HEADER_SIZE + n)
+    memcpy(PyBytes_AS_STRING(out) + BATCH_HEADER_SIZE, PyBytes_AS_STRING(payload), n)
+    return out
