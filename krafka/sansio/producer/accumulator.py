@@ -55,7 +55,8 @@ class RecordAccumulator:
         #: The batch still taking records, per partition (at most one).
         self.open_batches: dict[TopicPartition, ProducerBatch] = {}
         #: The same, per topic as a list indexed by partition (None: no open batch), so
-        #: `append_open` builds no (topic, partition) key per record.
+        #: `append_open` builds no (topic, partition) key per record. One dict for the
+        #: accumulator's life (the compiled `append_open` keeps it): changed, never replaced.
         self.open_by_topic: dict[str, list[ProducerBatch | None]] = {}
         #: Given to every new batch as its `on_done` hook (drivers wake waiters with it).
         self.on_done: Callable[[ProducerBatch], None] | None = None
