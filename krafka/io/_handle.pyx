@@ -24,13 +24,14 @@ cdef object _wait_delivery = None
 cdef object _locate = None
 cdef object _result_of = None
 cdef object _describe = None
-cdef object _metadata_of = None
+cdef object _metadata_type = None
+cdef object _new_tuple = tuple.__new__
 
 
-def configure(await_delivery, wait_delivery, locate, result_of, describe, metadata_of):
-    """The Python functions every handle method delegates to."""
-    global _await_delivery, _wait_delivery, _locate, _result_of, _describe, _metadata_of
-    _metadata_of = metadata_of
+def configure(await_delivery, wait_delivery, locate, result_of, describe, metadata_type):
+    """The Python functions every handle method delegates to, and the `RecordMetadata` type."""
+    global _await_delivery, _wait_delivery, _locate, _result_of, _describe, _metadata_type
+    _metadata_type = metadata_type
     _await_delivery = await_delivery
     _wait_delivery = wait_delivery
     _locate = locate
@@ -52,10 +53,26 @@ cdef class DeliveryHandle:
         self.index = index
 
     def __await__(self):
-        cdef object batch = self.batch
-        if batch.done and batch.error is None:  # a done batch was never split: `index` holds
-            return _ready(_metadata_of(batch, self.index))
+        cdef object metadata = self.delivered()
+        if metadata is not None:
+            return _ready(metadata)
         return _await_delivery(self)
+
+    cpdef object delivered(self):
+        """The `RecordMetadata` if the record is delivered and its batch was never split, else
+        None (`krafka.sansio.producer.record.delivered`, computed here in C)."""
+        cdef object outcome = self.batch.outcome
+        if outcome is None:
+            return None
+        cdef tuple o = <tuple?>outcome
+        cdef Py_ssize_t index = self.index
+        cdef long long base = o[2]
+        cdef object timestamp = o[3]
+        if timestamp < 0:
+            stamps = o[4]
+            timestamp = o[5] if stamps is None else stamps[index]
+        return _new_tuple(_metadata_type, (o[0], o[1], base + index if base >= 0 else -1,
+                                           timestamp))
 
     def wait(self):
         """Wait for the delivery (what `await handle` does)."""

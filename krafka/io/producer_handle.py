@@ -84,7 +84,7 @@ def _import_compiled() -> Any:
         module = importlib.import_module("krafka.io._handle")
     except ImportError:
         return None
-    module.configure(await_delivery, wait_delivery, locate, result_of, describe, metadata_of)
+    module.configure(await_delivery, wait_delivery, locate, result_of, describe, RecordMetadata)
     return module.DeliveryHandle
 
 

@@ -29,7 +29,7 @@ from concurrent.futures import Future
 from concurrent.futures._base import FINISHED, RUNNING
 from typing import TYPE_CHECKING, Any, Protocol
 
-from krafka.sansio.producer.record import RecordMetadata, metadata_of
+from krafka.sansio.producer.record import RecordMetadata
 from krafka.sync.untracked import track
 
 if TYPE_CHECKING:
@@ -129,9 +129,9 @@ class DeliveryFuture(Future[RecordMetadata]):
             except AttributeError:
                 pass
             else:
-                batch = sent.batch
-                if batch.done and batch.error is None:  # a done batch was never split
-                    return metadata_of(batch, sent.index)
+                metadata = sent.delivered()
+                if metadata is not None:
+                    return metadata
         handle = self._delivered()
         if handle is not None:
             return handle.result()

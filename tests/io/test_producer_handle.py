@@ -125,3 +125,19 @@ def test_a_delivered_handle_driven_by_hand_stops_with_its_metadata(handle_type: 
         with pytest.raises(StopIteration) as stop:
             next(awaitable)
         assert stop.value.value == expected and type(stop.value.value) is RecordMetadata
+
+
+def test_delivered_is_the_metadata_once_delivered_and_none_otherwise(handle_type: Any) -> None:
+    pending = make_batch(None, 9)
+    assert handle_type(pending, 1).delivered() is None
+    pending.complete(10)
+    assert handle_type(pending, 1).delivered() == RecordMetadata("t", 3, 11, 9)
+    assert handle_type(pending, 0).delivered() == RecordMetadata("t", 3, 10, 1_700_000_000_000)
+    failed = make_batch(None)
+    failed.fail(KrafkaError("gone"))
+    assert handle_type(failed, 0).delivered() is None
+    split = make_batch(None, None)
+    _, second = split.split()
+    second.complete(70, log_append_time=3)
+    assert handle_type(split, 1).delivered() is None  # the parent: use locate()/result()
+    assert handle_type(split, 1).result() == RecordMetadata("t", 3, 70, 3)

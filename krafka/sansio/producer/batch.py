@@ -44,6 +44,7 @@ class ProducerBatch:
         "log_append_time",
         "on_done",
         "order",
+        "outcome",
         "partition",
         "payload",
         "producer_epoch",
@@ -87,6 +88,9 @@ class ProducerBatch:
         self.log_append_time = -1
         self.done = False
         self.error: KrafkaError | None = None
+        #: Once delivered: (topic, partition, base_offset, log_append_time, stamps,
+        #: created_ms), all a record's `RecordMetadata` is made of, read in one go.
+        self.outcome: tuple[str, int, int, int, list[int] | None, int] | None = None
         self.halves: tuple[ProducerBatch, ProducerBatch] | None = None
         self.on_done: Callable[[ProducerBatch], None] | None = None
         self.waiter: object = None
@@ -168,6 +172,9 @@ class ProducerBatch:
     def complete(self, base_offset: int, log_append_time: int = -1) -> None:
         self.base_offset = base_offset
         self.log_append_time = log_append_time
+        self.outcome = (
+            self.topic, self.partition, base_offset, log_append_time, self.stamps, self.created_ms
+        )  # fmt: skip
         self._finish()
 
     def fail(self, error: KrafkaError) -> None:

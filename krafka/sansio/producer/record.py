@@ -40,14 +40,23 @@ _new_tuple = tuple.__new__
 
 def metadata_of(batch: ProducerBatch, index: int) -> RecordMetadata:
     """The `RecordMetadata` of record `index` of a delivered `batch`."""
-    base = batch.base_offset
-    timestamp = batch.log_append_time
+    metadata = delivered(batch, index)
+    if metadata is None:
+        raise RuntimeError(f"{batch!r} was not delivered")
+    return metadata
+
+
+def delivered(batch: ProducerBatch, index: int) -> RecordMetadata | None:
+    """`metadata_of` if `batch` was delivered (then it was never split), else None; read from
+    the batch's `outcome`, the one attribute a delivery sets for this."""
+    outcome = batch.outcome
+    if outcome is None:
+        return None
+    topic, partition, base, timestamp, stamps, created = outcome
     if timestamp < 0:
-        stamps = batch.stamps
-        timestamp = batch.created_ms if stamps is None else stamps[index]
+        timestamp = created if stamps is None else stamps[index]
     return _new_tuple(
-        RecordMetadata,
-        (batch.topic, batch.partition, base + index if base >= 0 else -1, timestamp),
+        RecordMetadata, (topic, partition, base + index if base >= 0 else -1, timestamp)
     )
 
 
@@ -109,6 +118,11 @@ class RecordHandle:
     def result(self) -> RecordMetadata:
         """The delivery result; raises the delivery error. Only valid once `done`."""
         return result_of(self.batch, self.index)
+
+    def delivered(self) -> RecordMetadata | None:
+        """The `RecordMetadata` if the record is delivered and its batch was never split
+        (the common case, read without `locate`), else None: pending, failed or split."""
+        return delivered(self.batch, self.index)
 
     def __repr__(self) -> str:
         return describe(self, "RecordHandle")
