@@ -29,6 +29,7 @@ from concurrent.futures import Future
 from concurrent.futures._base import FINISHED, RUNNING
 from typing import TYPE_CHECKING, Any, Protocol
 
+from krafka._twins import implementations, selected
 from krafka.sansio.producer.record import RecordMetadata
 from krafka.sync.untracked import track
 
@@ -185,9 +186,27 @@ def handle_error(handle: DeliveryHandle) -> BaseException:
     raise AssertionError("a failed handle returned a result")  # pragma: no cover
 
 
-def future_class(owner: Watcher) -> type[DeliveryFuture]:
-    """A `DeliveryFuture` subclass bound to `owner`, so creating one stores nothing."""
-    return type("DeliveryFuture", (DeliveryFuture,), {"_owner": owner, "__slots__": ()})
+def _compiled_result() -> Any:
+    """`result` from `_result.pyx` (its common case in C), configured; None if not built or
+    turned off."""
+    found = selected(implementations(None, "krafka.sync._result", "configure", "result"))
+    if found is None:
+        return None
+    configure, result = found
+    configure(DeliveryFuture.result)
+    return result
+
+
+_RESULT = _compiled_result()
+
+
+def future_class(owner: Watcher, *, compiled: bool = True) -> type[DeliveryFuture]:
+    """A `DeliveryFuture` subclass bound to `owner`, so creating one stores nothing; its
+    `result` is the compiled one when built (`compiled=False`: the Python method)."""
+    namespace: dict[str, Any] = {"_owner": owner, "__slots__": ()}
+    if compiled and _RESULT is not None:
+        namespace["result"] = _RESULT
+    return type("DeliveryFuture", (DeliveryFuture,), namespace)
 
 
 __all__ = ["DeliveryFuture", "Watcher", "future_class"]
