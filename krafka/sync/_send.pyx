@@ -7,8 +7,8 @@ is queued and the loop is parked, hold it there and append through the async pro
 `_try_append`; otherwise hand the record over (the producer's `_queue`). The first steps of
 `_try_append` (the partitioner, for a topic whose partitions are known, then the accumulator's
 compiled `append_open`) are taken right here, with no Python frame in between; only a record
-that needs more goes on to `_try_append`, with the partition chosen. It refers to its producer weakly (the producer
-holds it), so a producer nobody closed is still collected.
+that needs more goes on to `_try_append`, with the partition chosen. It refers to its producer
+weakly (the producer holds it), so a producer nobody closed is still collected.
 """
 
 cimport cython

@@ -57,14 +57,9 @@ cdef class OpenAppender:
         cdef Py_ssize_t limit = batch.limit
         if size > limit:
             return None
-        builder = batch.builder
-        handle_type = self._accumulator.handle_type
-        if type(builder) is RecordsBuilder:
-            handle = handle_type(batch, (<RecordsBuilder>builder).count)
-            (<RecordsBuilder>builder).add(timestamp, key, value, None)
-        else:
-            handle = handle_type(batch, builder.count)
-            builder.append(timestamp, key, value)
+        cdef RecordsBuilder builder = batch.builder  # built with this codec: compiled
+        handle = self._accumulator.handle_type(batch, builder.count)
+        builder.add(timestamp, key, value, None)
         batch.size = size
         if timestamp is not None or batch.stamps is not None:
             batch.stamp(timestamp)

@@ -116,11 +116,6 @@ class ProducerBatch:
     def count(self) -> int:
         return int(self.builder.count)
 
-    @property
-    def stamped(self) -> bool:
-        """Some record has its own timestamp."""
-        return self.stamps is not None
-
     def add(
         self,
         timestamp: int | None,
@@ -144,10 +139,6 @@ class ProducerBatch:
         if stamps is None:
             stamps = self.stamps = [self.created_ms] * (self.builder.count - 1)
         stamps.append(self.created_ms if timestamp is None else timestamp)
-
-    def timestamp_of(self, index: int) -> int:
-        """The create time of record `index`."""
-        return self.created_ms if self.stamps is None else self.stamps[index]
 
     def encode(self, compression: Compression, level: int | None = None) -> bytes:
         """The record batch bytes (cached: retries resend the very same bytes)."""
