@@ -1,5 +1,10 @@
-"""Shared fixtures: one local Tansu broker per test session, started lazily, and librdkafka
-mock clusters, a fresh one per test (they take a few milliseconds to make)."""
+"""Shared fixtures: the live clusters, each started lazily once per session, and librdkafka mock
+clusters, a fresh one per test (they take a few milliseconds to make).
+
+`broker` is parametrized over the clusters a live scenario runs on: Apache Kafka (the reference,
+one KRaft node) and Tansu (`KRAFKA_CLUSTERS=kafka` or `=tansu` picks one). Apache Kafka is set up
+the way the scenarios were written for Tansu where it matters to them: auto-created topics get 4
+partitions."""
 
 from __future__ import annotations
 
@@ -11,7 +16,17 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from krafka.testing.kafka import KafkaCluster
     from krafka.testing.mockcluster import MockCluster
+    from krafka.testing.pytest_plugin import KafkaClusters
+
+pytest_plugins = ["krafka.testing.pytest_plugin"]
+
+CLUSTERS = tuple(
+    name.strip()
+    for name in os.environ.get("KRAFKA_CLUSTERS", "kafka,tansu").split(",")
+    if name.strip()
+)
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 if "KRAFKA_SHARED" in os.environ:
@@ -27,12 +42,26 @@ def testdata() -> Path:
 
 
 @pytest.fixture(scope="session")
-def broker() -> Iterator[object]:
+def tansu() -> Iterator[object]:
     """A running Tansu broker on a free loopback port, for the whole session."""
     from krafka.testing import LocalBroker
 
     with LocalBroker() as b:
         yield b
+
+
+@pytest.fixture(scope="session")
+def kafka(kafka_clusters: KafkaClusters) -> KafkaCluster:
+    """One Apache Kafka node with every client listener, auto-created topics of 4 partitions."""
+    from krafka.testing.kafka import CLIENT_LISTENERS
+
+    return kafka_clusters.get(1, listeners=CLIENT_LISTENERS, num_partitions=4)
+
+
+@pytest.fixture(scope="session", params=CLUSTERS)
+def broker(request: pytest.FixtureRequest) -> object:
+    """Each live cluster in turn (`broker.bootstrap_servers`, `broker.port`)."""
+    return request.getfixturevalue(str(request.param))
 
 
 @pytest.fixture

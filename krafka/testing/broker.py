@@ -77,6 +77,10 @@ class LocalBroker:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
 
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
     def start(self) -> LocalBroker:
         url = f"tcp://127.0.0.1:{self.port}"
         cmd = [

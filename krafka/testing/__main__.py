@@ -1,0 +1,111 @@
+"""`python -m krafka.testing [tansu|kafka] [--port P] [--nodes N]`: a broker in the foreground.
+
+Prints the bootstrap servers, then runs until Ctrl-C or SIGTERM and stops every process it
+started (each in its own process group), whatever way it exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from types import FrameType
+
+from krafka.errors import KrafkaError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m krafka.testing",
+        description="Run a local broker for experiments until Ctrl-C.",
+    )
+    parser.add_argument(
+        "kind",
+        nargs="?",
+        choices=("tansu", "kafka"),
+        default="tansu",
+        help="tansu (starts in milliseconds, the default) or kafka (Apache Kafka, the reference)",
+    )
+    parser.add_argument("--port", type=int, default=None, help="first PLAINTEXT port")
+    parser.add_argument("--nodes", type=int, default=1, choices=(1, 3), help="Apache Kafka nodes")
+    parser.add_argument(
+        "--partitions", type=int, default=1, help="partitions of auto-created topics (kafka)"
+    )
+    parser.add_argument(
+        "--listeners",
+        default="PLAINTEXT",
+        help="kafka client listeners, comma-separated: PLAINTEXT,SASL_PLAINTEXT,SSL,SASL_SSL",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        if args.kind == "tansu":
+            return _run_tansu(args, stop)
+        return _run_kafka(args, stop)
+    except KrafkaError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _wait(stop: threading.Event, alive: object) -> None:
+    while not stop.wait(0.5):
+        if not alive():  # type: ignore[operator]
+            raise KrafkaError("the broker exited on its own")
+
+
+def _run_tansu(args: argparse.Namespace, stop: threading.Event) -> int:
+    from krafka.testing.broker import LocalBroker
+
+    if args.nodes != 1:
+        raise SystemExit("tansu runs one node; use `kafka --nodes 3` for a cluster")
+    broker = LocalBroker(port=args.port)
+    try:
+        broker.start()
+        print(f"tansu on {broker.bootstrap_servers} (Ctrl-C stops it)", flush=True)
+        print(f"bootstrap_servers={broker.bootstrap_servers}", flush=True)
+        _wait(stop, lambda: broker.pid is not None and broker.running)
+    finally:
+        broker.stop()
+    return 0
+
+
+def _run_kafka(args: argparse.Namespace, stop: threading.Event) -> int:
+    from krafka.testing.kafka import KafkaCluster
+
+    listeners = tuple(name.strip().upper() for name in args.listeners.split(",") if name.strip())
+    if "PLAINTEXT" not in listeners:
+        listeners = ("PLAINTEXT", *listeners)
+    cluster = KafkaCluster(
+        args.nodes, listeners=listeners, num_partitions=args.partitions, port=args.port
+    )
+    print(f"starting Apache Kafka ({args.nodes} node(s)) in {cluster.directory}", flush=True)
+    try:
+        cluster.start()
+        print(f"Apache Kafka on {cluster.bootstrap_servers} (Ctrl-C stops it)", flush=True)
+        for listener in cluster.listeners[1:]:
+            print(f"{listener}: {cluster.bootstrap_for(listener)}", flush=True)
+        if cluster.tls is not None:
+            print(f"TLS material: {cluster.tls.directory}", flush=True)
+        if len(cluster.listeners) > 1:
+            users = ", ".join(f"{u}/{p}" for u, p in cluster.users.items())
+            print(f"SASL users (PLAIN, SCRAM-SHA-256/512): {users}", flush=True)
+        print(f"bootstrap_servers={cluster.bootstrap_servers}", flush=True)
+        _wait(stop, lambda: all(node.running for node in cluster.nodes))
+    finally:
+        cluster.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
