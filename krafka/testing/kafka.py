@@ -24,8 +24,9 @@ front of it) while it listens on its own. `authorizer=True` runs StandardAuthori
 `admin`, so an anonymous client has no rights);
 `racks=True` puts node N in rack `rack-N` with the rack-aware replica selector (KIP-392);
 `delegation_tokens=True` sets a token secret; `compaction=True` makes the log cleaner eager and
-lets topics roll segments quickly. Groups are tuned for tests (no initial rebalance delay, short
-KIP-848 and share-group heartbeats). `broker_config` overrides or adds any server property.
+lets topics roll segments quickly. Groups and brokers are tuned for tests: no initial rebalance
+delay, short KIP-848 and share-group heartbeats, a dead broker fenced after 3 s. `broker_config`
+overrides or adds any server property.
 
 Broker logs are kept in `directory` (`node-N/server.log`): `log_tail(node)` reads them back.
 """
@@ -339,7 +340,7 @@ class KafkaCluster:
     # -- tools ----------------------------------------------------------------------------------
 
     def java(self, main_class: str, *args: str, timeout: float = 120.0) -> str:
-        """Run a class of Kafka's jars (e.g. `kafka.tools.DumpLogSegments`); returns stdout."""
+        """Run a class of Kafka's jars (`org.apache.kafka.tools.DumpLogSegments`, ...); stdout."""
         command = [
             require_tool("java", f"run {main_class}"), "-Xmx256m", "-XX:TieredStopAtLevel=1",
             f"-Dlog4j2.configurationFile={self._log4j_file()}",
@@ -422,6 +423,8 @@ class KafkaCluster:
             "group.share.min.session.timeout.ms": "3000",
             "group.share.min.record.lock.duration.ms": "1000",
             "auto.create.topics.enable": "true",
+            "broker.heartbeat.interval.ms": "500",
+            "broker.session.timeout.ms": "3000",
             "log.initial.task.delay.ms": "100",
             "log.retention.check.interval.ms": "1000",
             "transaction.abort.timed.out.transaction.cleanup.interval.ms": "2000",
