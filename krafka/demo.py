@@ -54,18 +54,29 @@ def fetch_request(
     return FetchRequest(max_wait_ms=100, min_bytes=1, max_bytes=1 << 20, topics=[fetch_topic])
 
 
-async def produce(client: KafkaClient, topic: str, partition: int, records: Sequence[Any]) -> int:
-    """Produce `records` as one batch; returns the base offset the broker assigned."""
+async def produce(
+    client: KafkaClient, topic: str, partition: int, records: Sequence[Any], attempts: int = 5
+) -> int:
+    """Produce `records` as one batch; returns the base offset the broker assigned.
+
+    A retriable error (a partition whose leader is still being set up, a leader that moved)
+    is retried a few times after a metadata refresh, as a producer does."""
     batch = encode_batch(records, compression="zstd")
-    response = await client.send_to_leader(
-        topic, partition, produce_request(topic, partition, batch)
-    )
-    assert response is not None, "acks=-1 always answers"
-    result = response.responses[0].partition_responses[0]
-    if result.error_code:
+    for attempt in range(1, attempts + 1):
+        response = await client.send_to_leader(
+            topic, partition, produce_request(topic, partition, batch)
+        )
+        assert response is not None, "acks=-1 always answers"
+        result = response.responses[0].partition_responses[0]
+        if not result.error_code:
+            return int(result.base_offset)
         client.report_error(result.error_code, topic)
-        raise error_for_code(result.error_code, f"produce to {topic}-{partition}")
-    return int(result.base_offset)
+        error = error_for_code(result.error_code, f"produce to {topic}-{partition}")
+        if not error.retriable or attempt == attempts:
+            raise error
+        await anyio.sleep(0.1 * attempt)
+        await client.refresh_metadata([topic])
+    raise AssertionError("unreachable")
 
 
 async def fetch(
@@ -93,7 +104,7 @@ async def fetch(
 async def roundtrip(bootstrap_servers: str, topic: str, n: int = 10) -> list[Any]:
     """Produce `n` records to partition 0 of `topic` and read them back."""
     async with KafkaClient(bootstrap_servers, client_id="krafka-demo") as client:
-        await client.refresh_metadata([topic])
+        await client.partitions_for(topic)  # creates the topic and waits for its leader
         now = int(time.time() * 1000)
         records = [
             Record(

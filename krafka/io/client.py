@@ -40,6 +40,7 @@ for `rebootstrap_trigger` seconds, or on REBOOTSTRAP_REQUIRED, the client reboot
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
 import ssl
@@ -111,6 +112,10 @@ RETRY_SAFE_APIS: Final = frozenset(
         ApiKey.LIST_GROUPS,
         ApiKey.DESCRIBE_CLUSTER,
     }
+)
+#: Topic errors that clear by themselves: the topic is being created, or a leader elected.
+_TOPIC_WAIT_CODES: Final = frozenset(
+    {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE}
 )
 #: Requests whose order on the wire matters: always one connection per broker, in call order.
 ORDERED_APIS: Final = frozenset({ApiKey.PRODUCE})
@@ -423,13 +428,19 @@ class KafkaClient:
             await self._refresh_once()
         return self.metadata
 
-    async def leader_for(self, topic: str, partition: int) -> BrokerInfo:
-        """The leader of a partition, refreshing metadata once if it is unknown."""
+    async def leader_for(
+        self, topic: str, partition: int, timeout: float | None = None
+    ) -> BrokerInfo:
+        """The leader of a partition. While none is known for a retriable reason (a topic being
+        created, a leader election) metadata is refreshed with backoff for up to `timeout`
+        seconds (default `request_timeout`); a non-retriable answer (an invalid topic name, no
+        authorization) raises at once."""
         self.metadata.touch(topic, anyio.current_time())
         leader = self.metadata.leader_for(topic, partition)
-        if leader is None:
-            await self.refresh_metadata([topic])
-            leader = self.metadata.leader_for(topic, partition)
+        if leader is not None:
+            return leader
+        await self._wait_for_topic(topic, timeout, partition)
+        leader = self.metadata.leader_for(topic, partition)
         if leader is None:
             raise error_for_code(
                 ErrorCode.LEADER_NOT_AVAILABLE
@@ -439,11 +450,34 @@ class KafkaClient:
             )
         return leader
 
-    async def partitions_for(self, topic: str) -> list[int]:
+    async def partitions_for(self, topic: str, timeout: float | None = None) -> list[int]:
+        """A topic's partitions, waiting as `leader_for` does while the topic is unknown."""
         self.metadata.touch(topic, anyio.current_time())
         if topic not in self.metadata.topics:
-            await self.refresh_metadata([topic])
+            await self._wait_for_topic(topic, timeout)
         return self.metadata.partitions_for(topic)
+
+    async def _wait_for_topic(
+        self, topic: str, timeout: float | None, partition: int | None = None
+    ) -> None:
+        """Refresh until `topic` (and `partition`'s leader) is known or `timeout` passes."""
+        deadline = anyio.current_time() + (self.request_timeout if timeout is None else timeout)
+        backoff = BackoffPolicy(initial=0.05, maximum=1.0, max_retries=None)
+        for attempt in itertools.count(1):
+            await self.refresh_metadata([topic])
+            meta = self.metadata
+            known = topic in meta.topics and (
+                partition is None or meta.leader_for(topic, partition) is not None
+            )
+            code = meta.topic_errors.get(topic, ErrorCode.NONE)
+            if known or (code != ErrorCode.NONE and code not in _TOPIC_WAIT_CODES):
+                if code != ErrorCode.NONE and not known:
+                    raise error_for_code(code, f"metadata for topic {topic!r}")
+                return
+            pause = backoff.delay(attempt)
+            if anyio.current_time() + pause >= deadline:
+                return
+            await anyio.sleep(pause)
 
     def touch_topics(self, topics: Sequence[str]) -> None:
         """Mark topics as in use, so their metadata stays refreshed (idle ones expire after

@@ -104,6 +104,8 @@ class ClusterMetadata:
     #: topic -> number of partitions, for every topic in `topics` (one object for the cache's
     #: lifetime: a hot path may keep a reference to it).
     partition_counts: dict[str, int] = field(default_factory=dict)
+    #: topic -> the error of the last answer about it that carried no partitions.
+    topic_errors: dict[str, int] = field(default_factory=dict)
     unreachable_since: float | None = None
     rebootstrap_requested: bool = False
     _refresh: _Refresh = field(default_factory=_Refresh)
@@ -248,9 +250,11 @@ class ClusterMetadata:
         error = int(topic.error_code)
         if error != ErrorCode.NONE and not topic.partitions:
             self._drop_topic(name)
+            self.topic_errors[name] = error
             if error in STALE_METADATA_CODES or error == ErrorCode.LEADER_NOT_AVAILABLE:
                 self._refresh.wanted = self._refresh.wanted or RefreshReason.STALE
             return
+        self.topic_errors.pop(name, None)
         old = self.topics.get(name)
         partitions = {}
         for part in topic.partitions:
