@@ -141,7 +141,13 @@ class PeerEvent:
 
     @classmethod
     def parse(cls, line: str) -> PeerEvent:
-        data = json.loads(line)
+        """A JSON line; any other line (which the peer never prints itself) is a "log" event."""
+        try:
+            data = json.loads(line)
+        except ValueError:
+            return cls("log", {"event": "log", "line": line.rstrip("\n")})
+        if not isinstance(data, dict):
+            return cls("log", {"event": "log", "line": line.rstrip("\n")})
         return cls(str(data.get("event", "")), data)
 
     def record(self) -> PeerRecord:

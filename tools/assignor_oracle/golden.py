@@ -1,11 +1,11 @@
 """Record Java's assignments for random scenarios (development tool).
 
-    python tools/assignor_oracle/golden.py KAFKA_GIT_DIR OUT.json[.gz] [CASES_PER_ASSIGNOR] [SEED]
+    python tools/assignor_oracle/golden.py OUT.json[.gz] [CASES_PER_ASSIGNOR] [SEED]
 
-Builds the oracle (`build.py`), then for each assignor plays random groups through several
-rebalances: members join, leave and change subscriptions; sticky members send their previous
-assignment as user data, cooperative members their owned partitions and generation, sometimes
-stale or conflicting. Every round's input is derived from *Java's* previous answer, and every
+Builds the oracle (`build.py`: against the real kafka-clients jar), then for each assignor plays
+random groups through several rebalances: members join, leave and change subscriptions; sticky
+members send their previous assignment as user data, cooperative members their owned partitions
+and generation, sometimes stale or conflicting. Every round's input is derived from *Java's* previous answer, and every
 round is stored with Java's answer; `tests/sansio/group/assignors/test_java_golden.py` checks
 krafka computes exactly the same (member lists in Java's order).
 """
@@ -36,10 +36,21 @@ Case = dict[str, Any]
 
 
 class Oracle:
+    """The Java oracle process: `run(case)` fills in Java's answer."""
+
     def __init__(self, cmd: list[str]) -> None:
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
         )
+
+    def close(self) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
     def run(self, case: Case) -> Case:
         assert self.proc.stdin and self.proc.stdout
@@ -197,16 +208,23 @@ def play(oracle: Oracle, rng: random.Random, assignor: str, cases: list[Case]) -
             group.mutate()
 
 
-def main() -> None:
-    repo, out = sys.argv[1], Path(sys.argv[2])
-    per_assignor = int(sys.argv[3]) if len(sys.argv) > 3 else 150
-    oracle = Oracle(command(build(repo, "HEAD", Path("/tmp/krafka-assignor-oracle"))))
-    rng = random.Random(int(sys.argv[4]) if len(sys.argv) > 4 else 20240611)
+def record(oracle: Oracle, rng: random.Random, per_assignor: int) -> list[Case]:
+    """At least `per_assignor` rounds of each assignor, with Java's answers."""
     cases: list[Case] = []
     for assignor in ("range", "roundrobin", "sticky", "cooperative-sticky"):
         start = len(cases)
         while len(cases) - start < per_assignor:
             play(oracle, rng, assignor, cases)
+    return cases
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    per_assignor = int(sys.argv[2]) if len(sys.argv) > 2 else 150
+    oracle = Oracle(command(build()))
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 20240611
+    cases = record(oracle, random.Random(seed), per_assignor)
+    oracle.close()
     text = json.dumps(cases, separators=(",", ":")) + "\n"
     if out.suffix == ".gz":
         out.write_bytes(gzip.compress(text.encode(), mtime=0))

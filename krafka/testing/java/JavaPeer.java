@@ -521,6 +521,7 @@ public final class JavaPeer {
 
     public static void main(String[] args) {
         int status = 0;
+        System.setOut(System.err); // the client's log lines (log4j's console) stay off the events
         try {
             if (args.length == 0) throw new IllegalArgumentException("usage: JavaPeer SUBCOMMAND --name value ...");
             JavaPeer peer = new JavaPeer(parse(args, 1));

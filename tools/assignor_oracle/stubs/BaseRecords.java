@@ -1,2 +1,0 @@
-package org.apache.kafka.common.record;
-public interface BaseRecords { int sizeInBytes(); }
