@@ -1,6 +1,6 @@
 """krafka and Apache Kafka's `KafkaConsumer` in one consumer group on Apache Kafka: a classic
 cooperative-sticky group and a KIP-848 (`group.protocol=consumer`) group. A member joins mid-way
-(Java into krafka's group, krafka into Java's), the rebalance leaves disjoint and complete
+(Java into krafka's group and krafka into Java's), the rebalance leaves disjoint and complete
 assignments, every record is consumed exactly once (each commits after processing), and when the
 newcomer leaves the first member takes every partition back."""
 
@@ -77,59 +77,108 @@ def assert_exactly_once(mine: list[ConsumerRecord], java: JavaPeer) -> None:
     assert not twice, f"consumed more than once: {twice[:10]}"
 
 
-async def test_classic_cooperative_sticky_group_with_kafka_consumer(cluster: KafkaCluster) -> None:
+class Listener:
+    """krafka's rebalance listener calls, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, set[TopicPartition]]] = []
+
+    def on_partitions_assigned(self, partitions: set[TopicPartition]) -> None:
+        self.calls.append(("assigned", set(partitions)))
+
+    def on_partitions_revoked(self, partitions: set[TopicPartition]) -> None:
+        self.calls.append(("revoked", set(partitions)))
+
+    def on_partitions_lost(self, partitions: set[TopicPartition]) -> None:
+        self.calls.append(("lost", set(partitions)))
+
+
+@pytest.mark.parametrize("first", ["krafka", "java"])
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+async def test_group_shared_with_kafka_consumer(
+    cluster: KafkaCluster, protocol: str, first: str
+) -> None:
+    """`protocol` "classic" is a cooperative-sticky group, "consumer" a KIP-848 one; `first`
+    owns every partition and has consumed some records when the other joins."""
     bootstrap = cluster.bootstrap_servers
-    (topic,) = await new_topics(bootstrap, PARTITIONS, "coop-java")
+    (topic,) = await new_topics(bootstrap, PARTITIONS, f"{protocol}-{first}-first")
     group = f"g-{topic}"
-    await produce(bootstrap, topic, 0, RECORDS // 2)
-    mine: list[ConsumerRecord] = []
     everything = {TopicPartition(topic, p) for p in range(PARTITIONS)}
-    async with krafka_member(
-        bootstrap,
-        group,
-        partition_assignment_strategy="cooperative-sticky",
-        session_timeout=10.0,
-        heartbeat_interval=0.5,
-    ) as consumer:
-        await consumer.subscribe([topic])
-        await drain(consumer, mine, lambda: len(mine) >= 40)
-        assert consumer.assignment() == everything
-        async with JavaPeer(
+    await produce(bootstrap, topic, 0, RECORDS // 2)
+    listener = Listener()
+    if protocol == "classic":
+        consumer = krafka_member(
+            bootstrap,
+            group,
+            partition_assignment_strategy="cooperative-sticky",
+            session_timeout=10.0,
+            heartbeat_interval=0.5,
+            rebalance_listener=listener,
+        )
+        java = JavaPeer(
             Role.GROUP_MEMBER, bootstrap, topics=[topic], group=group, strategy="cooperative-sticky"
-        ) as java:
-            await drain(consumer, mine, lambda: bool(java_assignment(java)))
+        )
+    else:
+        consumer = krafka_member(
+            bootstrap, group, group_protocol="consumer", rebalance_listener=listener
+        )
+        java = JavaPeer(
+            Role.GROUP_MEMBER, bootstrap, topics=[topic], group=group, protocol=protocol
+        )
+    mine: list[ConsumerRecord] = []
+    krafka_in = False
+
+    async def pump(until: Callable[[], bool]) -> None:
+        """krafka polls (and commits what it processed) while in the group, until `until()`."""
+        with anyio.fail_after(45):
+            while not until():
+                if not krafka_in:
+                    await anyio.sleep(0.05)
+                    continue
+                records = await consumer.poll(timeout=0.1)
+                mine.extend(records)
+                if records:
+                    await consumer.commit()
+
+    def owned(member: object) -> frozenset[TopicPartition]:
+        return frozenset(consumer.assignment()) if member is consumer else java_assignment(java)
+
+    def consumed(member: object) -> int:
+        return len(mine) if member is consumer else len(java.records())
+
+    one, other = (consumer, java) if first == "krafka" else (java, consumer)
+    async with one:
+        if one is consumer:
+            await consumer.subscribe([topic])
+            krafka_in = True
+        await pump(lambda: consumed(one) >= 40 and owned(one) == everything)
+        async with other:
+            if other is consumer:
+                await consumer.subscribe([topic])
+                krafka_in = True
+            await pump(lambda: bool(owned(one)) and bool(owned(other)))
             await produce(bootstrap, topic, RECORDS // 2, RECORDS)
-            await drain(consumer, mine, lambda: len(mine) + len(java.records()) >= RECORDS)
+            await pump(lambda: len(mine) + len(java.records()) >= RECORDS)
+            await pump(lambda: owned(one) | owned(other) == everything)
             await settled(consumer, java, topic)
-            assert java.last("revoked") is None  # cooperative: Java only ever gained
-        # the Java member left: krafka takes its partitions back
-        await drain(consumer, mine, lambda: consumer.assignment() == everything)
+            # the newcomer only ever gained partitions
+            if other is java:
+                assert java.last("revoked", "lost") is None
+            else:
+                assert [kind for kind, _ in listener.calls] == ["assigned"] * len(listener.calls)
+            if other is consumer:
+                krafka_in = False
+        # the newcomer left: the first member takes its partitions back
+        await pump(lambda: owned(one) == everything)
     assert_exactly_once(mine, java)
     done = java.last("done")
     assert done is not None and done.data["uncommitted"] == 0
-
-
-async def test_kip848_group_with_kafka_consumer(cluster: KafkaCluster) -> None:
-    bootstrap = cluster.bootstrap_servers
-    (topic,) = await new_topics(bootstrap, PARTITIONS, "kip848-java")
-    group = f"g-{topic}"
-    await produce(bootstrap, topic, 0, RECORDS // 2)
-    mine: list[ConsumerRecord] = []
-    everything = {TopicPartition(topic, p) for p in range(PARTITIONS)}
-    async with JavaPeer(
-        Role.GROUP_MEMBER, bootstrap, topics=[topic], group=group, protocol="consumer"
-    ) as java:
-        await java.aexpect("assigned", where=lambda e: e.assignment == everything)
-        with anyio.fail_after(30):
-            while len(java.records()) < 40:
-                await anyio.sleep(0.05)
-        async with krafka_member(bootstrap, group, group_protocol="consumer") as consumer:
-            await consumer.subscribe([topic])
-            await drain(consumer, mine, lambda: bool(consumer.assignment()))
-            await produce(bootstrap, topic, RECORDS // 2, RECORDS)
-            await drain(consumer, mine, lambda: len(mine) + len(java.records()) >= RECORDS)
-            await drain(consumer, mine, lambda: len(java_assignment(java)) < PARTITIONS)
-            await settled(consumer, java, topic)
-        # krafka left: the Java member takes its partitions back
-        await java.aexpect("assigned", where=lambda e: e.assignment == everything)
-    assert_exactly_once(mine, java)
+    # krafka's listener saw Java's delta semantics: what it was given, less what it gave up
+    held: set[TopicPartition] = set()
+    for kind, partitions in listener.calls:
+        if kind == "assigned":
+            assert held.isdisjoint(partitions), "assigned again what it held"
+            held |= partitions
+        else:
+            assert partitions <= held, "revoked what it did not hold"
+            held -= partitions
