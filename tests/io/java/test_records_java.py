@@ -15,7 +15,9 @@ from krafka import Producer, RecordMetadata
 from krafka.codec import decode_batches
 from krafka.sansio.partitioner import DefaultPartitioner
 from krafka.testing.javapeer import (
+    JavaPeer,
     OutgoingRecord,
+    Role,
     TransactionStep,
     java_consume,
     java_produce,
@@ -107,34 +109,56 @@ async def test_krafka_reads_what_kafka_producer_wrote_in_every_codec(
 
 
 async def test_krafka_reads_kafka_producer_transactions(cluster: KafkaCluster) -> None:
-    (topic,) = await new_topics(cluster.bootstrap_servers, 3, "java-txn")
-    steps: list[OutgoingRecord | TransactionStep] = []
+    """Committed and aborted transactions, then one left open while krafka writes plain records
+    after it: read_committed stops at the open transaction (the last stable offset) until Java
+    commits it."""
+    bootstrap = cluster.bootstrap_servers
+    (topic,) = await new_topics(bootstrap, 3, "java-txn")
+    sent: list[OutgoingRecord] = []
     committed: list[bytes] = []
-    for txn, outcome in enumerate(["commit", "abort", "commit", "abort", "commit"]):
-        steps.append(TransactionStep.BEGIN)
-        values = [b"txn%d-%s-%d" % (txn, outcome.encode(), i) for i in range(12)]
-        steps += [
-            OutgoingRecord(v, key=b"k%d" % i, headers=[("t", b"%d" % txn)])
-            for i, v in enumerate(values)
-        ]
-        steps.append(TransactionStep.COMMIT if outcome == "commit" else TransactionStep.ABORT)
-        committed += values if outcome == "commit" else []
-    deliveries = await anyio.to_thread.run_sync(
-        lambda: java_produce(
-            cluster.bootstrap_servers, topic, steps, codec="lz4", transactional_id=f"jtx-{topic}"
-        )
+    peer = JavaPeer(
+        Role.PRODUCE, bootstrap, topic=topic, codec="lz4", transactional_id=f"jtx-{topic}"
     )
-    assert len(deliveries) == 60
-    visible = await read_to_end(cluster.bootstrap_servers, topic, 3, "read_committed")
-    assert sorted(r.value for r in visible) == sorted(committed)
-    everything = await read_to_end(cluster.bootstrap_servers, topic, 3, "read_uncommitted")
+    async with peer:
+        for txn, outcome in enumerate(["commit", "abort", "commit", "abort", "commit", "open"]):
+            peer.send({"op": TransactionStep.BEGIN.value})
+            values = [b"txn%d-%s-%d" % (txn, outcome.encode(), i) for i in range(12)]
+            for i, value in enumerate(values):
+                record = OutgoingRecord(value, key=b"k%d" % i, headers=[("t", b"%d" % txn)])
+                peer.send(record.to_json())
+                sent.append(record)
+            step = {"commit": TransactionStep.COMMIT, "abort": TransactionStep.ABORT}.get(
+                outcome, TransactionStep.FLUSH
+            )
+            peer.send({"op": step.value})
+            committed += values if outcome == "commit" else []
+        await peer.aexpect("flushed")  # the open transaction's records are in the log
+        async with Producer(bootstrap) as producer:
+            for p in range(3):
+                await producer.send_and_wait(topic, b"plain-%d" % p, partition=p)
+        visible = await read_to_end(bootstrap, topic, 3, "read_committed")
+        assert sorted(r.value for r in visible) == sorted(committed)
+        peer.send({"op": TransactionStep.COMMIT.value})
+        await peer.aexpect("committed")
+    deliveries = sorted(
+        (e.delivery() for e in peer.events if e.kind == "sent"), key=lambda d: d.index
+    )
+    assert len(deliveries) == len(sent) == 72
+    visible = await read_to_end(bootstrap, topic, 3, "read_committed")
+    plain = [b"plain-%d" % p for p in range(3)]
+    assert sorted(r.value for r in visible) == sorted(
+        committed + [r.value for r in sent[60:]] + plain
+    )
+    everything = await read_to_end(bootstrap, topic, 3, "read_uncommitted")
     by_offset = {(r.partition, r.offset): r for r in everything}
-    assert len(everything) == 60
-    for delivery, step in zip(
-        deliveries, [s for s in steps if isinstance(s, OutgoingRecord)], strict=True
-    ):
+    assert len(everything) == 75
+    for delivery, record in zip(deliveries, sent, strict=True):
         mine = by_offset[(delivery.partition, delivery.offset)]
-        assert (mine.key, mine.value, mine.headers) == (step.key, step.value, list(step.headers))
+        assert (mine.key, mine.value, mine.headers) == (
+            record.key,
+            record.value,
+            list(record.headers),
+        )
         assert mine.timestamp == delivery.timestamp
 
 
