@@ -58,6 +58,12 @@ def kafka(kafka_clusters: KafkaClusters) -> KafkaCluster:
     return kafka_clusters.get(1, listeners=CLIENT_LISTENERS, num_partitions=4)
 
 
+@pytest.fixture(scope="session")
+def kafka_cluster(kafka: KafkaCluster) -> KafkaCluster:
+    """The plugin's one-node cluster is the suite's `kafka` (one JVM for both)."""
+    return kafka
+
+
 @pytest.fixture(scope="session", params=CLUSTERS)
 def broker(request: pytest.FixtureRequest) -> object:
     """Each live cluster in turn (`broker.bootstrap_servers`, `broker.port`)."""
