@@ -32,7 +32,11 @@ class BackoffPolicy:
         """Seconds to wait after `failures` consecutive failures (1 = the first one)."""
         if failures <= 0:
             return 0.0
-        base = min(self.maximum, self.initial * self.multiplier ** (failures - 1))
+        try:
+            grown = self.initial * self.multiplier ** (failures - 1)
+        except OverflowError:  # endless retries (a transaction's EndTxn) grow past any float
+            grown = self.maximum
+        base = min(self.maximum, grown)
         spread = base * self.jitter
         return max(0.0, base - spread + 2 * spread * rand())
 

@@ -10,6 +10,11 @@ def test_delays_double_up_to_the_cap() -> None:
     assert [policy.delay(n) for n in range(6)] == pytest.approx([0, 0.1, 0.2, 0.4, 0.8, 1.0])
 
 
+def test_endless_failures_stay_at_the_cap() -> None:
+    policy = BackoffPolicy(initial=0.1, maximum=1.0, jitter=0.0, max_retries=None)
+    assert policy.delay(5000) == pytest.approx(1.0)
+
+
 def test_jitter_stays_within_bounds() -> None:
     policy = BackoffPolicy(initial=1.0, maximum=10.0, jitter=0.2)
     assert policy.delay(1, lambda: 0.0) == pytest.approx(0.8)
