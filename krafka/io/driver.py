@@ -24,6 +24,10 @@ from krafka.sansio.actions import Completed, Failed, Machine, SendRequest
 log = logging.getLogger(__name__)
 
 
+class OutcomeTimeout(KafkaTimeoutError):
+    """The wait for an operation's outcome ran out; the operation itself goes on."""
+
+
 class _Outcome:
     __slots__ = ("done", "error", "value")
 
@@ -86,18 +90,19 @@ class MachineDriver:
         self._wake.set()
 
     async def outcome(self, op: int, timeout: float | None = None) -> Any:
-        """Wait for operation `op` to finish; its value, or its error raised."""
+        """Wait for operation `op` to finish; its value, or its error raised (`OutcomeTimeout`
+        when `timeout` runs out first: a later `outcome(op)` still gets it)."""
         self.wake()
         result = self._finished.pop(op, None)
         if result is None:
             waiter = self._outcomes.setdefault(op, _Outcome())
             try:
-                with anyio.fail_after(timeout):
+                with anyio.move_on_after(timeout):
                     await waiter.done.wait()
-            except TimeoutError:
-                raise KafkaTimeoutError(f"{self.name}: no answer within {timeout}s") from None
             finally:
                 self._outcomes.pop(op, None)
+            if not waiter.done.is_set():
+                raise OutcomeTimeout(f"{self.name}: no answer within {timeout}s")
             if waiter.error is not None:
                 raise waiter.error
             return waiter.value

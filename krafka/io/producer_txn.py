@@ -13,12 +13,13 @@ from typing import Any
 
 import anyio
 
-from krafka.errors import KrafkaError
+from krafka.errors import KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
-from krafka.io.driver import MachineDriver
+from krafka.io.driver import MachineDriver, OutcomeTimeout
 from krafka.io.host import TaskHost
 from krafka.io.producer_sender import SenderLoop
 from krafka.sansio.producer.transaction import TransactionManager
+from krafka.sansio.producer.txn_call import TxnCall
 from krafka.sansio.producer.txn_events import (
     PartitionsAdded,
     ProducerFatal,
@@ -62,9 +63,10 @@ class Transactions:
     """A transactional (or idempotent) producer's `TransactionManager` on a `MachineDriver`.
 
     The application's calls go to the machine and wait for their outcome (at most `max_block`
-    seconds); the machine's events reach the send loop: new producer ids and partitions that
-    joined the transaction wake it, an abortable transaction fails the queued records, a fatal
-    error stops it.
+    seconds; a call that runs out of time stays pending in the machine: the same call again
+    waits for the same outcome); the machine's events reach the send loop: new producer ids and
+    partitions that joined the transaction wake it, an abortable transaction fails the queued
+    records, a fatal error stops it.
     """
 
     def __init__(
@@ -84,7 +86,8 @@ class Transactions:
         await self.initialize()
 
     async def initialize(self) -> None:
-        await self._outcome(self.machine.initialize(anyio.current_time()))
+        op = self.machine.initialize(anyio.current_time())
+        await self._outcome(op, TxnCall.INITIALIZE)
 
     def begin(self) -> None:
         self.machine.begin(anyio.current_time())
@@ -95,7 +98,14 @@ class Transactions:
         op = self.machine.send_offsets(
             normalize_offsets(offsets), group_metadata_of(group_metadata), anyio.current_time()
         )
-        await self._outcome(op)
+        try:
+            await self.driver.outcome(op, self.max_block)
+        except OutcomeTimeout as exc:
+            raise KafkaTimeoutError(
+                f"send_offsets_to_transaction() did not finish within max_block="
+                f"{self.max_block}s; the offsets are still being added to the transaction: "
+                "commit_transaction() waits for them (and fails if they fail)"
+            ) from exc
 
     async def commit(self) -> None:
         """COMMITTING at once (no `send` gets in any more), then deliver what is queued
@@ -105,22 +115,32 @@ class Transactions:
         accumulator.flush()
         self.loop.wake()
         try:
-            await self._outcome(op)
+            await self._outcome(op, TxnCall.COMMIT)
         finally:
             accumulator.flush_done()
 
     async def abort(self) -> None:
         op = self.machine.abort(anyio.current_time())
         self.loop.fail_queued(KrafkaError("transaction aborted"))
-        await self._outcome(op)
+        await self._outcome(op, TxnCall.ABORT)
 
     def check_usable(self) -> None:
         """Raise the fatal error (fenced, ...) that ended this producer's transactions."""
         if self.fatal is not None:
             raise self.fatal
 
-    async def _outcome(self, op: int) -> None:
-        await self.driver.outcome(op, self.max_block)
+    async def _outcome(self, op: int, call: TxnCall) -> None:
+        """Wait for `op`; when `max_block` runs out first, the machine keeps it pending."""
+        try:
+            await self.driver.outcome(op, self.max_block)
+        except OutcomeTimeout as exc:
+            self.machine.abandon(op)
+            name = call.value
+            raise KafkaTimeoutError(
+                f"{name}() did not finish within max_block={self.max_block}s and its outcome "
+                f"is unknown (the coordinator may still carry it out): call {name}() again to "
+                "wait for it; other transactional calls are refused until then"
+            ) from exc
 
     def _on_event(self, event: Any) -> None:
         """What the machine tells the producer (in the driver's task)."""

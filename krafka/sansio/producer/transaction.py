@@ -10,10 +10,15 @@ is settled (`ProduceProgress`); `commit` enters COMMITTING at once, so no `send`
 record behind the marker.
 
 Error handling lives here, once: the coordinator moving or loading (`CoordinatorLink`), retriable
-codes retried with exponential backoff within `retry_window` seconds, fencing (PRODUCER_FENCED,
-INVALID_PRODUCER_EPOCH) is fatal, other errors make the transaction abortable-only. A broker
-that refuses an epoch bump (Tansu) is asked for a fresh producer id instead. An idempotent
-producer without a transactional id uses the same machine for its InitProducerId and bumps.
+codes and lost or timed-out requests are retried with exponential backoff until a definite
+answer (as in Java: a request that timed out may have been carried out, so giving up would
+report an outcome nobody knows), fencing (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH) is fatal,
+other errors make the transaction abortable-only. The application's wait for `initialize`,
+`commit` and `abort` is bounded by its driver; when it runs out first, the driver says so
+(`abandon`) and the call stays pending (`txn_call`): the same call again waits for the same
+outcome, any other transactional call is refused. A broker that refuses an epoch bump (Tansu)
+is asked for a fresh producer id instead. An idempotent producer without a transactional id
+uses the same machine for its InitProducerId and bumps.
 """
 
 from __future__ import annotations
@@ -26,7 +31,6 @@ from typing import Any, Final
 
 from krafka.errors import (
     InvalidStateError,
-    KafkaTimeoutError,
     KrafkaError,
     ProducerFencedError,
     UnsupportedVersionError,
@@ -35,10 +39,16 @@ from krafka.errors import (
 from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.actions import AnyBroker, Broker, Completed, Failed, SendRequest
 from krafka.sansio.backoff import Backoff, BackoffPolicy
-from krafka.sansio.coordinator import CoordinatorDisposition, CoordinatorLink, CoordinatorType
+from krafka.sansio.coordinator import (
+    CoordinatorDisposition,
+    CoordinatorLink,
+    CoordinatorState,
+    CoordinatorType,
+)
 from krafka.sansio.producer import txn_wire as wire
 from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.idempotence import IdempotenceState, ProducerIdentity
+from krafka.sansio.producer.txn_call import PendingCall, TxnCall
 from krafka.sansio.producer.txn_events import (
     PartitionsAdded,
     ProduceProgress,
@@ -82,7 +92,6 @@ class TransactionManager:
         self.added: set[TopicPartition] = set()
         self.pending: set[TopicPartition] = set()
         self.offsets_added = False
-        self.retry_window = max(config.request_timeout, 5.0)
         self._progress = progress
         self._rand = rand
         self._policy = BackoffPolicy(
@@ -100,22 +109,28 @@ class TransactionManager:
         self._events: list[Any] = []
         self._ops = itertools.count(1)
         self._bump_after_abort = False
+        self._pending: PendingCall | None = None
 
     # -- the application's calls ----------------------------------------------------------------
 
     def initialize(self, now: float) -> int:
         """Get a producer id (registering the transactional id, fencing older producers)."""
+        resumed = self._resume(TxnCall.INITIALIZE)
+        if resumed is not None:
+            return resumed
         op = next(self._ops)
         if self.state is not TxnState.UNINITIALIZED:
             self._events.append(Completed(op))
             return op
         self._move(TxnEvent.INIT)
         self._steps.append(TxnStep(StepKind.INIT_PRODUCER_ID, op))
+        self._pending = PendingCall(TxnCall.INITIALIZE, op)
         return op
 
     def begin(self, now: float) -> None:
         """Start a transaction (local: the coordinator hears of it with the first record)."""
         self._require_transactional()
+        self._refuse_if_pending("begin_transaction")
         self._move(TxnEvent.BEGIN)
 
     def send_offsets(
@@ -125,6 +140,7 @@ class TransactionManager:
         now: float,
     ) -> int:
         """Commit consumer offsets within the transaction (AddOffsetsToTxn, TxnOffsetCommit)."""
+        self._refuse_if_pending("send_offsets_to_transaction")
         self.check_can_send()
         op = next(self._ops)
         self._steps.append(TxnStep(StepKind.ADD_OFFSETS, group=group))
@@ -134,6 +150,9 @@ class TransactionManager:
     def commit(self, now: float) -> int:
         """Commit: COMMITTING now, EndTxn once every record of the transaction is settled."""
         self._require_transactional()
+        resumed = self._resume(TxnCall.COMMIT)
+        if resumed is not None:
+            return resumed
         if self.state is TxnState.ABORTABLE_ERROR:
             raise InvalidStateError(
                 f"transaction {self.transactional_id!r} must be aborted: {self.error}"
@@ -141,17 +160,45 @@ class TransactionManager:
         self._move(TxnEvent.COMMIT)
         op = next(self._ops)
         self._steps.append(TxnStep(StepKind.END_TXN, op, committed=True))
+        self._pending = PendingCall(TxnCall.COMMIT, op)
         return op
 
     def abort(self, now: float) -> int:
         """Abort: ABORTING now, EndTxn once records in flight are settled (the driver fails the
         unsent ones); after an error the epoch is bumped too (KIP-360)."""
         self._require_transactional()
+        resumed = self._resume(TxnCall.ABORT)
+        if resumed is not None:
+            return resumed
         self._bump_after_abort |= self.state is TxnState.ABORTABLE_ERROR
         self._move(TxnEvent.ABORT)
         op = next(self._ops)
         self._steps.append(TxnStep(StepKind.END_TXN, op, committed=False))
+        self._pending = PendingCall(TxnCall.ABORT, op)
         return op
+
+    def abandon(self, op: int) -> None:
+        """The application stopped waiting for `op` before its outcome: keep the outcome for
+        the same call made again, and refuse other transactional calls until then."""
+        pending = self._pending
+        if pending is not None and pending.op == op and not pending.finished:
+            pending.abandoned = True
+
+    def _resume(self, call: TxnCall) -> int | None:
+        """The operation of a timed-out `call` made again (None: nothing is pending)."""
+        pending = self._pending
+        if pending is None:
+            return None
+        if pending.call is not call:
+            raise pending.refusal(call.value)
+        pending.abandoned = False
+        if pending.finished:
+            self._pending = None  # the driver kept the outcome: this call reports it
+        return pending.op
+
+    def _refuse_if_pending(self, attempted: str) -> None:
+        if self._pending is not None:
+            raise self._pending.refusal(attempted)
 
     # -- what the sender asks -------------------------------------------------------------------
 
@@ -215,8 +262,7 @@ class TransactionManager:
         step = self._steps[0] if self._steps else None
         if step is None or step.sent is not None:
             return None
-        times = [t for t in (step.deadline, self._wait_until(step)) if t is not None]
-        return min(times, default=None)
+        return self._wait_until(step)
 
     def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
         link = self._link_owning(sent)
@@ -255,11 +301,6 @@ class TransactionManager:
     def _advance(self, step: TxnStep, now: float) -> SendRequest[Any] | None:
         """The request for `step` now, if it may go (else wait: backoff, coordinator, records)."""
         if step.kind is StepKind.END_TXN and not self._end_txn_ready(step):
-            return None
-        if step.deadline is None:
-            step.deadline = now + self.retry_window
-        elif now >= step.deadline:
-            self._give_up(step, KafkaTimeoutError(self._timeout_message(step)))
             return None
         if step.backoff is not None and step.backoff.wait_time(now) > 0:
             return None
@@ -404,8 +445,15 @@ class TransactionManager:
     def _finish(self, step: TxnStep, error: KrafkaError | None = None) -> None:
         if self._steps and self._steps[0] is step:
             self._steps.popleft()
-        if step.op is not None:
-            self._events.append(Completed(step.op) if error is None else Failed(step.op, error))
+        if step.op is None:
+            return
+        self._events.append(Completed(step.op) if error is None else Failed(step.op, error))
+        pending = self._pending
+        if pending is not None and pending.op == step.op:
+            if pending.abandoned:
+                pending.finished = True
+            else:
+                self._pending = None
 
     # -- internal work --------------------------------------------------------------------------
 
@@ -523,19 +571,20 @@ class TransactionManager:
         return step if step is not None and step.sent is sent else None
 
     def _wait_until(self, step: TxnStep) -> float | None:
+        """When `step` may go: after its own backoff and the coordinator lookup's, whichever is
+        later; never while a lookup is in flight (its answer wakes the driver: a deadline
+        already past would make the driver spin instead of letting the answer in)."""
         times = []
         if step.backoff is not None and step.backoff.failures:
             times.append(step.backoff.retry_at)
         link = self._target_link(step) if self._needs_coordinator(step) else None
-        if link is not None:
+        if link is not None and link.target() is None:
+            if link.state is CoordinatorState.LOOKING_UP:
+                return None
             deadline = link.next_deadline()
             if deadline is not None:
                 times.append(deadline)
-        return min(times, default=None)
-
-    def _timeout_message(self, step: TxnStep) -> str:
-        detail = f" (last error: {self.error})" if self.error is not None else ""
-        return f"{step.what} did not succeed within {self.retry_window}s{detail}"
+        return max(times, default=None)
 
 
 class _NoLink(CoordinatorLink):

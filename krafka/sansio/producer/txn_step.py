@@ -31,7 +31,6 @@ class TxnStep:
     group: ConsumerGroupMetadata | None = None
     committed: bool = False
     fresh_id: bool = False
-    deadline: float | None = None
     sent: SendRequest[Any] | None = None
     backoff: Backoff | None = None
 

@@ -246,6 +246,21 @@ def test_a_lost_connection_to_the_coordinator_retries_through_a_new_lookup() -> 
     assert txn.talk.outcome(op) is None
 
 
+def test_no_deadline_in_the_past_while_the_coordinator_lookup_is_in_flight() -> None:
+    """A past deadline makes the driver loop without yielding, so the lookup's answer never
+    gets in (the event loop spun until a retry window ran out)."""
+    txn, _, sent = committing_with_end_txn_sent()
+    txn.talk.fail(sent, KafkaConnectionError("reset"))
+    txn.talk.advance_to_deadline()
+    lookup = txn.talk.expect(FindCoordinatorRequest)
+    txn.talk.advance(1.0)
+    txn.talk.expect_nothing()
+    assert txn.machine.next_deadline() is None
+    txn.talk.fail(lookup, KafkaConnectionError("reset"))
+    deadline = txn.machine.next_deadline()
+    assert deadline is not None and deadline > txn.now
+
+
 def test_load_in_progress_backs_off_then_retries() -> None:
     txn = Txn()
     op = txn.machine.initialize(txn.now)
@@ -259,20 +274,146 @@ def test_load_in_progress_backs_off_then_retries() -> None:
     assert txn.talk.outcome(op) is None
 
 
-def test_retries_stop_at_the_retry_window() -> None:
+def test_retriable_errors_are_retried_until_an_answer_however_long() -> None:
+    """No retry window turns "not answered yet" into a failure: Java retries until a definite
+    answer, and only the application's wait is bounded."""
     txn = Txn(request_timeout=5.0)
     op = txn.machine.initialize(txn.now)
     txn.find_coordinator()
-    while txn.talk.pending(op):
-        if txn.talk.outbox:
-            sent = txn.talk.outbox.pop()
-            code = ErrorCode.CONCURRENT_TRANSACTIONS
-            txn.talk.reply(sent, InitProducerIdResponse(error_code=code))
+    while txn.now < 120.0:
+        sent = txn.talk.expect(InitProducerIdRequest)
+        code = ErrorCode.CONCURRENT_TRANSACTIONS
+        txn.talk.reply(sent, InitProducerIdResponse(error_code=code))
+        assert txn.talk.pending(op)
         txn.talk.advance_to_deadline()
-    with pytest.raises(KafkaTimeoutError, match=r"InitProducerId did not succeed within 5\.0s"):
+    sent = txn.talk.expect(InitProducerIdRequest)
+    txn.talk.reply(sent, InitProducerIdResponse(producer_id=7, producer_epoch=0))
+    assert txn.talk.outcome(op) is None
+    assert txn.machine.state is S.READY
+
+
+def committing_with_end_txn_sent() -> tuple[Txn, int, SendRequest[Any]]:
+    txn, (plan, _) = in_transaction_with_a_record()
+    op = txn.machine.commit(txn.now)
+    txn.answer_produce(plan)
+    return txn, op, txn.talk.expect(EndTxnRequest)
+
+
+def test_an_end_txn_that_timed_out_is_sent_again_not_given_up() -> None:
+    """The coordinator may have committed what a timed-out EndTxn asked: the commit neither
+    fails nor makes the transaction abortable; the same EndTxn goes again until answered."""
+    txn, op, sent = committing_with_end_txn_sent()
+    for _ in range(20):
+        txn.talk.advance(5.0)  # request_timeout: the driver reports the request lost
+        txn.talk.fail(sent, KafkaTimeoutError("no response within 5.0s"))
+        txn.talk.advance_to_deadline()
+        txn.find_coordinator()
+        sent = txn.talk.expect(EndTxnRequest)
+        assert txn.talk.request(sent).committed is True
+        assert txn.machine.state is S.COMMITTING
+    txn.talk.reply(sent, EndTxnResponse())
+    assert txn.talk.outcome(op) is None
+    assert txn.machine.state is S.READY
+
+
+def test_abort_after_a_timed_out_commit_is_refused_and_commit_again_resumes_it() -> None:
+    txn, op, sent = committing_with_end_txn_sent()
+    txn.machine.abandon(op)  # the application's max_block ran out
+    with pytest.raises(InvalidStateError, match=r"commit_transaction\(\) timed out.*unknown"):
+        txn.machine.abort(txn.now)
+    with pytest.raises(InvalidStateError, match=r"cannot call begin_transaction"):
+        txn.machine.begin(txn.now)
+    assert txn.machine.state is S.COMMITTING
+    assert txn.machine.commit(txn.now) == op  # the same operation: waits for the same EndTxn
+    txn.talk.expect_nothing()
+    txn.talk.reply(sent, EndTxnResponse())
+    assert txn.talk.outcome(op) is None
+    txn.machine.begin(txn.now)  # the outcome was reported: the producer moves on
+    assert txn.machine.state is S.IN_TRANSACTION
+
+
+def test_a_commit_that_finished_after_its_wait_ran_out_is_reported_by_the_next_commit() -> None:
+    txn, op, sent = committing_with_end_txn_sent()
+    txn.machine.abandon(op)
+    txn.talk.reply(sent, EndTxnResponse())  # the coordinator committed after all
+    txn.talk.step()
+    assert txn.machine.state is S.READY
+    for refused in (
+        lambda: txn.machine.abort(txn.now),
+        lambda: txn.machine.begin(txn.now),
+        lambda: txn.machine.initialize(txn.now),
+    ):
+        with pytest.raises(InvalidStateError, match="commit_transaction"):
+            refused()
+    assert txn.machine.commit(txn.now) == op
+    assert txn.talk.outcome(op) is None
+    txn.machine.begin(txn.now)
+
+
+def test_commit_after_a_timed_out_abort_is_refused() -> None:
+    txn, (plan, _) = in_transaction_with_a_record()
+    op = txn.machine.abort(txn.now)
+    txn.machine.abandon(op)
+    with pytest.raises(InvalidStateError, match=r"cannot call commit_transaction.*abort"):
+        txn.machine.commit(txn.now)
+    assert txn.machine.abort(txn.now) == op
+    txn.answer_produce(plan)
+    txn.talk.reply(txn.talk.expect(EndTxnRequest), EndTxnResponse())
+    assert txn.talk.outcome(op) is None
+    assert txn.machine.state is S.READY
+
+
+def test_a_failed_commit_learnt_late_is_reported_then_abort_is_allowed() -> None:
+    txn, op, sent = committing_with_end_txn_sent()
+    txn.machine.abandon(op)
+    txn.talk.reply(sent, EndTxnResponse(error_code=ErrorCode.INVALID_TXN_STATE))
+    txn.talk.step()
+    with pytest.raises(InvalidStateError, match="commit_transaction"):
+        txn.machine.abort(txn.now)
+    assert txn.machine.commit(txn.now) == op
+    with pytest.raises(KrafkaError, match="INVALID_TXN_STATE"):
         txn.talk.outcome(op)
-    assert txn.machine.state is S.UNINITIALIZED
-    assert txn.now >= 5.0
+    assert txn.machine.state is S.ABORTABLE_ERROR
+    abort = txn.machine.abort(txn.now)
+    txn.talk.reply(txn.talk.expect(EndTxnRequest), EndTxnResponse())
+    txn.talk.reply(
+        txn.talk.expect(InitProducerIdRequest),
+        InitProducerIdResponse(producer_id=1000, producer_epoch=1),
+    )
+    assert txn.talk.outcome(abort) is None
+
+
+def test_init_transactions_again_after_a_timeout_waits_for_the_same_producer_id() -> None:
+    """Not Completed at once while INITIALIZING: the producer has no id yet."""
+    txn = Txn()
+    op = txn.machine.initialize(txn.now)
+    txn.find_coordinator()
+    sent = txn.talk.expect(InitProducerIdRequest)
+    txn.machine.abandon(op)
+    assert txn.machine.initialize(txn.now) == op
+    assert txn.talk.pending(op)
+    txn.talk.reply(sent, InitProducerIdResponse(producer_id=9, producer_epoch=0))
+    assert txn.talk.outcome(op) is None
+    assert txn.machine.idempotence.identity is not None
+
+
+def test_add_partitions_that_time_out_are_retried_not_made_abortable() -> None:
+    """The coordinator may have added the partitions: giving up would leave them in a
+    transaction the producer thinks it never started."""
+    txn = Txn()
+    txn.init()
+    txn.machine.begin(txn.now)
+    txn.append()
+    txn.drain()
+    while txn.now < 120.0:
+        sent = txn.talk.expect(AddPartitionsToTxnRequest)
+        txn.talk.advance(5.0)
+        txn.talk.fail(sent, KafkaTimeoutError("no response within 5.0s"))
+        txn.talk.advance_to_deadline()
+        txn.find_coordinator()
+    assert txn.machine.state is S.IN_TRANSACTION
+    txn.add_partitions(TP)
+    assert txn.machine.added == {TP}
 
 
 def test_fencing_is_fatal() -> None:
