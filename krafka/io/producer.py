@@ -340,7 +340,13 @@ class Producer:
 
     async def commit_transaction(self) -> None:
         """Commit: no `send` is accepted from now on; once the transaction's records are
-        delivered, EndTxn(commit). Raises if the transaction can only be aborted."""
+        delivered, EndTxn(commit). Raises if the transaction can only be aborted.
+
+        Waits at most `max_block`; KafkaTimeoutError then means the outcome is unknown (the
+        coordinator may still commit): call `commit_transaction()` again to wait for it. Until
+        its outcome is known, every other transactional call raises InvalidStateError (as in
+        Java: an abort could not undo a commit already made). The same holds for
+        `abort_transaction()` and `init_transactions()`."""
         await self._transactions().commit()
 
     async def abort_transaction(self) -> None:
