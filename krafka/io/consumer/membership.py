@@ -16,9 +16,9 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
-from krafka.errors import InvalidStateError, KrafkaError
+from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
-from krafka.io.driver import MachineDriver
+from krafka.io.driver import MachineDriver, OutcomeTimeout
 from krafka.sansio.consumer.subscription import SubscriptionState
 from krafka.sansio.group.standalone import StandaloneOffsets
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
@@ -98,7 +98,14 @@ class DrivenOffsets:
         if not offsets:
             return
         op = self._machine.commit(offsets, anyio.current_time(), timeout)
-        await self._driver.outcome(op, self._wait(timeout))
+        try:
+            await self._driver.outcome(op, self._wait(timeout))
+        except OutcomeTimeout as exc:
+            raise KafkaTimeoutError(
+                f"commit(timeout={timeout}) got no outcome in time: it is still pending (sent "
+                "and unanswered, or queued behind an earlier commit), so the offsets may yet be "
+                "committed; it is safe to commit them again (commits are applied in call order)"
+            ) from exc
 
     def commit_async(self, offsets: Offsets) -> Awaitable[None]:
         return spawn(self._task_group, self.commit(dict(offsets)))

@@ -9,9 +9,11 @@ Commits go one at a time, in call order, so a retried commit can never land afte
 and move a position back. Fetches go one at a time too, beside the commits. Each operation
 retries what Java retries (the coordinator moving or loading, UNKNOWN_TOPIC_OR_PARTITION on a
 commit, UNSTABLE_OFFSET_COMMIT on a fetch, lost connections) with exponential backoff until
-its deadline, then fails with `KafkaTimeoutError`. The identity a commit carries is taken when
-it is sent, and what a refused identity means (RebalanceInProgressError, CommitFailedError, a
-fenced instance) is the owner's `CommitPolicy` to say.
+its deadline, then fails with `KafkaTimeoutError`, which says whether the offsets may have been
+committed all the same (a request went unanswered: the coordinator may have written them) or
+not (every attempt was refused); committing again is safe either way. The identity a commit
+carries is taken when it is sent, and what a refused identity means (RebalanceInProgressError,
+CommitFailedError, a fenced instance) is the owner's `CommitPolicy` to say.
 """
 
 from __future__ import annotations
@@ -94,6 +96,8 @@ class _Op:
     sent: SendRequest[Any] | None = None
     identity: CommitIdentity | None = None
     last_error: KrafkaError | None = None
+    #: A request got no answer (lost, timed out): the coordinator may have carried it out.
+    unanswered: bool = False
 
 
 class OffsetClient:
@@ -197,6 +201,7 @@ class OffsetClient:
         if op is None:
             return
         op.sent = None
+        op.unanswered = True
         self._link.on_connection_failure()
         if error.retriable:
             self._retry(op, error, now)
@@ -301,7 +306,16 @@ class OffsetClient:
     def _timed_out(self, op: _Op) -> KrafkaError:
         detail = f" (last error: {op.last_error})" if op.last_error is not None else ""
         what = "committing offsets" if op.kind is _Kind.COMMIT else "fetching committed offsets"
-        error = KafkaTimeoutError(f"timed out {what} for group {self.group_id!r}{detail}")
+        outcome = ""
+        if op.kind is _Kind.COMMIT:
+            outcome = (
+                "; the offsets may have been committed (a request went unanswered): it is safe "
+                "to commit them again"
+                if op.unanswered
+                else "; nothing was committed (no request reached the coordinator, or it refused "
+                "each one)"
+            )
+        error = KafkaTimeoutError(f"timed out {what} for group {self.group_id!r}{detail}{outcome}")
         error.__cause__ = op.last_error
         return error
 

@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from krafka import Consumer, ConsumerRecord, Producer, TopicPartition
+from krafka.errors import KafkaTimeoutError
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ApiKey
 from krafka.testing.mockcluster import MockCluster
@@ -183,3 +184,21 @@ async def test_list_offsets_latest_and_by_timestamp(make_mock_cluster: Any) -> N
         # lookups by time are covered by the admin client's scripted ListOffsets tests.
         far = await consumer.offsets_for_times({tps[0]: int(time.time() * 1000) + 3_600_000})
         assert far[tps[0]] is None
+
+
+@pytest.mark.one_backend
+async def test_a_commit_answered_after_its_timeout_is_not_reported_as_not_made(
+    make_mock_cluster: Any,
+) -> None:
+    """The coordinator writes the offsets and answers 5.6 s later, after the caller's wait
+    (timeout + 5 s): the error must say the commit may still be made, and it is."""
+    cluster = make_mock_cluster(3, topics={TOPIC: 1})
+    cluster.set_coordinator("group", "slow", 1)
+    tp = TopicPartition(TOPIC, 0)
+    async with Consumer(cluster.bootstrap_servers, group_id="slow") as consumer:
+        await consumer.assign([tp])
+        cluster.push_broker_request_error_rtts(1, ApiKey.OFFSET_COMMIT, [(ErrorCode.NONE, 5600)])
+        with pytest.raises(KafkaTimeoutError, match=r"may yet be committed.*safe to commit"):
+            await consumer.commit({tp: 7}, timeout=0.2)
+        committed = (await consumer.committed([tp]))[tp]
+        assert committed is not None and committed.offset == 7

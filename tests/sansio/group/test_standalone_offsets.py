@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 from _group_scripted import commit_response
 
-from krafka.errors import CommitFailedError, GroupAuthorizationFailedError, RebalanceInProgressError
+from krafka.errors import (
+    CommitFailedError,
+    GroupAuthorizationFailedError,
+    KafkaTimeoutError,
+    RebalanceInProgressError,
+)
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     FindCoordinatorRequest,
@@ -43,6 +48,39 @@ def test_commits_with_generation_minus_one_and_no_member() -> None:
     talk.reply(sent, commit_response(request))
     assert talk.outcome(op) == {T0: OffsetAndMetadata(10, "x")}
     assert machine.next_deadline() is None
+
+
+def test_a_commit_timing_out_after_an_unanswered_request_says_it_may_have_been_made() -> None:
+    """The coordinator may have written offsets whose request got no answer: the error must
+    not let the caller believe nothing was committed."""
+    machine = StandaloneOffsets("g", rand=lambda: 0.5)
+    talk = Conversation(machine)
+    op = machine.commit({T0: OffsetAndMetadata(10)}, talk.now, timeout=1.0)
+    coordinator(talk)
+    talk.advance(0.5)
+    talk.fail(talk.expect(OffsetCommitRequest), KafkaTimeoutError("no response within 0.5s"))
+    talk.advance(0.1)
+    coordinator(talk)
+    sent = talk.expect(OffsetCommitRequest)
+    talk.reply(sent, commit_response(talk.request(sent), C.COORDINATOR_LOAD_IN_PROGRESS))
+    talk.advance(1.0)
+    with pytest.raises(KafkaTimeoutError, match=r"may have been committed.*safe to commit") as info:
+        talk.outcome(op)
+    assert info.value.__cause__ is not None
+
+
+def test_a_commit_refused_until_its_deadline_says_nothing_was_committed() -> None:
+    machine = StandaloneOffsets("g", rand=lambda: 0.5)
+    talk = Conversation(machine)
+    op = machine.commit({T0: OffsetAndMetadata(10)}, talk.now, timeout=0.3)
+    coordinator(talk)
+    while talk.pending(op):
+        for sent in list(talk.outbox):
+            talk.outbox.remove(sent)
+            talk.reply(sent, commit_response(talk.request(sent), C.COORDINATOR_LOAD_IN_PROGRESS))
+        talk.advance(0.05)
+    with pytest.raises(KafkaTimeoutError, match="nothing was committed"):
+        talk.outcome(op)
 
 
 @pytest.mark.parametrize(
