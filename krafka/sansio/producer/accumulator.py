@@ -210,6 +210,10 @@ class RecordAccumulator:
             return self._flush or now >= head.created + linger
         return state is BatchState.RETRY and now >= head.retry_at
 
+    def head(self, tp: TopicPartition) -> ProducerBatch:
+        """The batch of `tp` that goes next (`sendable` yielded `tp`)."""
+        return self._queues[tp][0]
+
     def pop(self, tp: TopicPartition) -> ProducerBatch:
         """Take the head batch of `tp` (sealing it if it was still open)."""
         batch = self._queues[tp].popleft()

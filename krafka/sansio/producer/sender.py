@@ -10,6 +10,13 @@ re-enqueues retriable ones in order after an exponential backoff bounded by `del
 splits batches the broker found too large, and asks for a new producer epoch when sequences
 broke (the transaction machine sends InitProducerId; queued batches are re-stamped with the new
 identity when they are drained).
+
+A partition's batches are written in send order whatever fails, idempotent or not (Java keeps
+this with idempotence, `shouldStopDrainBatchesForPartition`): a retried batch goes back ahead
+of later ones and is resent alone, once nothing else of its partition is in flight; batches
+after it wait until it is acknowledged; and a partition whose leader moved sends nothing to the
+new leader while batches are still out at the old one (an earlier batch refused there would
+otherwise be retried behind later ones that got through).
 """
 
 from __future__ import annotations
@@ -119,6 +126,8 @@ class Sender:
         self._ids = itertools.count(1)
         self._node_in_flight: dict[int, int] = {}
         self._tp_in_flight: dict[TopicPartition, list[ProducerBatch]] = {}
+        #: The broker a partition's batches in flight went to (one at a time).
+        self._tp_node: dict[TopicPartition, int] = {}
         self._in_flight = 0
 
     # -- sending --------------------------------------------------------------------------------
@@ -171,13 +180,23 @@ class Sender:
                 batch.reset_identity()
 
     def _may_take(self, tp: TopicPartition, plan: ProduceRequestPlan) -> bool:
-        in_flight = len(self._tp_in_flight.get(tp, ()))
-        if self.idempotence is not None and in_flight >= _MAX_IN_FLIGHT_PER_PARTITION:
+        in_flight = self._tp_in_flight.get(tp, ())
+        if in_flight and not self._in_order(tp, in_flight, plan.node_id):
+            return False
+        if self.idempotence is not None and len(in_flight) >= _MAX_IN_FLIGHT_PER_PARTITION:
             return False
         txn = self.transaction
         if txn is not None and not txn.may_send_to(tp):
             return False
         return not plan.batches or plan.size < self.config.max_request_size
+
+    def _in_order(self, tp: TopicPartition, in_flight: list[ProducerBatch], node: int) -> bool:
+        """May the head batch of `tp` go to `node` now, with `in_flight` still out?"""
+        if self._tp_node.get(tp) != node:
+            return False  # the leader moved: the old one may still write or refuse batches
+        if self.accumulator.head(tp).attempts:
+            return False  # a retry goes alone
+        return not any(batch.attempts > 1 for batch in in_flight)  # behind a retry: wait
 
     def _take(self, tp: TopicPartition, plan: ProduceRequestPlan) -> None:
         batch = self.accumulator.pop(tp)
@@ -198,6 +217,7 @@ class Sender:
             if batch.attempts > 1:
                 self.metrics.retries += 1
             self._tp_in_flight.setdefault(tp, []).append(batch)
+            self._tp_node[tp] = plan.node_id
         self.metrics.requests_sent += 1
         return plan
 
@@ -240,6 +260,9 @@ class Sender:
             pending = self._tp_in_flight.get(tp)
             if pending is not None and batch in pending:
                 pending.remove(batch)
+                if not pending:
+                    del self._tp_in_flight[tp]
+                    self._tp_node.pop(tp, None)
 
     def _outcome(self, batch: ProducerBatch, result: PartitionResult, now: float) -> None:
         code = result.error_code
@@ -356,5 +379,6 @@ class Sender:
                 if not batch.done:
                     self._fail(batch, error)
         self._tp_in_flight.clear()
+        self._tp_node.clear()
         self._node_in_flight.clear()
         self._in_flight = 0
