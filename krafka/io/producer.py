@@ -356,6 +356,8 @@ class Producer:
     def _transactions(self) -> Transactions:
         if self.config.transactional_id is None or self._txns is None:
             raise InvalidStateError("not a transactional producer: set transactional_id")
+        if self._closed or not self._started:
+            raise InvalidStateError("producer is closed" if self._closed else "not started")
         self._txns.check_usable()
         return self._txns
 

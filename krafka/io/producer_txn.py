@@ -81,9 +81,16 @@ class Transactions:
         )
 
     async def start(self, host: TaskHost) -> None:
-        """Run the driver in `host` and get the producer id (initialising transactions)."""
+        """Run the driver in `host` and get the producer id (initialising transactions); the
+        producer does not start without one (so no "call it again" on a timeout here)."""
         await host.task_group.start(self.driver.run)
-        await self.initialize()
+        op = self.machine.initialize(anyio.current_time())
+        try:
+            await self.driver.outcome(op, self.max_block)
+        except OutcomeTimeout as exc:
+            raise KafkaTimeoutError(
+                f"no producer id within max_block={self.max_block}s: the producer did not start"
+            ) from exc
 
     async def initialize(self) -> None:
         op = self.machine.initialize(anyio.current_time())

@@ -113,3 +113,18 @@ async def test_kafka_a_commit_the_coordinator_makes_after_max_block_is_reported_
         await producer.commit_transaction()
         await then_abort_one_and_commit_one(producer, topic)
     assert await read_committed(kafka.bootstrap_servers, topic) == [b"committed", b"last"]
+
+
+async def test_start_without_a_producer_id_within_max_block_fails_for_good(
+    make_mock_cluster: Any,
+) -> None:
+    """`start` closes the producer when it fails: its error must not suggest calling
+    init_transactions() again."""
+    cluster = make_mock_cluster(3)
+    cluster.set_coordinator("transaction", "slow", 1)
+    cluster.push_broker_request_error_rtts(1, ApiKey.INIT_PRODUCER_ID, [(ErrorCode.NONE, 1500)])
+    producer = Producer(cluster.bootstrap_servers, transactional_id="slow", max_block=0.5)
+    with pytest.raises(KafkaTimeoutError, match=r"no producer id.*did not start"):
+        await producer.start()
+    with pytest.raises(InvalidStateError, match="closed"):
+        await producer.init_transactions()
