@@ -423,6 +423,9 @@ class TransactionManager:
 
     def _give_up(self, step: TxnStep, error: KrafkaError) -> None:
         """`step` failed for good: fail its operation; the state follows Java's rules."""
+        if step.kind is StepKind.INIT_PRODUCER_ID and step.op is None:
+            self._fatal(error)  # an idempotent producer's epoch bump: no id to send with
+            return
         if isinstance(error, UnsupportedVersionError) or step.kind is StepKind.INIT_PRODUCER_ID:
             if self.state is TxnState.INITIALIZING:
                 self._move(TxnEvent.INIT_FAILED)

@@ -573,6 +573,19 @@ class TestIdempotentOnly:
         identity = txn.core.sender.idempotence.identity  # type: ignore[union-attr]
         assert identity is not None and identity.producer_id == 51
 
+    def test_a_bump_refused_for_good_is_fatal(self) -> None:
+        """As in Java: without a usable id nothing can be sent. (The bump was asked again and
+        again, and the answer that finally came raised: no transition from UNINITIALIZED.)"""
+        txn = self.start()
+        txn.core.sender.idempotence.request_bump()  # type: ignore[union-attr]
+        for _ in range(2):  # the bump, then a fresh id: both refused
+            sent = txn.talk.expect(InitProducerIdRequest)
+            code = ErrorCode.UNKNOWN_SERVER_ERROR
+            txn.talk.reply(sent, InitProducerIdResponse(error_code=code))
+        txn.talk.expect_nothing()
+        assert txn.machine.fatal
+        assert any(isinstance(e, ProducerFatal) for e in txn.talk.events)
+
     def test_the_bump_waits_for_requests_in_flight(self) -> None:
         txn = self.start()
         txn.append()
