@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from krafka._codec import impl
+from krafka._codec import legacy as _legacy
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka._codec.records import parse_control
 from krafka._codec.types import BatchHeader as _PureBatchHeader
@@ -53,6 +54,7 @@ __all__ = [
     "encode_batch",
     "iter_batch_records",
     "iter_batches",
+    "legacy_message_crcs",
     "murmur2",
     "murmur2_partition",
     "parse_control",
@@ -140,6 +142,19 @@ def iter_batch_records(
         buffer, header, check_crc, max_decompressed_size
     )
     return result
+
+
+def legacy_message_crcs(
+    buffer: Buffer,
+    position: int,
+    *,
+    check_crc: bool = True,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED,
+) -> list[int]:
+    """The stored CRC of each record of the legacy (magic 0/1) entry at byte `position`, in
+    record order: a compressed wrapper's inner messages have CRCs of their own (Kafka's
+    DumpLogSegments prints them per record); an uncompressed entry's is the entry's."""
+    return _legacy.message_crcs(buffer, position, check_crc, max_decompressed_size)
 
 
 def murmur2(data: Buffer) -> int:

@@ -142,16 +142,7 @@ def _read_bytes(
     return bytes(view[pos : pos + length]), pos + length
 
 
-def _inner_records(
-    inner: bytes,
-    wrapper_offset: int,
-    wrapper_magic: int,
-    wrapper_attributes: int,
-    wrapper_ts: int | None,
-    check_crc: bool,
-    where: int,
-    record_type: Callable[..., Any],
-) -> list[Any]:
+def _inner_messages(inner: bytes, check_crc: bool, where: int) -> list[Message]:
     view = memoryview(inner)
     parsed: list[Message] = []
     pos = 0
@@ -163,6 +154,40 @@ def _inner_records(
         pos += 12 + INT32.unpack_from(view, pos + 8)[0]
     if not parsed:
         raise CorruptRecordError("compressed legacy message holds no messages", where)
+    return parsed
+
+
+def message_crcs(
+    buf: Buffer,
+    pos: int,
+    check_crc: bool = True,
+    max_decompressed_size: int = _compression.DEFAULT_MAX_DECOMPRESSED,
+) -> list[int]:
+    """The stored CRC of each message of the legacy entry at byte `pos`, in record order: the
+    entry's own when it is uncompressed, else those of the messages inside the wrapper."""
+    view = memoryview(buf)[pos:]
+    _, magic, attributes, _, _, value, crc = _parse_message(view, 0, check_crc, pos)
+    code = attributes & 0x07
+    if code == 0:
+        return [crc]
+    if code > 3 or value is None:
+        raise CorruptRecordError(f"invalid compressed legacy message (codec {code})", pos)
+    codec = Compression.from_code(code)
+    inner = _compression.decompress(codec, value, max_decompressed_size, legacy_lz4=(magic == 0))
+    return [msg[6] for msg in _inner_messages(inner, check_crc, pos)]
+
+
+def _inner_records(
+    inner: bytes,
+    wrapper_offset: int,
+    wrapper_magic: int,
+    wrapper_attributes: int,
+    wrapper_ts: int | None,
+    check_crc: bool,
+    where: int,
+    record_type: Callable[..., Any],
+) -> list[Any]:
+    parsed = _inner_messages(inner, check_crc, where)
     shift = 0
     if wrapper_magic >= 1:
         base = wrapper_offset - parsed[-1][0]

@@ -13,6 +13,7 @@ import pytest
 from krafka._codec import compression
 from krafka._codec.crc import crc32, crc32c
 from krafka._codec.types import Compression
+from krafka.codec import legacy_message_crcs
 from krafka.errors import CorruptRecordError
 
 
@@ -152,3 +153,15 @@ def test_invalid_utf8_header_key(codec: ModuleType):
     blob[i : i + 2] = b"\xff\xfe"
     with pytest.raises(CorruptRecordError, match="UTF-8"):
         codec.decode_batches(refix_crc(blob))
+
+
+def test_legacy_message_crcs_are_the_stored_ones():
+    first, second = legacy_message(0, 1, 0, b"a"), legacy_message(1, 1, 0, b"b")
+    wrapper = legacy_message(1, 1, 1, _gzip(first + second))
+    plain = legacy_message(2, 0, 0, b"c")
+    stored = [struct.unpack_from(">I", m, 12)[0] for m in (first, second, plain)]
+    assert legacy_message_crcs(wrapper + plain, 0) == stored[:2]
+    assert legacy_message_crcs(wrapper + plain, len(wrapper)) == stored[2:]
+    for bad in (wrapper[:20], legacy_message(0, 1, 1, b"garbage")):
+        with pytest.raises(CorruptRecordError):
+            legacy_message_crcs(bad, 0)
