@@ -7,8 +7,8 @@ session whichever test directory asks first, and writes with krafka's producers:
   that codec and an idempotent one sending uncompressed batches the broker compresses with
   Java's codecs (the topic's `compression.type`) interleave committed and aborted transactions,
   an aborted one spanning another producer's commit and a segment roll; keys, values and headers
-  empty or null, values of ~100 kB; `seg-lz4` stamps LogAppendTime. Timestamps are explicit and
-  `segment.ms` short, so the log rolls where a record's timestamp jumps (at markers);
+  empty or null, values of ~100 kB; `seg-lz4` stamps LogAppendTime. Timestamps are explicit,
+  so the log rolls where a record's timestamp jumps past `segment.ms` (inside the aborted one);
 - a compacted topic (`seg-compacted`): updates, tombstones, committed and aborted transactions,
   cleaned twice by the log cleaner (it drops superseded values, aborted data and the first
   round's tombstone, keeps an empty batch for the producer's state, sets delete horizons).
@@ -34,9 +34,11 @@ import pytest
 
 CODECS: Final = ("none", "gzip", "snappy", "lz4", "zstd")
 COMPACTED: Final = "seg-compacted"
+DELETED: Final = "seg-deleted"
 LOG_APPEND_TIME_CODEC: Final = "lz4"
 DUMP_LOG_SEGMENTS: Final = "org.apache.kafka.tools.DumpLogSegments"
-_SEGMENT_MS: Final = 1000
+_SEGMENT_MS: Final = 60_000
+_COMPACTED_SEGMENT_MS: Final = 1000
 _FILE_KINDS: Final = ("*.log", "*.index", "*.timeindex", "*.txnindex")
 #: About 100 kB of ASCII: several blocks for every codec's framing (snappy's 32 kB, lz4's 64 kB).
 BIG_VALUE: Final = ",".join(f"{i:06d}" for i in range(15_000)).encode()
@@ -118,6 +120,8 @@ class KafkaLog:
     dumps: dict[Path, DumpedFile]
     cleaned_to: int
     cluster: Any = field(repr=False)
+    #: The deleted topic's partition, as Kafka renamed it (`seg-deleted-0.<id>-delete`).
+    deleted: Path | None = None
 
     def partition(self, topic: str) -> Path:
         return self.root / f"{topic}-0"
@@ -229,7 +233,7 @@ def _write_codec_topic(bootstrap: str, codec: str, start: int, sent: dict[int, S
         pending.append(topic.send(a, b"x-key-0", b"aborted-0", transactional=True))
         pending.append(topic.send(a, None, b"aborted-1", (("h", b""),), transactional=True))
         a.flush()
-        rolls = int(time.time() * 1000) + 5000  # the log rolls inside the aborted transaction
+        rolls = start + 5 * _SEGMENT_MS  # the log rolls inside the aborted transaction
         pending.append(topic.send(plain, None, b"plain-0" + BIG_VALUE, timestamp=rolls))
         plain.flush()
         pending.append(topic.send(b, b"b-key-1", b"b-value-1", transactional=True))
@@ -307,21 +311,22 @@ def _wait_cleaned(data: Path, offset: int, timeout: float = 60.0) -> int:
 def _topics() -> list[Any]:
     from krafka.sansio.admin.topics import NewTopic
 
-    quick_roll = {"segment.ms": str(_SEGMENT_MS), "index.interval.bytes": "1"}
+    rolled = {"segment.ms": str(_SEGMENT_MS), "index.interval.bytes": "1"}
     topics = []
     for codec in CODECS:
-        configs = {**quick_roll, "compression.type": "uncompressed" if codec == "none" else codec}
+        configs = {**rolled, "compression.type": "uncompressed" if codec == "none" else codec}
         if codec == LOG_APPEND_TIME_CODEC:
             configs["message.timestamp.type"] = "LogAppendTime"
         topics.append(NewTopic(codec_topic(codec), 1, 1, configs=configs))
     compact = {
-        **quick_roll,
+        **rolled,
+        "segment.ms": str(_COMPACTED_SEGMENT_MS),
         "cleanup.policy": "compact",
         "min.cleanable.dirty.ratio": "0.01",
         "delete.retention.ms": "100",
         "min.compaction.lag.ms": "0",
     }
-    return [*topics, NewTopic(COMPACTED, 1, 1, configs=compact)]
+    return [*topics, NewTopic(COMPACTED, 1, 1, configs=compact), NewTopic(DELETED, 1, 1)]
 
 
 def write(cluster: Any, into: Path) -> KafkaLog:
@@ -332,25 +337,44 @@ def write(cluster: Any, into: Path) -> KafkaLog:
     with AdminClient(bootstrap_servers=bootstrap) as admin:
         failed = admin.create_topics(_topics()).failed
     assert not failed, failed
-    start = (int(time.time() * 1000) - 600_000) // 1000 * 1000
+    now = int(time.time() * 1000) // 1000 * 1000
     sent: dict[str, dict[int, Sent]] = {}
     for codec in CODECS:
-        _write_codec_topic(bootstrap, codec, start, sent.setdefault(codec_topic(codec), {}))
+        _write_codec_topic(bootstrap, codec, now, sent.setdefault(codec_topic(codec), {}))
+    start = now - 600_000
     data = cluster.node(1).directory / "data"
     compacted = sent.setdefault(COMPACTED, {})
     _wait_cleaned(data, _write_compacted(bootstrap, 1, start, compacted))
     cleaned = _wait_cleaned(data, _write_compacted(bootstrap, 2, start + 100_000, compacted))
+    deleted = _write_and_delete(bootstrap, data)
     cluster.stop()
-    for topic in sent:
-        source = cluster.partition_directory(1, topic, 0)
+    for source in [*(cluster.partition_directory(1, topic, 0) for topic in sent), deleted]:
         target = into / source.name
         target.mkdir(parents=True)
         for pattern in _FILE_KINDS:
             for path in source.glob(pattern):
                 shutil.copy2(path, target / path.name)
-    dumps = dump_log_segments(cluster, sorted(into.glob("*/*.log")) + sorted(
-        into.glob("*/*.txnindex")))  # fmt: skip
-    return KafkaLog(into, sent, dumps, cleaned, cluster)
+    live = [into / f"{topic}-0" for topic in sent]
+    files = [p for d in live for p in sorted(d.glob("*.log")) + sorted(d.glob("*.txnindex"))]
+    return KafkaLog(into, sent, dump_log_segments(cluster, files), cleaned, cluster,
+                    into / deleted.name)  # fmt: skip
+
+
+def _write_and_delete(bootstrap: str, data: Path, timeout: float = 30.0) -> Path:
+    """A topic written then deleted: Kafka renames its partition folder `-delete` and removes
+    it a minute later (`file.delete.delay.ms`), so a copied log dir may hold one."""
+    from krafka.sync import AdminClient, Producer
+
+    with Producer(bootstrap_servers=bootstrap) as producer:
+        producer.send_and_wait(DELETED, b"gone", b"k", partition=0)
+    with AdminClient(bootstrap_servers=bootstrap) as admin:
+        failed = admin.delete_topics([DELETED]).failed
+    assert not failed, failed
+    deadline = time.monotonic() + timeout
+    while not (found := sorted(data.glob(f"{DELETED}-0.*-delete"))):
+        assert time.monotonic() < deadline, f"{DELETED} was not renamed for deletion in time"
+        time.sleep(0.1)
+    return found[0]
 
 
 # -- reading DumpLogSegments' output -----------------------------------------------------------

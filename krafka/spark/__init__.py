@@ -32,7 +32,8 @@ Data source options (all optional):
 
 Paths: a log directory of `<topic>-<partition>` folders, one such folder, a `.log` file, or a
 glob. Topic and partition come from the folder name, split on its LAST dash; a file outside such
-a folder gets its file stem as topic and a null partition.
+a folder gets its file stem as topic and a null partition. Folders Kafka set aside
+(`<topic>-<partition>.<id>-delete`, `-future`, `-stray`) are skipped unless named directly.
 
 `read_segments(spark, path, **options)` returns the same rows through `mapInArrow`, which costs
 Spark less per row than its Python data source machinery: prefer it for bulk jobs.

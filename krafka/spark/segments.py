@@ -3,7 +3,10 @@
 A Kafka log directory holds one folder per partition, named `<topic>-<partition>` (topics may
 contain dashes: the partition is after the LAST dash), with segment files named by their base
 offset (`00000000000000000000.log`) and an offset index beside each (`.index`: 8-byte entries,
-relative offset int32 + byte position int32, both big-endian). Splits start and end at batch
+relative offset int32 + byte position int32, both big-endian). Beside them Kafka may keep
+folders it set aside, `<topic>-<partition>.<id>-delete` (a deleted topic's, removed a minute
+later), `-future` (a replica being moved to another log dir) and `-stray`: scanning a directory
+or a glob skips them; naming one (or a file in it) reads it. Splits start and end at batch
 boundaries, taken from the `.index` when it is there and plausible, else from a header-only scan.
 """
 
@@ -25,6 +28,7 @@ from krafka.codec import scan_batches
 
 DEFAULT_MAX_PARTITION_BYTES = 128 * 1024 * 1024
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+_SET_ASIDE_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.\w+-(?:delete|future|stray)$")
 _INDEX_ENTRY = struct.Struct(">ii")
 _ENTRY_PREFIX = struct.Struct(">qib")  # base offset, length, (leader epoch/crc first byte)
 
@@ -52,7 +56,7 @@ class Split:
 def topic_partition(path: str) -> tuple[str, int | None]:
     """Topic and partition of a segment file, from its folder name; else the file stem."""
     folder = Path(os.path.abspath(path)).parent.name  # not resolve(): symlinks keep their folder
-    match = _PARTITION_DIR.match(folder)
+    match = _PARTITION_DIR.match(folder) or _SET_ASIDE_DIR.match(folder)
     if match:
         return match["topic"], int(match["partition"])
     return Path(path).stem, None
@@ -61,7 +65,10 @@ def topic_partition(path: str) -> tuple[str, int | None]:
 def find_segments(location: str) -> list[Segment]:
     """Segment files under `location`: a log dir, a partition dir, a file, or a glob."""
     paths: list[str] = []
-    for entry in sorted(glob.glob(location)) if glob.has_magic(location) else [location]:
+    pattern = glob.has_magic(location)
+    for entry in sorted(glob.glob(location)) if pattern else [location]:
+        if pattern and _set_aside(entry):
+            continue
         if os.path.isdir(entry):
             paths.extend(_logs_under(entry))
         elif os.path.isfile(entry):
@@ -71,11 +78,18 @@ def find_segments(location: str) -> list[Segment]:
     return sorted((_segment(p) for p in paths), key=_order)
 
 
+def _set_aside(path: str) -> bool:
+    """Whether `path` is, or is in, a partition folder Kafka set aside (`-delete`, ...)."""
+    full = Path(os.path.abspath(path))
+    return any(_SET_ASIDE_DIR.match(name) for name in (full.name, full.parent.name))
+
+
 def _logs_under(directory: str) -> list[str]:
     found = sorted(glob.glob(os.path.join(directory, "*.log")))
     if found:
         return found
-    return sorted(glob.glob(os.path.join(directory, "*", "*.log")))
+    nested = glob.glob(os.path.join(directory, "*", "*.log"))
+    return sorted(p for p in nested if not _set_aside(os.path.dirname(p)))
 
 
 def _segment(path: str) -> Segment:

@@ -87,3 +87,16 @@ def test_abort_index_spans_segments(tmp_path: Path) -> None:
     segments = find_segments(str(folder))
     assert abort_index(segments).ranges == {4: [(0, 1)]}
     assert isinstance(segments[0], Segment)
+
+
+def test_folders_kafka_set_aside_are_skipped_unless_named(tmp_path: Path) -> None:
+    _segment_file(tmp_path / "t-0" / "00000000000000000000.log")
+    for suffix in ("delete", "future", "stray"):
+        aside = tmp_path / f"t-0.0123456789abcdef0123456789abcdef-{suffix}"
+        _segment_file(aside / "00000000000000000000.log")
+        assert topic_partition(str(aside / "00000000000000000000.log")) == ("t", 0)
+        assert [s.partition for s in find_segments(str(aside))] == [0]
+    assert [s.path for s in find_segments(str(tmp_path))] == [
+        str(tmp_path / "t-0" / "00000000000000000000.log")]  # fmt: skip
+    assert len(find_segments(str(tmp_path / "*"))) == 1
+    assert len(find_segments(str(tmp_path / "*" / "*.log"))) == 1

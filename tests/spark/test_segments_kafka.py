@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests._kafka_log import LOG_APPEND_TIME_CODEC, KafkaLog, codec_topic
+from tests._kafka_log import DELETED, LOG_APPEND_TIME_CODEC, KafkaLog, codec_topic
 from tests._kafka_log import kafka_log as write_kafka_log
 
 pytestmark = pytest.mark.spark
@@ -120,3 +120,15 @@ def test_splits_fall_on_the_batches_kafka_wrote(kafka_log: KafkaLog) -> None:
         splits = plan_splits(find_segments(str(path))[0], 1)
         assert [s.start for s in splits] == positions, path
         assert splits[-1].end == path.stat().st_size
+
+
+def test_a_deleted_topics_folder_is_named_but_not_read(kafka_log: KafkaLog) -> None:
+    """Kafka renames a deleted topic's partition `<topic>-<n>.<id>-delete` and removes it later:
+    reading the log dir meanwhile leaves it out (the rows above hold no other topic)."""
+    from krafka.spark.segments import find_segments, topic_partition
+
+    assert kafka_log.deleted is not None and kafka_log.deleted.name.endswith("-delete")
+    segment = next(kafka_log.deleted.glob("*.log"))
+    assert topic_partition(str(segment)) == (DELETED, 0)
+    assert {s.topic for s in find_segments(str(kafka_log.root))} == set(kafka_log.sent)
+    assert [s.topic for s in find_segments(str(kafka_log.deleted))] == [DELETED]
