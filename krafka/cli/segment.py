@@ -10,8 +10,9 @@ escaped, so a record stays on one line (Kafka prints them raw); a null key or va
 as Kafka does. `--json` prints JSON lines instead: `{"type": "file", ...}`, then `batch` and
 `record` objects with the same fields in snake_case, key/value both as UTF-8 text (null when not
 valid UTF-8) and as base64; a legacy entry has no v2 fields. Corrupt bytes stop the dump of that
-file with the byte offset, exit status 1; bytes after the last whole batch are reported as Kafka
-does (`Found N invalid bytes at the end of NAME`).
+file with the byte offset, exit status 1; with `--skip-crc` a CRC mismatch is printed as Kafka
+prints it (`isvalid: false`) and the dump goes on. Bytes after the last whole batch are reported
+as Kafka does (`Found N invalid bytes at the end of NAME`).
 """
 
 from __future__ import annotations
@@ -70,19 +71,30 @@ def run_dump(args: argparse.Namespace) -> int:
 
 
 def dump(buf: bytes, printer: Any, records: bool = True, check_crc: bool = True) -> None:
-    """Print every batch of `buf` (and its records), stopping at the first corrupt one."""
+    """Print every batch of `buf` (and its records), stopping at the first corrupt one (or, not
+    checking CRCs, at the first one that cannot be read: a CRC mismatch is then `isvalid:
+    false`, as Kafka prints it)."""
     position = 0
     for batch in iter_batches(buf, check_crc=check_crc):
-        printer.batch(batch_fields(batch, position))
+        size = batch.batch_length + 12
+        valid = check_crc or _crc_matches(memoryview(buf)[position : position + size])
+        printer.batch(batch_fields(batch, position, valid))
         if records:
-            crcs = (
-                legacy_message_crcs(buf, position, check_crc=check_crc) if batch.magic < 2 else None
-            )
+            crcs = legacy_message_crcs(buf, position, check_crc=False) if batch.magic < 2 else None
             for i, record in enumerate(batch.records):
-                printer.record(record_fields(batch, record, None if crcs is None else crcs[i]))
-        position += batch.batch_length + 12
+                crc = None if crcs is None else crcs[i]
+                printer.record(record_fields(batch, record, crc, valid))
+        position += size
     if position < len(buf):
         printer.trailing(len(buf) - position)
+
+
+def _crc_matches(entry: memoryview) -> bool:
+    try:
+        next(iter_batches(entry, check_crc=True))
+    except CorruptRecordError:
+        return False
+    return True
 
 
 def starting_offset(path: str) -> int | None:
@@ -105,7 +117,7 @@ def _ts_type_name(batch: RecordBatch) -> str:
     return "NoTimestampType" if ts_type is None else _TIMESTAMP_TYPES[ts_type]
 
 
-def batch_fields(batch: RecordBatch, position: int) -> dict[str, Any]:
+def batch_fields(batch: RecordBatch, position: int, valid: bool = True) -> dict[str, Any]:
     """A batch's fields as DumpLogSegments names them (snake_case), v2 or legacy."""
     if batch.magic >= 2:
         delta = batch.last_offset_delta
@@ -135,6 +147,7 @@ def batch_fields(batch: RecordBatch, position: int) -> dict[str, Any]:
         "magic": batch.magic,
         "compression": str(batch.compression),
         "crc": batch.crc,
+        "is_valid": valid,
     }
 
 
@@ -153,7 +166,9 @@ def _control(record: Any) -> dict[str, Any]:
     return {"type": name, "type_id": kind}
 
 
-def record_fields(batch: RecordBatch, record: Any, crc: int | None) -> dict[str, Any]:
+def record_fields(
+    batch: RecordBatch, record: Any, crc: int | None, valid: bool = True
+) -> dict[str, Any]:
     """A record's fields as DumpLogSegments names them, with its key, value and headers."""
     fields: dict[str, Any] = {
         "offset": record.offset,
@@ -166,6 +181,7 @@ def record_fields(batch: RecordBatch, record: Any, crc: int | None) -> dict[str,
         fields["sequence"] = _sequence(batch.base_sequence, record.offset - batch.base_offset)
         fields["headers"] = list(record.headers)
     else:
+        fields["is_valid"] = valid
         fields["crc"] = crc
     if batch.is_control:
         fields["control"] = _control(record)
@@ -220,7 +236,7 @@ class TextPrinter:
         print(
             f"{head} position: {f['position']} {f['timestamp_type']}: {f['max_timestamp']} "
             f"size: {f['size']} magic: {f['magic']} compresscodec: {f['compression']} "
-            f"crc: {f['crc']} isvalid: true",
+            f"crc: {f['crc']} isvalid: {_flag(f['is_valid'])}",
             file=self.out,
         )
 
@@ -234,7 +250,7 @@ class TextPrinter:
             names = ",".join(k for k, _ in f["headers"])
             line += f" sequence: {f['sequence']} headerKeys: [{names}]"
         else:
-            line += f" isValid: true crc: {f['crc']}"
+            line += f" isValid: {_flag(f['is_valid'])} crc: {f['crc']}"
         control = f.get("control")
         if control is None:
             line += "" if key is None else f" key: {_text(key)}"

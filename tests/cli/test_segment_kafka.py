@@ -13,11 +13,7 @@ from typing import Any
 import pytest
 from _cli import run_cli
 
-from tests._kafka_log import (
-    DUMP_LOG_SEGMENTS,
-    DumpedRecord,
-    KafkaLog,
-)
+from tests._kafka_log import DUMP_LOG_SEGMENTS, DumpedRecord, KafkaLog, codec_topic
 from tests._kafka_log import kafka_log as write_kafka_log
 
 _CONTENT = re.compile(r"^(?P<meta>.*?)(?: key: .*| payload: .*)?$")
@@ -98,7 +94,7 @@ def _java_fields(b: dict[str, Any]) -> dict[str, str]:
         "magic": str(b["magic"]),
         "compresscodec": b["compression"],
         "crc": str(b["crc"]),
-        "isvalid": "true",
+        "isvalid": _flag(b["is_valid"]),
     }
 
 
@@ -182,3 +178,20 @@ def test_legacy_json_leaves_out_what_legacy_sets_lack(testdata: Path) -> None:
             assert "sequence" not in r and "headers" not in r and isinstance(r["crc"], int), r
             assert r["timestamp_type"] == batch["timestamp_type"]
             assert (r["timestamp"] == -1) == no_time, r
+
+
+def test_skip_crc_prints_a_corrupt_batch_as_dump_log_segments_does(
+    kafka_log: KafkaLog, tmp_path: Path
+) -> None:
+    source = kafka_log.segments(codec_topic("none"))[0]
+    raw = bytearray(source.read_bytes())
+    raw[raw.index(b"a-value-0")] = ord("A")  # an uncompressed batch: the CRC no longer matches
+    copy = tmp_path / source.parent.name / source.name
+    copy.parent.mkdir()
+    copy.write_bytes(bytes(raw))
+    java = kafka_log.cluster.java(DUMP_LOG_SEGMENTS, "--files", str(copy), "--print-data-log",
+                                  "--deep-iteration")  # fmt: skip
+    assert "isvalid: false" in java
+    assert run_cli("segment", "dump", "--skip-crc", str(copy)).stdout == java
+    strict = run_cli("segment", "dump", str(copy))
+    assert strict.returncode == 1 and "CRC" in strict.stderr
