@@ -16,7 +16,10 @@ this with idempotence, `shouldStopDrainBatchesForPartition`): a retried batch go
 of later ones and is resent alone, once nothing else of its partition is in flight; batches
 after it wait until it is acknowledged; and a partition whose leader moved sends nothing to the
 new leader while batches are still out at the old one (an earlier batch refused there would
-otherwise be retried behind later ones that got through).
+otherwise be retried behind later ones that got through). An idempotent producer also sends a
+partition's first batch under a producer id and epoch alone: a broker that holds no state for
+the producer there accepts any first sequence, so batches pipelined behind a refused first one
+would be written ahead of it (and its retry refused as out of order).
 """
 
 from __future__ import annotations
@@ -128,6 +131,8 @@ class Sender:
         self._tp_in_flight: dict[TopicPartition, list[ProducerBatch]] = {}
         #: The broker a partition's batches in flight went to (one at a time).
         self._tp_node: dict[TopicPartition, int] = {}
+        #: Partitions with a batch acknowledged under the current producer id and epoch.
+        self._confirmed: set[TopicPartition] = set()
         self._in_flight = 0
 
     # -- sending --------------------------------------------------------------------------------
@@ -175,6 +180,7 @@ class Sender:
     def _restamp(self, idem: IdempotenceState) -> None:
         """A new producer id or epoch: queued batches get new sequences when drained."""
         self._identity = idem.identity
+        self._confirmed.clear()
         for batch in self.accumulator.batches():
             if batch.base_sequence >= 0:
                 batch.reset_identity()
@@ -194,6 +200,8 @@ class Sender:
         """May the head batch of `tp` go to `node` now, with `in_flight` still out?"""
         if self._tp_node.get(tp) != node:
             return False  # the leader moved: the old one may still write or refuse batches
+        if self.idempotence is not None and tp not in self._confirmed:
+            return False  # the broker may not know this producer here yet: first batch alone
         if self.accumulator.head(tp).attempts:
             return False  # a retry goes alone
         return not any(batch.attempts > 1 for batch in in_flight)  # behind a retry: wait
@@ -319,6 +327,8 @@ class Sender:
 
     def _complete(self, batch: ProducerBatch, result: PartitionResult) -> None:
         self.accumulator.release(batch)
+        if batch.base_sequence >= 0:
+            self._confirmed.add(batch.tp)
         size = len(batch.payload) if batch.payload is not None else batch.size
         self.metrics.batch_delivered(batch.count, size)
         batch.complete(result.base_offset, result.log_append_time)

@@ -155,6 +155,13 @@ class Harness:
         )
         return handle
 
+    def confirm(self, tp: tuple[str, int] = TP, value: bytes = b"warm-up..") -> None:
+        """Send one batch to `tp` and acknowledge it: an idempotent producer pipelines a
+        partition's batches only once the broker acknowledged one under its producer id."""
+        self.send(value, tp)
+        (plan,) = self.drain()
+        self.answer(plan)
+
     def drain(self) -> list[ProduceRequestPlan]:
         drained = self.sender.drain(self.now, self.leaders)
         self.stale = drained.stale_topics

@@ -59,7 +59,10 @@ def test_sequences_are_per_partition_and_contiguous() -> None:
         h.send(b"b%d" % i, tp=("t", 1))
     plans = []
     for _ in range(3):
-        plans += h.drain()
+        drained = h.drain()
+        for plan in drained:
+            h.answer(plan)
+        plans += drained
     seen = [sequences(p) for p in plans]
     assert [s[TP] for s in seen if TP in s] == [(0, 0, 2), (2, 0, 2), (4, 0, 1)]
     assert [s[("t", 1)] for s in seen if ("t", 1) in s] == [(0, 0, 2), (2, 0, 2), (4, 0, 1)]
@@ -107,8 +110,9 @@ def test_not_leader_retries_the_same_bytes_after_backoff_and_refreshes_metadata(
 
 def test_ordering_is_kept_when_an_earlier_batch_fails_and_later_ones_are_rejected() -> None:
     h = Harness(small_batches(1))
+    h.confirm()  # seq 0
     handles = [h.send(b"%09d" % i) for i in range(3)]
-    plans = [h.drain()[0] for _ in range(3)]  # three batches in flight, seq 0, 1, 2
+    plans = [h.drain()[0] for _ in range(3)]  # three batches in flight, seq 1, 2, 3
     h.answer(plans[0], NOT_LEADER)
     h.answer(plans[1], OUT_OF_ORDER)  # innocent: its predecessor failed
     h.answer(plans[2], OUT_OF_ORDER)
@@ -119,7 +123,7 @@ def test_ordering_is_kept_when_an_earlier_batch_fails_and_later_ones_are_rejecte
         (plan,) = h.drain()
         resent.append(sequences(plan)[TP][0])
         h.answer(plan, base_offset=100 + len(resent))
-    assert resent == [0, 1, 2]
+    assert resent == [1, 2, 3]
     assert [x.result().offset for x in handles] == [101, 102, 103]
 
 
@@ -134,6 +138,7 @@ def test_after_a_leader_move_batches_reach_the_new_leader_in_send_order(idempote
         small_batches(1, max_in_flight_requests_per_connection=5, enable_idempotence=idempotent),
         identity=(1000, 0) if idempotent else None,
     )
+    h.confirm()
     handles = [h.send(b"%09d" % i) for i in range(3)]
     in_flight = [h.drain()[0] for _ in range(3)]
     assert [p.node_id for p in in_flight] == [1, 1, 1]
@@ -173,8 +178,44 @@ def test_a_partition_waits_for_its_retried_batch_before_sending_new_ones() -> No
     assert values(later) == [b"%09d" % 1]
 
 
+def test_an_idempotent_partitions_first_batch_goes_alone_until_acknowledged() -> None:
+    """Found on Apache Kafka: the first batch of a new partition came back
+    NOT_LEADER_OR_FOLLOWER (the partition was still being set up) while the batches pipelined
+    behind it were accepted, since a broker that holds no state for a producer accepts any
+    first sequence. They were written ahead of it, and its retry was refused as
+    OUT_OF_ORDER_SEQUENCE_NUMBER. The first batch now goes alone."""
+    h = Harness(small_batches(1, max_in_flight_requests_per_connection=5))
+    handles = [h.send(b"%09d" % i) for i in range(4)]
+    (first,) = h.drain()
+    assert h.drain() == []  # nothing of the partition rides behind its first batch
+    h.answer(first, NOT_LEADER)
+    h.advance(1.0)
+    (retry,) = h.drain()
+    assert sequences(retry)[TP][0] == 0 and h.drain() == []
+    h.answer(retry, base_offset=0)
+    pipelined = h.drain() + h.drain() + h.drain()
+    assert [sequences(p)[TP][0] for p in pipelined] == [1, 2, 3]  # acknowledged: pipelined
+    for offset, plan in enumerate(pipelined, start=1):
+        h.answer(plan, base_offset=offset)
+    assert [x.result().offset for x in handles] == [0, 1, 2, 3]
+
+
+def test_a_new_epoch_sends_each_partitions_first_batch_alone_again() -> None:
+    h = Harness(small_batches(1, max_in_flight_requests_per_connection=5))
+    h.confirm()
+    h.send(b"%09d" % 1)
+    (plan,) = h.drain()
+    h.answer(plan, UNKNOWN_PID)
+    h.grant_id(1000, 1)
+    h.advance(1.0)
+    h.send(b"%09d" % 2)
+    (first,) = h.drain()
+    assert sequences(first)[TP] == (0, 1, 1) and h.drain() == []
+
+
 def test_at_most_five_batches_of_a_partition_in_flight_when_idempotent() -> None:
     h = Harness(small_batches(1, max_in_flight_requests_per_connection=5))
+    h.confirm()
     for i in range(7):
         h.send(b"%09d" % i)
     plans = [p for _ in range(7) for p in h.drain()]
@@ -185,6 +226,7 @@ def test_at_most_five_batches_of_a_partition_in_flight_when_idempotent() -> None
 
 def test_in_flight_limit_per_broker() -> None:
     h = Harness(small_batches(1, max_in_flight_requests_per_connection=2))
+    h.confirm()
     for i in range(3):
         h.send(b"%09d" % i)
     first = h.drain() + h.drain()
@@ -236,6 +278,7 @@ def test_out_of_order_without_an_earlier_failure_fails_and_bumps_the_epoch() -> 
 
 def test_bump_waits_for_requests_in_flight() -> None:
     h = Harness(small_batches(1))
+    h.confirm()
     h.send(b"%09d" % 0)
     h.send(b"%09d" % 1)
     p0, p1 = h.drain()[0], h.drain()[0]
@@ -277,6 +320,7 @@ def test_connection_loss_retries_with_the_same_sequence_and_duplicates_count_as_
 
 def test_only_duplicate_answers_count_as_duplicates() -> None:
     h = Harness(small_batches(3))
+    h.confirm()
     first = [h.send(b"%09d" % i) for i in range(3)]
     second = [h.send(b"%09d" % i) for i in range(3, 5)]
     plans = [h.drain()[0] for _ in range(2)]
@@ -285,7 +329,7 @@ def test_only_duplicate_answers_count_as_duplicates() -> None:
     assert [x.result().offset for x in first + second] == [-1, -1, -1, 10, 11]
     snap = h.sender.metrics.snapshot()
     assert (snap.duplicate_batches, snap.duplicate_records) == (1, 3)
-    assert (snap.batches_sent, snap.records_sent) == (2, 5)
+    assert (snap.batches_sent, snap.records_sent) == (3, 6)
 
 
 def test_a_response_without_the_partition_is_retried_not_taken_as_acks_zero() -> None:
