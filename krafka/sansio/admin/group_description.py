@@ -12,7 +12,7 @@ coordinator and per API.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
@@ -95,13 +95,18 @@ class _Api(Enum):
 
 
 _ORDER: Final = (_Api.CLASSIC, _Api.CONSUMER, _Api.SHARE)
+#: Why a broker with none of the three APIs cannot describe a group (each one it lacks
+#: raised in turn; naming only the last would send the reader after share groups).
+_NO_DESCRIBE_API: Final = (
+    "broker does not support DESCRIBE_GROUPS, CONSUMER_GROUP_DESCRIBE or SHARE_GROUP_DESCRIBE"
+)
 
 
 @dataclass(slots=True)
 class _Progress:
     api: _Api = _Api.CLASSIC
     not_found: bool = False
-    unsupported: KrafkaError | None = field(default=None)
+    unsupported: bool = False
 
 
 class DescribeGroups(Handler[str]):
@@ -151,7 +156,7 @@ class DescribeGroups(Handler[str]):
             return dict.fromkeys(call.keys, for_failure(error))
         out: dict[str, ItemResult] = {}
         for group in call.keys:
-            self._state(group).unsupported = error
+            self._state(group).unsupported = True
             out[group] = self._next(group)
         return out
 
@@ -163,9 +168,9 @@ class DescribeGroups(Handler[str]):
         if index < len(_ORDER):
             progress.api = _ORDER[index]
             return Resend()
-        if progress.not_found or progress.unsupported is None:
+        if progress.not_found or not progress.unsupported:
             return Fail(error_from(ErrorCode.GROUP_ID_NOT_FOUND, f"describe group {group!r}"))
-        return Fail(progress.unsupported, whole=True)
+        return Fail(UnsupportedVersionError(_NO_DESCRIBE_API), whole=True)
 
     def on_response(
         self, call: Call[str], target: Target, response: Any

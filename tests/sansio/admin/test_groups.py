@@ -302,7 +302,7 @@ def test_a_broker_without_any_describe_api_fails_the_call() -> None:
     for kind in (DescribeGroupsRequest, ConsumerGroupDescribeRequest, ShareGroupDescribeRequest):
         sent, _ = take(talk, kind)
         talk.fail(sent, UnsupportedVersionError(f"no {kind.__name__}"))
-    with pytest.raises(UnsupportedVersionError):
+    with pytest.raises(UnsupportedVersionError, match="DESCRIBE_GROUPS, CONSUMER_GROUP_DESCRIBE"):
         talk.outcome(op)
 
 
