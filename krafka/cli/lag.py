@@ -41,7 +41,7 @@ from krafka.cli.common import (
 )
 from krafka.cli.offsets import committed, partitions_of
 from krafka.cli.output import cell_text, console, info, print_json
-from krafka.errors import KrafkaError, UnsupportedVersionError
+from krafka.errors import KrafkaError, RemoteProtocolError, UnsupportedVersionError
 from krafka.io.admin import AdminClient
 from krafka.sansio.admin.offsets import ListedOffset
 from krafka.structs import TopicPartition
@@ -101,12 +101,25 @@ async def assigned(admin: AdminClient, group: str) -> set[TopicPartition]:
     return {tp for member in described.members for tp in member.assignment}
 
 
+async def every_committed(admin: AdminClient, group: str) -> dict[TopicPartition, int | None]:
+    """Every offset the group committed. A broker that cannot list them all answers that
+    request malformed (librdkafka's mock cluster echoes its null topic list): the operator is
+    told to name the topics instead of being shown a decoding error."""
+    try:
+        return await committed(admin, group, None)
+    except RemoteProtocolError as exc:
+        raise ValueError(
+            f"the cluster could not list every offset of group {group} ({exc}): "
+            "name the topics with --topic"
+        ) from exc
+
+
 async def lag_rows(admin: AdminClient, group: str, topics: list[str]) -> list[LagRow]:
     if topics:
         wanted = await partitions_of(admin, topics)
         current = await committed(admin, group, wanted)
     else:
-        current = await committed(admin, group, None)
+        current = await every_committed(admin, group)
         for tp in await assigned(admin, group):
             current.setdefault(tp, None)
     if not current:
