@@ -1,5 +1,5 @@
-"""`krafka topics ...` and `krafka cluster describe` as subprocesses against Tansu; the global
-options (command-config files, the environment, errors as one red line)."""
+"""`krafka topics ...` and `krafka cluster describe` as subprocesses against Apache Kafka and
+Tansu; the global options (command-config files, the environment, errors as one red line)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from _cli import assert_one_error_line, run_cli
-from _members import unique
+from _members import is_kafka, unique
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(120)]
 
@@ -44,7 +44,12 @@ def test_create_list_describe_alter_delete(broker: Any) -> None:
     assert configs["configs"]["max.message.bytes"] == "2048"  # --all-configs shows them
     run_cli("-b", b, "topics", "alter-config", topic, "--delete", "max.message.bytes")
     configs = run_cli("-b", b, "topics", "describe", topic, "--all-configs", "--json").json()
-    assert "max.message.bytes" not in configs["configs"]
+    own = run_cli("-b", b, "topics", "describe", topic, "--json").json()["configs"]
+    if is_kafka(broker):  # every config, the deleted one back to the broker's default
+        assert configs["configs"]["max.message.bytes"] == "1048588"
+        assert own == {"retention.ms": "1234"}
+    else:  # Tansu lists only the configs set on the topic, all labelled default
+        assert "max.message.bytes" not in configs["configs"] and own == {}
 
     again = run_cli("-b", b, "topics", "create", topic, "--partitions", "1")
     assert_one_error_line(again, "TOPIC_ALREADY_EXISTS")

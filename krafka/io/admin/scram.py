@@ -33,7 +33,9 @@ class ScramAdmin(AdminBase):
         self, alterations: Iterable[ScramAlteration], *, timeout: float | None = None
     ) -> Results[str, None]:
         """Apply `ScramUpsertion`s (the salted password is computed here; the password never
-        leaves the process) and `ScramDeletion`s: `{user: None or error}`."""
+        leaves the process) and `ScramDeletion`s: `{user: None or error}`. A KRaft controller
+        takes one alteration per user per request: two for one user (even of two mechanisms)
+        fail that user with `DuplicateResourceError`, as they do from Java's AdminClient."""
         wanted = list(alterations)
         users = list(dict.fromkeys(a.user for a in wanted))
         handler = AlterUserScramCredentials(wanted)

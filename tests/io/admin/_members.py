@@ -6,26 +6,52 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
+
+import anyio
+
+T = TypeVar("T")
+
+
+def is_kafka(broker: object) -> bool:
+    """Whether the `broker` fixture's cluster is Apache Kafka (else Tansu)."""
+    from krafka.testing.kafka import KafkaCluster
+
+    return isinstance(broker, KafkaCluster)
+
+
+async def eventually(
+    look: Callable[[], Awaitable[T]], ok: Callable[[T], bool], timeout: float = 15.0
+) -> T:
+    """`look()` until `ok` holds of its answer. A real broker applies what its controller
+    committed (topics created or deleted, configs, ACLs) to its metadata shortly after
+    answering, so what a call changed shows in the next call's answer only eventually (for
+    Java's AdminClient alike)."""
+    with anyio.fail_after(timeout):
+        while not ok(value := await look()):
+            await anyio.sleep(0.1)
+    return value
 
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
-def produce(bootstrap: str, topic: str, partitions: Mapping[int, int]) -> None:
-    """Write `count` records to each partition (librdkafka, acks=all)."""
+def produce(bootstrap: str, topic: str, partitions: Mapping[int, int]) -> int:
+    """Write `count` records to each partition (librdkafka, acks=all), record i of a partition
+    stamped `base + i` ms; returns `base`. It is a minute ago, not a fixed date: a real broker
+    deletes records older than `retention.ms` (7 days) within a retention check."""
     import confluent_kafka
 
+    base = int(time.time() * 1000) - 60_000
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     for partition, count in partitions.items():
         for i in range(count):
-            producer.produce(
-                topic, b"v%d" % i, partition=partition, timestamp=1_700_000_000_000 + i
-            )
+            producer.produce(topic, b"v%d" % i, partition=partition, timestamp=base + i)
     assert producer.flush(30) == 0
+    return base
 
 
 class Member:

@@ -1,8 +1,8 @@
-"""Group admin calls against Tansu with real members (librdkafka consumers): list, describe,
-offsets (list, reset while active -> refused, reset when empty -> the group resumes there),
-delete. Tansu lists a group once it has committed offsets, reports member ids without client
-details or assignments (scripted coordinators cover those), calls every state "Unknown" in
-ListGroups, and deletes groups that still have members (Kafka refuses: scripted)."""
+"""Group admin calls against Apache Kafka and Tansu with real members (librdkafka consumers):
+list, describe, offsets (list, reset while active -> refused, reset when empty -> the group
+resumes there), delete. Tansu lists a group once it has committed offsets, reports member ids
+without client details or assignments, calls every state "Unknown" in ListGroups, and deletes
+groups that still have members: what only Apache Kafka shows is tested on it alone below."""
 
 from __future__ import annotations
 
@@ -10,10 +10,19 @@ from typing import Any
 
 import anyio
 import pytest
-from _members import member, produce, unique
+from _members import eventually, is_kafka, member, produce, unique
 
-from krafka import AdminClient, GroupState, GroupType, NewTopic, OffsetSpec, TopicPartition
-from krafka.errors import NonEmptyGroupError
+from krafka import (
+    AdminClient,
+    GroupListing,
+    GroupState,
+    GroupType,
+    NewTopic,
+    OffsetSpec,
+    ShareConsumer,
+    TopicPartition,
+)
+from krafka.errors import GroupIdNotFoundError, GroupSubscribedToTopicError, NonEmptyGroupError
 from krafka.structs import OffsetAndMetadata
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(120)]
@@ -76,9 +85,95 @@ async def test_listing_filters_and_unknown_groups(broker: Any) -> None:
     async with AdminClient(broker.bootstrap_servers) as admin:
         consumer_groups = await admin.list_groups(types=["consumer"])
         assert all(g.type is GroupType.CONSUMER for g in consumer_groups)
-        results = await admin.describe_groups([unique("adm-nobody")])
-        (value,) = results.values()
-        # Tansu describes any group id as an empty classic group; a Kafka broker says Dead
-        # (then GroupIdNotFoundError, covered with scripted coordinators)
-        assert not isinstance(value, Exception) and value.state is GroupState.EMPTY
-        assert value.members == ()
+        nobody = unique("adm-nobody")
+        results = await admin.describe_groups([nobody])
+        if is_kafka(broker):  # GROUP_ID_NOT_FOUND for every kind: an error, as Java raises
+            assert isinstance(results[nobody], GroupIdNotFoundError)
+            with pytest.raises(GroupIdNotFoundError, match=nobody):
+                results.raise_for_errors()
+        else:  # Tansu describes any group id as an empty classic group
+            value = results[nobody]
+            assert not isinstance(value, Exception) and value.state is GroupState.EMPTY
+            assert value.members == ()
+
+
+@pytest.mark.one_backend
+async def test_on_kafka_every_kind_of_group_with_its_members(kafka: Any) -> None:
+    """A classic group (client details and assignments), a KIP-848 consumer group and a
+    share group, listed by type and state, described, refused deletion while live; OffsetDelete
+    of an unsubscribed topic's offsets; every refusal an error of the right kind."""
+    b = kafka.bootstrap_servers
+    topic, other = unique("adm-kgrp-t"), unique("adm-kgrp-u")
+    classic, consumer, share = unique("adm-kc"), unique("adm-k848"), unique("adm-ks")
+    t0, t1, u0 = TopicPartition(topic, 0), TopicPartition(topic, 1), TopicPartition(other, 0)
+    async with AdminClient(b) as admin:
+        await admin.create_topics([NewTopic(topic, 2), NewTopic(other, 1)])
+        with (
+            member(b, classic, [topic], **{"client.id": "kc-member"}) as m1,
+            member(b, consumer, [topic], **{"group.protocol": "consumer"}) as m2,
+        ):
+            await anyio.to_thread.run_sync(m1.wait_assigned)
+            await anyio.to_thread.run_sync(m2.wait_assigned)
+            await anyio.to_thread.run_sync(m1.commit, topic, {0: 1})
+            async with ShareConsumer(bootstrap_servers=b, group_id=share) as sharer:
+                await sharer.subscribe([topic])
+                with anyio.fail_after(30):
+                    while not sharer.assignment():
+                        await sharer.poll(timeout=0.2)
+
+                def listed(groups: list[GroupListing]) -> bool:
+                    return {classic, consumer, share} <= {g.group_id for g in groups}
+
+                every = await eventually(lambda: admin.list_groups(states=["Stable"]), listed)
+                kinds = {g.group_id: g.type for g in every}
+                assert (kinds[classic], kinds[consumer], kinds[share]) == (
+                    GroupType.CLASSIC, GroupType.CONSUMER, GroupType.SHARE
+                )  # fmt: skip
+                only_share = await admin.list_groups(types=["share"])
+                assert share in {g.group_id for g in only_share}
+                assert {g.type for g in only_share} == {GroupType.SHARE}
+                assert classic not in {
+                    g.group_id for g in await admin.list_groups(states=["Empty"])
+                }
+
+                described = (
+                    await admin.describe_groups([classic, consumer, share])
+                ).raise_for_errors()
+                c = described[classic]
+                assert (c.type, c.state, c.assignor) == (
+                    GroupType.CLASSIC,
+                    GroupState.STABLE,
+                    "range",
+                )
+                (cm,) = c.members
+                assert (cm.client_id, cm.client_host) == ("kc-member", "/127.0.0.1")
+                assert cm.assignment == (t0, t1) and cm.subscribed_topics == (topic,)
+                k = described[consumer]
+                assert (k.type, k.state, k.protocol_type) == (
+                    GroupType.CONSUMER, GroupState.STABLE, "consumer"
+                )  # fmt: skip
+                (km,) = k.members
+                assert km.assignment == (t0, t1) and km.member_epoch == k.group_epoch
+                s = described[share]
+                assert (s.type, s.protocol_type) == (GroupType.SHARE, "share")
+                assert s.members[0].subscribed_topics == (topic,)
+
+                refused = await admin.delete_groups([classic, consumer, share])
+                assert all(isinstance(e, NonEmptyGroupError) for e in refused.values())
+                subscribed = await admin.delete_group_offsets(classic, [t0])
+                assert isinstance(subscribed[t0], GroupSubscribedToTopicError)
+
+        assert await admin.alter_group_offsets(classic, {u0: 3}) == {u0: None}
+        assert await admin.delete_group_offsets(classic, [u0, t0]) == {u0: None, t0: None}
+        assert (await admin.list_group_offsets(classic)).raise_for_errors() == {}
+        with pytest.raises(GroupIdNotFoundError):
+            await admin.delete_group_offsets(unique("adm-knobody"), [u0])
+        nobody = unique("adm-knobody")
+        deleted = await admin.delete_groups([classic, consumer, share, nobody])
+        assert dict(deleted) == {
+            classic: None,
+            consumer: None,
+            share: None,
+            nobody: deleted[nobody],
+        }
+        assert isinstance(deleted[nobody], GroupIdNotFoundError)

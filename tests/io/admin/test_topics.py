@@ -1,15 +1,21 @@
-"""Topic admin calls against Tansu, under asyncio and trio."""
+"""Topic admin calls against Apache Kafka and Tansu, under asyncio and trio; what Tansu lacks or
+ignores (CreatePartitions, validate_only, replica assignments) on Apache Kafka alone."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from _members import unique
+from _members import eventually, unique
 
-from krafka import AdminClient, NewTopic
+from krafka import AdminClient, NewPartitions, NewTopic
 from krafka.errors import (
+    InvalidConfigError,
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError,
     InvalidStateError,
+    InvalidTopicError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
     UnsupportedVersionError,
@@ -36,8 +42,8 @@ async def test_create_list_describe_delete(broker: Any) -> None:
         with pytest.raises(TopicAlreadyExistsError):
             again.raise_for_errors()
 
-        names = await admin.list_topics()
-        assert names == sorted(names) and {a, b, c} <= set(names)
+        names = await eventually(admin.list_topics, lambda names: {a, b, c} <= set(names))
+        assert names == sorted(names)
 
         described = await admin.describe_topics([a, "no-such-topic"])
         topic = described[a]
@@ -51,7 +57,7 @@ async def test_create_list_describe_delete(broker: Any) -> None:
         assert deleted[a] is None and isinstance(
             deleted["no-such-topic"], UnknownTopicOrPartitionError
         )
-        assert a not in await admin.list_topics()
+        await eventually(admin.list_topics, lambda names: a not in names)
 
 
 async def test_replica_assignment_and_validate_only(broker: Any) -> None:
@@ -72,8 +78,8 @@ async def test_replica_assignment_and_validate_only(broker: Any) -> None:
         assert all(p.replicas == (node,) for p in described.partitions)
 
 
-async def test_create_partitions_where_the_broker_lacks_it_raises(broker: Any) -> None:
-    async with AdminClient(broker.bootstrap_servers) as admin:
+async def test_create_partitions_where_the_broker_lacks_it_raises(tansu: Any) -> None:
+    async with AdminClient(tansu.bootstrap_servers) as admin:
         with pytest.raises(UnsupportedVersionError, match="CREATE_PARTITIONS"):
             await admin.create_partitions({"any": 4})
 
@@ -88,3 +94,48 @@ async def test_calls_need_a_started_client(broker: Any) -> None:
         await admin.list_topics()
     with pytest.raises(TypeError, match="not one string"):
         await AdminClient(broker.bootstrap_servers).delete_topics("abc")
+
+
+async def test_on_kafka_validate_only_configs_and_refusals(kafka: Any) -> None:
+    name, checked = unique("adm-k"), unique("adm-k-v")
+    async with AdminClient(kafka.bootstrap_servers) as admin:
+        validated = await admin.create_topics([NewTopic(checked, 2)], validate_only=True)
+        assert validated[checked].num_partitions == 2  # type: ignore[union-attr]
+        refused = await admin.create_topics(
+            [
+                NewTopic(unique("adm-k-cfg"), 1, configs={"cleanup.policy": "nope"}),
+                NewTopic(unique("adm-k-rf"), 1, 3),
+                NewTopic(unique("adm-k-7"), replica_assignment={0: [7]}),
+                NewTopic(unique("adm-k-dup"), replica_assignment={0: [1, 1]}),
+                NewTopic("bad name!", 1),
+                NewTopic(name, 2, configs={"retention.ms": "100000"}),
+            ]
+        )
+        assert [type(e) for e in refused.failed.values()] == [
+            InvalidConfigError,
+            InvalidReplicationFactorError,
+            InvalidReplicaAssignmentError,
+            InvalidReplicaAssignmentError,
+            InvalidTopicError,
+        ]
+        assert "cleanup.policy" in str(next(iter(refused.failed.values())))
+        assert list(refused.succeeded) == [name]
+        assert checked not in await admin.list_topics()  # validate_only created nothing
+
+        assert await admin.create_partitions({name: 4}) == {name: None}
+        assert await admin.create_partitions({name: 6}, validate_only=True) == {name: None}
+        grown = await admin.create_partitions({name: NewPartitions(5, [[1]])})
+        assert grown == {name: None}
+        topics = await eventually(
+            lambda: admin.describe_topics([name]),
+            lambda found: len(found.raise_for_errors()[name].partitions) == 5,
+        )
+        described = topics.raise_for_errors()[name]
+        assert [p.partition for p in described.partitions] == [0, 1, 2, 3, 4]
+        assert described.partitions[4].replicas == (1,)
+        refusals = await admin.create_partitions({name: 3, checked: 4})
+        assert isinstance(refusals[name], InvalidPartitionsError)  # not an increase
+        assert isinstance(refusals[checked], UnknownTopicOrPartitionError)
+        with pytest.raises(InvalidReplicaAssignmentError, match="broker 9"):
+            (await admin.create_partitions({name: NewPartitions(6, [[9]])})).raise_for_errors()
+        assert await admin.delete_topics([name]) == {name: None}
