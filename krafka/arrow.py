@@ -47,6 +47,7 @@ class AbortIndex:
 
     ranges: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     _open: dict[int, int] = field(default_factory=dict)
+    _marked: dict[int, int] = field(default_factory=dict)
 
     def observe(self, buf: Buffer, header: BatchHeader) -> None:
         """Feed batch headers in offset order (control batches are decoded, nothing else)."""
@@ -56,6 +57,7 @@ class AbortIndex:
         if not header.is_control:
             self._open.setdefault(pid, header.base_offset)
             return
+        self._marked[pid] = header.base_offset
         start = self._open.pop(pid, None)
         if start is None:
             return
@@ -73,6 +75,20 @@ class AbortIndex:
         """End of the partition: transactions still open count as aborted."""
         for pid, start in self._open.items():
             self.ranges.setdefault(pid, []).append((start, INT64_MAX))
+        self._open.clear()
+        return self
+
+    def settle(self, listed: Iterable[tuple[int, int]]) -> AbortIndex:
+        """End of a live read_committed read below the last stable offset, where every
+        transaction is decided: one whose marker lies past it (another transaction opened
+        before the marker was written) is aborted only if the broker listed it in its Fetch
+        answers (`(producer_id, first_offset)` pairs: Java's rule), else committed. A broker
+        that lists nothing (Tansu) leaves such a transaction committed, as Java would."""
+        aborted = set(listed)
+        for pid, start in self._open.items():
+            after = self._marked.get(pid, -1)
+            if any(p == pid and after < first <= start for p, first in aborted):
+                self.ranges.setdefault(pid, []).append((start, INT64_MAX))
         self._open.clear()
         return self
 

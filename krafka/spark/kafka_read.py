@@ -4,14 +4,16 @@ commits, whose raw fetched batches go straight through the compiled codec into A
 Rows follow Spark's Kafka source: `key, value, topic, partition, offset, timestamp,
 timestampType` (+ `headers` with `includeHeaders`). Under read_committed, buffers wait until
 every transaction they hold has its marker (reading past the range's end for markers if need
-be: a marker may follow records of other producers), so aborted records are always dropped even
-when the broker does not list aborted transactions.
+be: a marker may follow records of other producers), so aborted records are dropped even when
+the broker does not list aborted transactions. A marker past the last stable offset (written
+after another transaction opened) cannot be read yet: the broker's list of aborted
+transactions decides then, as in Java's consumer.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from krafka.arrow import AbortIndex, Options, Window, decode_into, new_sink, scan_headers
@@ -120,7 +122,7 @@ def _read(
             consumer.seek(tp, start)
             continue
         for batch in fetched:
-            yield from reader.add(batch.data, batch.next_offset, batch.last_stable_offset)
+            yield from reader.add(batch.data, batch.next_offset, batch.aborted_transactions)
             deadline = time.monotonic() + options.poll_timeout
         if not fetched and reader.caught_up(consumer.current_lag(tp)):
             break
@@ -142,6 +144,7 @@ class _RangeReader:
         self.position = r.start
         self.floor = r.start
         self.index = AbortIndex()
+        self.listed: set[tuple[int, int]] = set()
         self.pending: list[bytes | memoryview] = []
         self.sink = new_sink(None, r.topic, r.partition, "us", Window(r.start, r.end))
 
@@ -166,11 +169,15 @@ class _RangeReader:
     def _unresolved(self) -> bool:
         return self.options.read_committed and bool(self.index.open_producers)
 
-    def add(self, data: bytes | memoryview, next_offset: int, lso: int) -> Iterator[Any]:
+    def add(
+        self, data: bytes | memoryview, next_offset: int, aborted: Iterable[tuple[int, int]]
+    ) -> Iterator[Any]:
+        """`aborted`: the broker's (producer_id, first_offset) pairs of this fetch."""
         self.position = max(self.position, next_offset)
         if not self.options.read_committed:
             yield from self._decode(data, None)
             return
+        self.listed.update((int(pid), int(first)) for pid, first in aborted)
         for header in scan_headers(data):
             self.index.observe(data, header)
         self.pending.append(bytes(data) if isinstance(data, memoryview) else data)
@@ -178,8 +185,8 @@ class _RangeReader:
             yield from self._flush()
 
     def finish(self) -> Iterator[Any]:
-        if self.pending:
-            self.index.close()  # still open: above the last stable offset, not committed
+        if self.pending:  # a transaction still without marker has it past the LSO
+            self.index.settle(self.listed)
             yield from self._flush()
         if self.sink.rows:
             yield shape(self.sink.finish(), self.options.include_headers)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from krafka._codec import implementations
-from krafka.arrow import AbortIndex, Window, decode_to_arrow, iter_arrow_batches
+from krafka.arrow import AbortIndex, Window, decode_to_arrow, iter_arrow_batches, scan_headers
 from krafka.codec import Record, decode_batches, encode_batch
 from krafka.errors import CorruptRecordError
 
@@ -112,6 +113,28 @@ def test_open_transaction_counts_as_aborted() -> None:
     assert index.ranges == {9: [(0, 2**63 - 1)]}
     assert decode_to_arrow(batch, read_committed=True).num_rows == 0
     assert decode_to_arrow(batch).num_rows == 1
+
+
+def test_settle_aborts_an_open_transaction_only_if_the_broker_listed_it() -> None:
+    def txn(base: int, pid: int, control: bool = False) -> bytes:
+        key = struct.pack(">hh", 0, 0) if control else None  # an ABORT marker
+        value = struct.pack(">hi", 0, 0) if control else b"x"
+        return encode_batch([Record(value=value, key=key, timestamp=1)], "none", base, pid, 0,
+                            -1 if control else base, True, control=control)  # fmt: skip
+
+    log = txn(0, 7) + txn(1, 7, control=True) + txn(2, 7) + txn(3, 8)
+    listed = [(7, 0)]  # 7's first transaction, closed by the marker seen: not the open one
+    assert AbortIndex.of(log).ranges == {7: [(0, 1), (2, 2**63 - 1)], 8: [(3, 2**63 - 1)]}
+    index = AbortIndex()
+    for header in scan_headers(log):
+        index.observe(log, header)
+    assert index.settle(listed).ranges == {7: [(0, 1)]}
+    index = AbortIndex()
+    for header in scan_headers(log):
+        index.observe(log, header)
+    assert index.settle([*listed, (7, 2), (8, 3)]).ranges == {
+        7: [(0, 1), (2, 2**63 - 1)], 8: [(3, 2**63 - 1)],
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize("sink", SINKS)
