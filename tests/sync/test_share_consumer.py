@@ -1,17 +1,20 @@
 """The blocking ShareConsumer on librdkafka's mock cluster: in a plain thread with explicit
-acknowledgements and iteration, from Java properties, and inside a running event loop."""
+acknowledgements and iteration, from Java properties, and inside a running event loop; and on
+Apache Kafka's share coordinator."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
+import uuid
 from typing import Any
 
 import pytest
 
-from krafka import AcknowledgeType, TopicPartition
+from krafka import AcknowledgeType, ConfigResource, NewTopic, TopicPartition
 from krafka.errors import IllegalStateError
-from krafka.sync import Producer, ShareConsumer
+from krafka.sync import AdminClient, Producer, ShareConsumer
 
 pytestmark = [pytest.mark.timeout(60)]
 TOPIC = "jobs"
@@ -82,3 +85,47 @@ def test_from_config_inside_a_running_event_loop(make_mock_cluster: Any) -> None
             return out
 
     assert sorted(asyncio.run(notebook_cell())) == sorted(b"%d" % i for i in range(10))
+
+
+def _config(admin: AdminClient, resource: ConfigResource, name: str) -> str | None:
+    return admin.describe_configs([resource]).raise_for_errors()[resource][name].value
+
+
+def test_on_kafka_release_reject_and_accept(kafka: Any) -> None:
+    """On Apache Kafka's share coordinator: a released record comes again (delivery count
+    2), a rejected one never does, and the group's start is set as a GROUP config."""
+    topic, group = f"sync-share-{uuid.uuid4().hex[:8]}", f"sync-share-{uuid.uuid4().hex[:8]}"
+    with AdminClient(kafka.bootstrap_servers) as admin:
+        admin.create_topics([NewTopic(topic, 2)]).raise_for_errors()
+        resource = ConfigResource.group(group)
+        admin.alter_configs({resource: {"share.auto.offset.reset": "earliest"}}).raise_for_errors()
+        deadline = time.monotonic() + 15  # the broker applies it a moment after answering
+        while _config(admin, resource, "share.auto.offset.reset") != "earliest":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    with Producer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        for i in range(20):
+            producer.send(topic, b"%d" % i, partition=i % 2)
+        producer.flush()
+    deliveries: list[Any] = []
+    with ShareConsumer(
+        bootstrap_servers=kafka.bootstrap_servers, group_id=group,
+        acknowledgement_mode="explicit", fetch_max_wait=0.1,
+    ) as consumer:  # fmt: skip
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 45
+        while len({r.value for r in deliveries}) < 20 or len(deliveries) < 21:
+            assert time.monotonic() < deadline, sorted(r.value for r in deliveries)
+            for record in consumer.poll(1.0):
+                deliveries.append(record)
+                kind = AcknowledgeType.ACCEPT
+                if record.value == b"3" and record.delivery_count == 1:
+                    kind = AcknowledgeType.RELEASE
+                elif record.value == b"4":
+                    kind = AcknowledgeType.REJECT
+                consumer.acknowledge(record, kind)
+        results = consumer.commit_sync(10)
+    assert set(results.values()) == {None}
+    assert [r.delivery_count for r in deliveries if r.value == b"3"] == [1, 2]
+    assert [r.delivery_count for r in deliveries if r.value == b"4"] == [1]
+    assert sorted(r.value for r in deliveries) == sorted([b"%d" % i for i in range(20)] + [b"3"])
