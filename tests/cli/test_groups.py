@@ -1,10 +1,12 @@
-"""`krafka group ...` and `krafka lag` as subprocesses: against Tansu with a live librdkafka
-member, and against librdkafka's mock cluster for log-end offsets of batched records (Tansu's
-ListOffsets latest answers the last batch's base offset + 1, right only for one-record
-batches, so the Tansu tests write one record per batch)."""
+"""`krafka group ...` and `krafka lag` as subprocesses: against Apache Kafka and Tansu with a
+live librdkafka member, against librdkafka's mock cluster, and on Apache Kafka alone what Tansu
+cannot answer: log-end offsets of batched records (Tansu's ListOffsets latest answers the last
+batch's base offset + 1, right only for one-record batches, so the shared test writes one
+record per batch), member details and offsets by time."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -162,3 +164,36 @@ def test_describe_shows_members_and_assignments(capsys: pytest.CaptureFixture[st
         ["c2-uuid", "c2", "/10.0.0.8", "host-b", "orders:3", "x:0"],
     ]
     assert format_assignment([]) is None
+
+
+def test_on_kafka_members_batched_lag_and_resets_by_time(kafka: Any) -> None:
+    """What only a real broker answers: member details, log-end offsets of batched records,
+    offsets by time (`--to-datetime`, a time past every record resetting to the end)."""
+    b, topic, group = kafka.bootstrap_servers, unique("cli-kgrp-t"), unique("cli-kgrp")
+    run_cli("-b", b, "topics", "create", topic, "--partitions", "2")
+    base = produce(b, topic, {0: 10, 1: 6})  # many records per batch
+    with member(b, group, [topic], **{"client.id": "cli-kmember"}) as m:
+        m.wait_assigned()
+        m.commit(topic, {0: 3})
+        listed = run_cli("-b", b, "group", "list", "--type", "classic", "--state", "Stable",
+                         "--json").json()  # fmt: skip
+        assert group in [g["group"] for g in listed]
+        (described,) = run_cli("-b", b, "group", "describe", group, "--json").json()["members"]
+        assert described["client_id"] == "cli-kmember" and described["client_host"] == "/127.0.0.1"
+        assert described["assignment"] == [{"topic": topic, "partition": p} for p in (0, 1)]
+        lag = run_cli("-b", b, "lag", group, "--json").json()
+        assert [(r["current_offset"], r["log_end_offset"], r["lag"]) for r in lag] == [
+            (3, 10, 7), (None, 6, None),
+        ]  # fmt: skip
+
+    def at(ms: int) -> str:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat()
+
+    for args, want in [
+        (["--to-datetime", at(base + 4)], [4, 4]),
+        (["--to-datetime", at(base + 7)], [7, 6]),  # no record of partition 1 that late: its end
+    ]:
+        done = run_cli("-b", b, "group", "reset-offsets", group, "--topic", topic, *args,
+                       "--execute", "--json")  # fmt: skip
+        assert [r["new_offset"] for r in done.json()] == want, args
+    assert [r["lag"] for r in run_cli("-b", b, "lag", group, "--json").json()] == [3, 0]
