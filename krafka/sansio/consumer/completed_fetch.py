@@ -7,12 +7,16 @@ dropped using the response's aborted-transaction list and the abort markers (Jav
 nothing at or past the last stable offset is returned. Control batches are never returned.
 Brokers that do not list aborted transactions (Tansu) are covered by a look-ahead: a
 transactional batch whose producer's next marker *in the same fetch* is an ABORT is dropped.
+An unreadable marker (bad CRC, bad bytes) makes the outcome of the transactions before it
+unknown: records are returned up to the first batch it may decide, then the partition fails
+with a `CorruptRecordError` naming the marker's offset, as any corrupt batch does.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from krafka._codec import impl
@@ -34,6 +38,7 @@ class CompletedFetch:
         "_aborted_pids",
         "_batches",
         "_epoch",
+        "_held",
         "_index",
         "_leader_epoch",
         "_records",
@@ -84,11 +89,13 @@ class CompletedFetch:
         self.exhausted = False
         self.end_offset, self.record_count, complete = _scan(data, start)
         self.data = data[:complete] if complete < len(data) else data
-        self._aborted_batches: frozenset[int] = (
-            _aborted_by_markers(self.data, check_crc, max_decompressed_size)
+        markers = (
+            _read_markers(self.data, check_crc, max_decompressed_size)
             if read_committed and complete
-            else frozenset()
+            else _NO_MARKERS
         )
+        self._aborted_batches = markers.aborted
+        self._held = markers
         self.size = len(self.data)
         self._aborted = sorted((first, pid) for pid, first in aborted_transactions)
         self._aborted_pids: set[int] = set()
@@ -220,11 +227,14 @@ class CompletedFetch:
                 break
             except CorruptRecordError as exc:
                 topic, part = self.partition
-                self.error = CorruptRecordError(
+                self.error = _located(
                     f"corrupt fetch data for {topic}-{part} after offset {self.next_offset}: "
                     f"{exc} (seek past it to skip it)",
-                    getattr(exc, "offset", None),
+                    exc,
                 )
+                break
+            if self._undecided(batch):
+                self.error = self._held.failure(self.partition)
                 break
             if self._skip(batch):
                 self.next_offset = max(self.next_offset, batch.last_offset + 1)
@@ -242,6 +252,14 @@ class CompletedFetch:
                 end = min(end, self.last_stable_offset)
             self.next_offset = max(self.next_offset, end)
         return False
+
+    def _undecided(self, batch: Any) -> bool:
+        """A batch from which on the look-ahead cannot tell committed from aborted."""
+        held = self._held.hold_from
+        if held is None or batch.last_offset < self.next_offset or batch.base_offset < held:
+            return False
+        lso = self.last_stable_offset
+        return lso < 0 or batch.base_offset < lso
 
     def _skip(self, batch: Any) -> bool:
         if batch.last_offset < self.next_offset:
@@ -302,27 +320,85 @@ def _is_abort_marker(batch: Any) -> bool:
     return bool(records) and parse_control(records[0]).type is ControlType.ABORT
 
 
-def _aborted_by_markers(
+@dataclass(frozen=True, slots=True)
+class _Markers:
+    """What the look-ahead learned from a fetch's transaction markers.
+
+    `aborted`: base offsets of transactional batches whose producer's next marker here is an
+    ABORT. `hold_from`: the first batch whose outcome is unknown because a marker (or the bytes)
+    after it cannot be read; `unreadable` is that marker's offset and `cause` why.
+    """
+
+    aborted: frozenset[int] = frozenset()
+    hold_from: int | None = None
+    unreadable: int | None = None
+    cause: CorruptRecordError | None = None
+
+    def failure(self, partition: TopicPartition) -> CorruptRecordError:
+        topic, part = partition
+        where = f"offset {self.unreadable}"
+        if self.unreadable is None:
+            where = "the end of the readable data"
+        return _located(
+            f"corrupt fetch data for {topic}-{part} at {where}: a transaction marker is "
+            f"unreadable ({self.cause}), so whether the transactional records from offset "
+            f"{self.hold_from} on were committed cannot be told (seek past it to skip it)",
+            self.cause,
+        )
+
+
+_NO_MARKERS = _Markers()
+
+
+def _read_markers(
     data: bytes | memoryview, check_crc: bool, max_decompressed_size: int
-) -> frozenset[int]:
-    """Base offsets of transactional batches whose producer's next marker here is an ABORT."""
+) -> _Markers:
+    """Read the markers of a fetch backwards: each transactional batch's fate is its
+    producer's next marker; a batch whose next marker may be one that cannot be read is held."""
     from krafka._codec.records import parse_control
     from krafka._codec.types import ControlType
 
-    headers = list(impl.scan_batches(data))
+    headers: list[Any] = []
+    unreadable: int | None = None
+    cause: CorruptRecordError | None = None
+    try:
+        headers.extend(impl.scan_batches(data))
+    except CorruptRecordError as exc:
+        cause = exc
     aborted: set[int] = set()
     next_marker: dict[int, bool] = {}
+    hold_from: int | None = None
     for header in reversed(headers):
         attributes, pid = header.attributes, header.producer_id
         if pid is None or not attributes & 0x10:
             continue
         if attributes & 0x20:
-            records = list(impl.iter_batch_records(data, header, check_crc, max_decompressed_size))
+            try:
+                records = list(
+                    impl.iter_batch_records(data, header, check_crc, max_decompressed_size)
+                )
+            except CorruptRecordError as exc:
+                unreadable, cause = header.base_offset, exc
+                next_marker.clear()
+                continue
             if records:
                 next_marker[pid] = parse_control(records[0]).type is ControlType.ABORT
-        elif next_marker.get(pid):
-            aborted.add(header.base_offset)
-    return frozenset(aborted)
+        elif pid in next_marker:
+            if next_marker[pid]:
+                aborted.add(header.base_offset)
+        elif cause is not None:
+            hold_from = header.base_offset
+    if cause is None:
+        return _Markers(frozenset(aborted))
+    return _Markers(frozenset(aborted), hold_from, unreadable, cause)
+
+
+def _located(message: str, cause: CorruptRecordError | None) -> CorruptRecordError:
+    """A `CorruptRecordError` with `message` and the byte offset `cause` found it at (the
+    message already says where)."""
+    error = CorruptRecordError(message)
+    error.offset = None if cause is None else cause.offset
+    return error
 
 
 def _scan(data: bytes | memoryview, start: int) -> tuple[int, int, int]:

@@ -97,6 +97,46 @@ def test_corrupt_batch_fails_after_the_good_records_and_keeps_failing() -> None:
     assert not fetch.drained and fetch.next_offset == 2
 
 
+def unreadable(batch: bytes) -> bytes:
+    broken = bytearray(batch)
+    broken[-1] ^= 0xFF  # breaks the CRC
+    return bytes(broken)
+
+
+@pytest.mark.parametrize("read_committed", [True, False])
+def test_an_unreadable_marker_fails_at_the_marker(read_committed: bool) -> None:
+    buf = b"".join(
+        [
+            data_batch(0, [b"plain"]),
+            data_batch(1, [b"p1-a"], pid=1, txn=True),
+            data_batch(2, [b"p2-a"], pid=2, txn=True),
+            marker(3, 2, commit=True),
+            unreadable(marker(4, 1, commit=False)),
+            data_batch(5, [b"after"]),
+        ]
+    )
+    fetch = CompletedFetch(TP, buf, start=0, epoch=0, last_stable_offset=6,
+                           read_committed=read_committed)  # fmt: skip
+    out: list[ConsumerRecord] = []
+    fetch.take(out, 100)
+    # p1-a's fate is the unreadable marker's: read_committed holds it (and what follows)
+    expected = [b"plain"] if read_committed else [b"plain", b"p1-a", b"p2-a"]
+    assert [r.value for r in out] == expected
+    where = "at offset 4" if read_committed else "after offset 4"
+    for _ in range(2):
+        with pytest.raises(CorruptRecordError, match=f"t-0 {where}"):
+            fetch.take(out, 100)
+    assert not fetch.drained and fetch.next_offset == (1 if read_committed else 4)
+
+
+def test_a_fetch_of_only_an_unreadable_marker_fails_when_read() -> None:
+    buf = data_batch(0, [b"t"], pid=1, txn=True) + unreadable(marker(1, 1, commit=True))
+    fetch = CompletedFetch(TP, buf, start=0, epoch=0, last_stable_offset=2, read_committed=True)
+    with pytest.raises(CorruptRecordError, match="t-0 at offset 1") as info:
+        fetch.take([], 100)
+    assert "CRC" in str(info.value) and str(info.value).count("at byte") <= 1
+
+
 def test_deserializer_failure_names_the_record_and_stays() -> None:
     from krafka.errors import RecordDeserializationError
 
