@@ -5,6 +5,10 @@ the answer back (`on_response` / `on_failure`), pass events on, then sleep until
 `next_deadline()` or until something wakes it (an answer arrived, the application called the
 machine). The application's calls return operation ids; `outcome(op)` waits for the machine's
 `Completed` / `Failed` event for it. The driver knows nothing about what the machine does.
+
+A machine that raises (a bug, or input it was not written for) stops the driver with `error`
+set: waiting operations fail with it and `on_event` gets `Stopped`, so the application learns
+of it instead of waiting on a dead loop.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -26,6 +31,13 @@ log = logging.getLogger(__name__)
 
 class OutcomeTimeout(KafkaTimeoutError):
     """The wait for an operation's outcome ran out; the operation itself goes on."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """The machine raised: the driver stopped for good (`error` says why)."""
+
+    error: KrafkaError
 
 
 class _Outcome:
@@ -57,6 +69,8 @@ class MachineDriver:
         self._outcomes: dict[int, _Outcome] = {}
         self._finished: dict[int, Completed | Failed] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        #: Why the driver stopped (the machine raised), or None while it runs.
+        self.error: KrafkaError | None = None
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -65,14 +79,19 @@ class MachineDriver:
         async with anyio.create_task_group() as tg:
             self._tg = tg
             task_status.started()
-            while True:
+            while self.error is None:
                 self._wake = anyio.Event()
-                self.step()
-                deadline = self.machine.next_deadline()
+                try:
+                    self.step()
+                    deadline = self.machine.next_deadline()
+                except Exception as exc:
+                    self._crashed(exc)
+                    break
                 delay = math.inf if deadline is None else deadline - anyio.current_time()
                 if delay > 0:
                     with anyio.move_on_after(delay):
                         await self._wake.wait()
+            tg.cancel_scope.cancel()
 
     def step(self) -> None:
         """Carry out what the machine wants now (sends start in tasks of the running loop)."""
@@ -92,6 +111,8 @@ class MachineDriver:
     async def outcome(self, op: int, timeout: float | None = None) -> Any:
         """Wait for operation `op` to finish; its value, or its error raised (`OutcomeTimeout`
         when `timeout` runs out first: a later `outcome(op)` still gets it)."""
+        if self.error is not None:
+            raise self.error
         self.wake()
         result = self._finished.pop(op, None)
         if result is None:
@@ -114,13 +135,35 @@ class MachineDriver:
         try:
             response = await self.client.execute(action)
         except KrafkaError as exc:
-            self.machine.on_failure(action, exc, anyio.current_time())
+            failure: KrafkaError | None = exc
         except Exception as exc:  # a bug below must reach the machine, not kill the loop
             log.exception("%s: request %r crashed", self.name, action.request)
-            self.machine.on_failure(action, KrafkaError(repr(exc)), anyio.current_time())
+            failure = KrafkaError(repr(exc))
         else:
-            self.machine.on_response(action, response, anyio.current_time())
+            failure = None
+        if self.error is not None:
+            return
+        try:
+            if failure is None:
+                self.machine.on_response(action, response, anyio.current_time())
+            else:
+                self.machine.on_failure(action, failure, anyio.current_time())
+        except Exception as exc:
+            self._crashed(exc)
         self.wake()
+
+    def _crashed(self, exc: Exception) -> None:
+        """The machine raised: stop, fail every waiter, tell the owner (`Stopped`)."""
+        log.error("%s stopped: the state machine raised %r", self.name, exc, exc_info=exc)
+        error = KrafkaError(f"{self.name} stopped: its state machine raised {exc!r}")
+        error.__cause__ = exc
+        self.error = error
+        for waiter in self._outcomes.values():
+            waiter.error = error
+            waiter.done.set()
+        self.wake()
+        if self._on_event is not None:
+            self._on_event(Stopped(error))
 
     def _settle(self, result: Completed | Failed) -> None:
         waiter = self._outcomes.get(result.op)

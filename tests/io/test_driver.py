@@ -10,7 +10,7 @@ import pytest
 
 from krafka.errors import KrafkaError
 from krafka.io.client import KafkaClient
-from krafka.io.driver import MachineDriver
+from krafka.io.driver import MachineDriver, Stopped
 from krafka.protocol.messages import MetadataRequest, MetadataResponse
 from krafka.sansio.actions import AnyBroker, Completed, Failed, SendRequest
 
@@ -67,3 +67,36 @@ async def test_requests_outcomes_events_and_deadlines(broker: Any) -> None:
             await anyio.sleep(0.3)
             tg.cancel_scope.cancel()
     assert 3 <= len(events) <= 12 and events[0] == ("tick", 1)
+
+
+class Broken:
+    """A machine that raises once asked for its second step (a bug, or input it cannot take)."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def next_actions(self, now: float) -> list[Any]:
+        self.steps += 1
+        if self.steps > 1:
+            raise ValueError("machine bug")
+        return []
+
+    def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None: ...
+
+    def on_failure(self, sent: SendRequest[Any], error: KrafkaError, now: float) -> None: ...
+
+    def next_deadline(self) -> float | None:
+        return None
+
+
+async def test_a_machine_that_raises_stops_the_driver_visibly() -> None:
+    events: list[Any] = []
+    driver = MachineDriver(KafkaClient("127.0.0.1:1"), Broken(), on_event=events.append)
+    async with anyio.create_task_group() as tg:
+        await tg.start(driver.run)
+        with anyio.fail_after(5):
+            with pytest.raises(KrafkaError, match="machine bug"):
+                await driver.outcome(1)  # wakes the driver: its next step raises
+        tg.cancel_scope.cancel()
+    assert driver.error is not None and isinstance(driver.error.__cause__, ValueError)
+    assert [type(e) for e in events] == [Stopped]

@@ -32,7 +32,7 @@ from krafka.io.consumer.membership import Membership, NoGroup, StandaloneGroup
 from krafka.io.consumer.offsets_api import OffsetLookups
 from krafka.io.consumer.positions import PositionUpdater
 from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
-from krafka.io.driver import MachineDriver
+from krafka.io.driver import MachineDriver, Stopped
 from krafka.io.host import TaskHost
 from krafka.io.iteration import RecordIterator
 from krafka.sansio.consumer.fetcher import FetchCompleted, Fetcher, RefreshMetadata, ResetNeeded
@@ -346,6 +346,8 @@ class Consumer(OffsetLookups):
         while True:
             self._data = event = anyio.Event()
             self._raise_position_errors()
+            if self._driver.error is not None:
+                raise self._driver.error
             got = take()
             if got:
                 return got
@@ -366,7 +368,7 @@ class Consumer(OffsetLookups):
         return [pending.popleft() for _ in range(count)]
 
     def _on_event(self, event: Any) -> None:
-        if isinstance(event, FetchCompleted):
+        if isinstance(event, FetchCompleted | Stopped):
             self._data.set()
         elif isinstance(event, ResetNeeded):
             if self._positions is not None:
