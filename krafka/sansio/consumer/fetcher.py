@@ -8,6 +8,12 @@ with `fetched_records` or `fetched_batches`. A partition is fetched again while 
 fetches wait unread in the buffer (librdkafka-style prefetch: the next fetches are in flight
 while the last one is processed), from the end of that data, as long as the buffer is under its
 caps.
+
+One partition's trouble never stalls the others: a partition whose fetch failed (an error code,
+corrupt data) is fetched again only after a per-partition backoff (Java's `retry.backoff.ms`
+doubling to `retry.backoff.max.ms`), one whose buffered data cannot be read past is not fetched
+again until a seek, and a poll that raised one partition's error serves the other partitions
+first next time.
 """
 
 from __future__ import annotations
@@ -134,6 +140,7 @@ class Fetcher:
         self._busy_nodes: set[int] = set()
         self._busy_partitions: set[TopicPartition] = set()
         self._node_backoff: dict[int, Backoff] = {}
+        self._partition_backoff: dict[TopicPartition, Backoff] = {}
         self._throttled: dict[int, float] = {}
         self._buffer: deque[CompletedFetch] = deque()
         self._fetch_offsets: dict[TopicPartition, tuple[int, int]] = {}
@@ -141,7 +148,7 @@ class Fetcher:
         self._arrived = False
         self._resets = False
         self._wakeup: float | None = None
-        self._errors: deque[KrafkaError] = deque()
+        self._errors: dict[TopicPartition, KrafkaError] = {}
 
     # -- Machine ------------------------------------------------------------------------------
 
@@ -226,6 +233,7 @@ class Fetcher:
             except KrafkaError:
                 if out:
                     break
+                self._to_back(tp)
                 raise
             finally:
                 subscription.advance(tp, completed.next_offset, completed.leader_epoch)
@@ -279,13 +287,12 @@ class Fetcher:
         self._wakeup = None
         if self._over_caps():
             return plan
-        unread: dict[TopicPartition, int] = {}
-        for c in self._buffer:
-            if not c.started and self._current(c):
-                unread[c.partition] = unread.get(c.partition, 0) + 1
+        unread = self._unread()
         config = self.config
         for tp in self.subscription.fetchable_partitions():
             if tp in self._busy_partitions or unread.get(tp, 0) >= _PREFETCH_DEPTH:
+                continue
+            if tp in self._errors or not self._partition_ready(tp, now):
                 continue
             node, leader_epoch = self._node_for(tp, now)
             if node is None:
@@ -304,6 +311,34 @@ class Fetcher:
             )
             plan.setdefault(node, {})[tp] = (state.epoch, data)
         return plan
+
+    def _unread(self) -> dict[TopicPartition, int]:
+        """Buffered fetches not yet started, per partition; a partition whose buffered data
+        cannot be read past (corrupt, or nothing decodable) counts as full until a seek."""
+        unread: dict[TopicPartition, int] = {}
+        for c in self._buffer:
+            if not self._current(c):
+                continue
+            if c.error is not None or c.end_offset <= c.start:
+                unread[c.partition] = _PREFETCH_DEPTH
+            elif not c.started:
+                unread[c.partition] = unread.get(c.partition, 0) + 1
+        return unread
+
+    def _partition_ready(self, tp: TopicPartition, now: float) -> bool:
+        """False while `tp` backs off after a failed fetch (the wakeup is set for then)."""
+        backoff = self._partition_backoff.get(tp)
+        if backoff is None or backoff.retry_at <= now:
+            return True
+        retry_at = backoff.retry_at
+        self._wakeup = retry_at if self._wakeup is None else min(self._wakeup, retry_at)
+        return False
+
+    def _partition_failed(self, tp: TopicPartition, now: float) -> None:
+        backoff = self._partition_backoff.get(tp)
+        if backoff is None:
+            backoff = self._partition_backoff[tp] = Backoff(self.config.retry_backoff)
+        backoff.failed(now, self._rand)
 
     def _over_caps(self) -> bool:
         size = sum(c.size for c in self._buffer)
@@ -405,16 +440,21 @@ class Fetcher:
             return
         code = int(part.error_code)
         if code == ErrorCode.NONE:
+            self._partition_backoff.pop(tp, None)
             self._buffer_data(tp, epoch, data, part, now)
-        elif code == ErrorCode.OFFSET_OUT_OF_RANGE:
+            return
+        if code == ErrorCode.OFFSET_OUT_OF_RANGE:
             self._out_of_range(tp, data, node)
-        elif code in _RETRY_CODES:
+            return
+        self._partition_failed(tp, now)
+        if code in _RETRY_CODES:
             subscription.clear_preferred_replica(tp)
             if code in STALE_METADATA_CODES or code in _REPLICA_ERRORS:
                 self._stale.add(tp.topic)
                 self.metadata.on_error(code, tp.topic)
         else:
-            self._errors.append(error_for_code(code, f"fetch of {tp.topic}-{tp.partition} failed"))
+            message = f"fetch of {tp.topic}-{tp.partition} at offset {data.fetch_offset} failed"
+            self._errors[tp] = error_for_code(code, message)
 
     def _buffer_data(
         self,
@@ -470,11 +510,9 @@ class Fetcher:
             subscription.clear_preferred_replica(tp)
             return
         if subscription.default_reset is ResetStrategy.NONE:
-            self._errors.append(
-                OffsetOutOfRangeError(
-                    f"offset {asked.fetch_offset} is out of range for {tp.topic}-{tp.partition}"
-                    " and auto_offset_reset is none: seek to a valid offset"
-                )
+            self._errors[tp] = OffsetOutOfRangeError(
+                f"offset {asked.fetch_offset} is out of range for {tp.topic}-{tp.partition}"
+                " and auto_offset_reset is none: seek to a valid offset"
             )
             return
         subscription.request_offset_reset(tp)
@@ -491,9 +529,19 @@ class Fetcher:
         with contextlib.suppress(ValueError):
             self._buffer.remove(completed)
 
+    def _to_back(self, tp: TopicPartition) -> None:
+        """`tp`'s data just raised: the next poll serves the other partitions' data first."""
+        mine = [c for c in self._buffer if c.partition == tp]
+        if len(mine) < len(self._buffer):
+            kept = [c for c in self._buffer if c.partition != tp]
+            self._buffer.clear()
+            self._buffer.extend(kept + mine)
+
     def _raise_pending(self) -> None:
+        """Raise one partition's error (the oldest); it is fetched again after its backoff."""
         if self._errors:
-            raise self._errors.popleft()
+            tp = next(iter(self._errors))
+            raise self._errors.pop(tp)
 
 
 def _request(
