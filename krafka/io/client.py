@@ -44,6 +44,7 @@ import itertools
 import logging
 import random
 import ssl
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, TypeVar
@@ -88,6 +89,10 @@ from krafka.sansio.secret import Secret
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
+#: The clock of `ClusterMetadata`'s times. The producer's sender (which looks leaders up, and
+#: so keeps topics in use) runs on `time.monotonic` outside the event loop too; trio's clock
+#: is offset from it, so the metadata keeps to the one both can read.
+metadata_clock: Final = time.monotonic
 
 #: Requests that take the control lane and the HIGH priority queue.
 HIGH_PRIORITY_APIS: Final = frozenset(
@@ -417,16 +422,22 @@ class KafkaClient:
 
     async def refresh_metadata(self, topics: Sequence[str] | None = None) -> ClusterMetadata:
         """Refresh now. `topics` are added to the tracked set first (and auto-created if
-        the broker allows it); with no topics tracked only brokers are refreshed."""
-        now = anyio.current_time()
+        the broker allows it); with no topics tracked only brokers are refreshed.
+
+        A refresh for topics already asked for waits out the refresh backoff (it grows while
+        refreshes keep finding partitions without a leader), and calls made while one is
+        under way share it: callers that refresh in a loop cannot flood the cluster.
+        """
+        meta = self.metadata
         if topics:
-            self.metadata.add_topics(topics, now)
+            meta.add_topics(topics, metadata_clock())
         generation = self._refresh_generation
         async with self._refresh_lock:
-            if self._refresh_generation != generation and not topics:
-                return self.metadata
+            if self._refresh_generation != generation and not meta.unrequested(topics):
+                return meta
+            await anyio.sleep(meta.refresh_wait(metadata_clock(), topics))
             await self._refresh_once()
-        return self.metadata
+        return meta
 
     async def leader_for(
         self, topic: str, partition: int, timeout: float | None = None
@@ -435,7 +446,7 @@ class KafkaClient:
         created, a leader election) metadata is refreshed with backoff for up to `timeout`
         seconds (default `request_timeout`); a non-retriable answer (an invalid topic name, no
         authorization) raises at once."""
-        self.metadata.touch(topic, anyio.current_time())
+        self.metadata.touch(topic, metadata_clock())
         leader = self.metadata.leader_for(topic, partition)
         if leader is not None:
             return leader
@@ -452,7 +463,7 @@ class KafkaClient:
 
     async def partitions_for(self, topic: str, timeout: float | None = None) -> list[int]:
         """A topic's partitions, waiting as `leader_for` does while the topic is unknown."""
-        self.metadata.touch(topic, anyio.current_time())
+        self.metadata.touch(topic, metadata_clock())
         if topic not in self.metadata.topics:
             await self._wait_for_topic(topic, timeout)
         return self.metadata.partitions_for(topic)
@@ -482,7 +493,7 @@ class KafkaClient:
     def touch_topics(self, topics: Sequence[str]) -> None:
         """Mark topics as in use, so their metadata stays refreshed (idle ones expire after
         `metadata_topic_idle_ttl`); `leader_for` and `partitions_for` do this themselves."""
-        now = anyio.current_time()
+        now = metadata_clock()
         for topic in topics:
             self.metadata.touch(topic, now)
         if self.metadata.refresh_due(now):
@@ -509,11 +520,11 @@ class KafkaClient:
     async def _refresh_once(self) -> None:
         meta = self.metadata
         for _ in range(2):  # a second round only after a REBOOTSTRAP_REQUIRED answer
-            now = anyio.current_time()
+            now = metadata_clock()
             if meta.rebootstrap_due(now):
                 self._rebootstrap(now)
             topics = meta.topics_to_refresh(now)
-            meta.refresh_started(now)
+            meta.refresh_started(now, topics)
             wanted = None if topics is None else [_metadata_topic(t) for t in topics]
             request = MetadataRequest(
                 topics=wanted, allow_auto_topic_creation=self.allow_auto_topic_creation
@@ -521,9 +532,9 @@ class KafkaClient:
             try:
                 response = await self._any_broker(request, max_version=12)
             except KrafkaError:
-                meta.refresh_failed(anyio.current_time())
+                meta.refresh_failed(metadata_clock())
                 raise
-            meta.update(response, anyio.current_time(), topics)
+            meta.update(response, metadata_clock(), topics)
             if not meta.rebootstrap_requested:
                 self._refresh_generation += 1
                 return
@@ -552,7 +563,7 @@ class KafkaClient:
                 continue
             self.metadata.connection_succeeded()
             return response  # type: ignore[no-any-return]
-        self.metadata.connection_failed(anyio.current_time())
+        self.metadata.connection_failed(metadata_clock())
         raise KafkaConnectionError("no broker reachable (" + "; ".join(errors) + ")")
 
     async def _connection_for(
@@ -600,21 +611,21 @@ class KafkaClient:
 
     async def _metadata_loop(self) -> None:
         while not self._closed:
-            delay = max(0.0, self.metadata.next_refresh_at() - anyio.current_time())
+            delay = max(0.0, self.metadata.next_refresh_at() - metadata_clock())
             with anyio.move_on_after(delay):
                 await self._refresh_wanted.wait()
             self._refresh_wanted = anyio.Event()
-            if not self.metadata.refresh_due(anyio.current_time()):
+            if not self.metadata.refresh_due(metadata_clock()):
                 continue
             try:
                 await self.refresh_metadata()
             except KrafkaError as exc:
                 log.debug("background metadata refresh failed: %s", exc)
-                if self.metadata.rebootstrap_due(anyio.current_time()):
+                if self.metadata.rebootstrap_due(metadata_clock()):
                     self.metadata.request_refresh(RefreshReason.REBOOTSTRAP)
             except Exception:  # a bug here must not cancel the application's task
                 log.exception("background metadata refresh crashed")
-                self.metadata.refresh_failed(anyio.current_time())
+                self.metadata.refresh_failed(metadata_clock())
 
 
 def _recovery(strategy: str) -> bool:

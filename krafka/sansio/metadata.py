@@ -6,8 +6,13 @@ and hands the response to `update`. Refreshes happen:
 
 * on age: `max_age` after the last successful refresh (Java's `metadata.max.age.ms`);
 * on stale-metadata errors (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ...) reported
-  through `on_error`, no sooner than `refresh_backoff` after the previous attempt;
+  through `on_error`;
 * on demand (`request_refresh`), e.g. when a new topic is first used.
+
+Refreshes are spaced by `refresh_backoff`, doubling up to `refresh_backoff_max` while they
+keep failing or keep finding partitions without a leader (Java's `Metadata` refresh backoff,
+KIP-580), so a leaderless partition costs a few Metadata requests a second, not one per round
+trip. Only topics not asked for before skip the wait (`refresh_wait`), as in Java.
 
 Only topics in use are refreshed; a topic unused for `topic_idle_ttl` is forgotten
 (Java's `metadata.max.idle.ms`). Looking a leader up to send to it (`leader_id`) is a use, so
@@ -69,6 +74,7 @@ class MetadataConfig:
     max_age: float = 300.0
     topic_idle_ttl: float = 300.0
     refresh_backoff: float = 0.1
+    refresh_backoff_max: float = 1.0
     rebootstrap_trigger: float = 300.0
     rebootstrap: bool = True
 
@@ -87,6 +93,10 @@ class _Refresh:
     last_attempt: float | None = None
     wanted: RefreshReason | None = RefreshReason.BOOTSTRAP
     all_topics: bool = False
+    #: Refreshes in a row that failed or left a partition without a leader.
+    unresolved: int = 0
+    #: The topics the last refresh asked for (None: all of them).
+    requested: frozenset[str] | None = frozenset()
 
 
 @dataclass(slots=True)
@@ -190,7 +200,7 @@ class ClusterMetadata:
         refresh = self._refresh
         if refresh.last_success is None and refresh.last_attempt is None:
             return 0.0
-        backoff_until = (refresh.last_attempt or 0.0) + self.config.refresh_backoff
+        backoff_until = (refresh.last_attempt or 0.0) + self.refresh_backoff()
         if refresh.wanted is not None:
             return backoff_until
         assert refresh.last_success is not None
@@ -198,6 +208,29 @@ class ClusterMetadata:
 
     def refresh_due(self, now: float) -> bool:
         return now >= self.next_refresh_at()
+
+    def refresh_backoff(self) -> float:
+        """The least time between two refreshes now: `refresh_backoff`, doubled for each
+        refresh in a row that failed or left a partition without a leader."""
+        config = self.config
+        doublings = max(0, self._refresh.unresolved - 1)
+        delay: float = config.refresh_backoff * 2.0 ** min(doublings, 32)
+        return min(max(config.refresh_backoff, config.refresh_backoff_max), delay)
+
+    def unrequested(self, topics: Iterable[str] | None) -> bool:
+        """True when one of `topics` was not asked for by the last refresh."""
+        requested = self._refresh.requested
+        return (
+            topics is not None and requested is not None and any(t not in requested for t in topics)
+        )
+
+    def refresh_wait(self, now: float, topics: Iterable[str] | None = None) -> float:
+        """Seconds an explicit refresh for `topics` must wait for the backoff; 0 when one of
+        them was not asked for by the last refresh (a new topic is looked up at once)."""
+        if self.unrequested(topics):
+            return 0.0
+        last = self._refresh.last_attempt
+        return 0.0 if last is None else max(0.0, last + self.refresh_backoff() - now)
 
     def topics_to_refresh(self, now: float) -> list[str] | None:
         """The topics to request (None: all topics); forgets topics idle past their TTL."""
@@ -209,11 +242,14 @@ class ClusterMetadata:
             return None
         return sorted(self.interest)
 
-    def refresh_started(self, now: float) -> None:
+    def refresh_started(self, now: float, topics: Sequence[str] | None = ()) -> None:
+        """A refresh asking for `topics` (None: all topics) goes out at `now`."""
         self._refresh.last_attempt = now
+        self._refresh.requested = None if topics is None else frozenset(topics)
 
     def refresh_failed(self, now: float) -> None:
         self._refresh.last_attempt = now
+        self._refresh.unresolved += 1
         if self._refresh.wanted is None:
             self._refresh.wanted = RefreshReason.AGE
 
@@ -238,24 +274,29 @@ class ClusterMetadata:
         if requested is None:
             for name in [k for k in self.topics if k not in self.interest]:
                 self._drop_topic(name)
+        unresolved = False
         for topic in response.topics:
-            self._update_topic(topic)
+            unresolved = self._update_topic(topic) or unresolved
+        refresh.unresolved = refresh.unresolved + 1 if unresolved else 0
         self.rebootstrap_requested = False
         self.unreachable_since = None
 
-    def _update_topic(self, topic: Any) -> None:
+    def _update_topic(self, topic: Any) -> bool:
+        """Apply one topic; True when it is still unresolved (no leader, or a stale code)."""
         name = topic.name
         if name is None:
-            return
+            return False
         error = int(topic.error_code)
         if error != ErrorCode.NONE and not topic.partitions:
             self._drop_topic(name)
             self.topic_errors[name] = error
             if error in STALE_METADATA_CODES or error == ErrorCode.LEADER_NOT_AVAILABLE:
                 self._refresh.wanted = self._refresh.wanted or RefreshReason.STALE
-            return
+                return True
+            return False
         self.topic_errors.pop(name, None)
         old = self.topics.get(name)
+        unresolved = False
         partitions = {}
         for part in topic.partitions:
             info = _partition(name, part)
@@ -264,6 +305,7 @@ class ClusterMetadata:
                 info = previous  # a lagging broker's older view; keep the newer one
             if info.error_code in STALE_METADATA_CODES or info.leader < 0:
                 self._refresh.wanted = self._refresh.wanted or RefreshReason.STALE
+                unresolved = True
             partitions[info.partition] = info
         self.topics[name] = TopicInfo(
             name=name,
@@ -273,6 +315,7 @@ class ClusterMetadata:
             error_code=error,
         )
         self.partition_counts[name] = len(partitions)
+        return unresolved
 
     def _drop_topic(self, name: str) -> None:
         self.topics.pop(name, None)
@@ -306,6 +349,8 @@ class ClusterMetadata:
         self.unreachable_since = None
         self._refresh.wanted = RefreshReason.REBOOTSTRAP
         self._refresh.last_attempt = None
+        self._refresh.unresolved = 0
+        self._refresh.requested = frozenset()
 
 
 def _partition(topic: str, part: Any) -> PartitionInfo:

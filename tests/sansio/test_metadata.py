@@ -149,3 +149,21 @@ def test_leader_lookups_for_sending_keep_a_topic_and_partition_counts_follow_the
     meta.update(_response([_topic("t", 4)]), 16.0, ["t"])
     meta.rebootstrap(17.0)
     assert counts == {} and meta.partition_counts is counts
+
+
+def test_refreshes_finding_no_leader_back_off_exponentially_and_new_topics_skip_it() -> None:
+    meta = _meta(refresh_backoff=0.1, refresh_backoff_max=1.0)
+    meta.add_topics(["t"], 0.0)
+    now, gaps = 0.0, []
+    for _ in range(7):
+        meta.refresh_started(now, ["t"])
+        meta.update(_response([_topic("t", leader=-1)]), now, ["t"])
+        wait = meta.refresh_wait(now, ["t"])
+        assert meta.next_refresh_at() == pytest.approx(now + wait)
+        gaps.append(round(wait, 3))
+        now += wait
+    assert gaps == [0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0]
+    assert meta.refresh_wait(now, ["t", "new"]) == 0.0  # a topic never asked for: at once
+    meta.refresh_started(now, ["t"])
+    meta.update(_response([_topic("t")]), now, ["t"])  # a leader again: back to the base
+    assert meta.refresh_wait(now, ["t"]) == pytest.approx(0.1)

@@ -89,6 +89,8 @@ class Consumer(OffsetLookups):
         self._pending: deque[ConsumerRecord] = deque()
         self._state = "new"
         self._interceptors: tuple[ConsumerInterceptor, ...] = tuple(settings.interceptors)
+        self._stale: set[str] = set()
+        self._refreshing = False
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Consumer:
@@ -120,6 +122,9 @@ class Consumer(OffsetLookups):
             self._admin,
             self.settings.read_committed,
             self._positions_changed,
+            self._client.metadata,
+            self._client.refresh_metadata,
+            self._refresh_soon,
         )
         tg.start_soon(self._positions.run, name="krafka consumer positions")
         return self
@@ -374,15 +379,29 @@ class Consumer(OffsetLookups):
             if self._positions is not None:
                 self._positions.wake()
         elif isinstance(event, RefreshMetadata):
-            self._host.start_soon(self._refresh, event.topics, name="krafka consumer metadata")
+            self._refresh_soon(event.topics)
 
-    async def _refresh(self, topics: tuple[str, ...]) -> None:
+    def _refresh_soon(self, topics: Iterable[str]) -> None:
+        """Refresh these topics' metadata in the background (joining a refresh under way)."""
+        self._stale.update(topics)
+        if not self._refreshing:
+            self._refreshing = True
+            self._host.start_soon(self._refresh, name="krafka consumer metadata")
+
+    async def _refresh(self) -> None:
+        """One refresh at a time (the client spaces them by its refresh backoff), for every
+        topic the fetcher found stale meanwhile."""
         try:
-            await self._client.refresh_metadata(list(topics))
-        except KrafkaError as exc:
-            log.info("krafka consumer: metadata refresh failed: %s", exc)
-            await anyio.sleep(self.settings.retry_backoff)
-        self._driver.wake()
+            while self._stale:
+                topics, self._stale = sorted(self._stale), set()
+                try:
+                    await self._client.refresh_metadata(topics)
+                except KrafkaError as exc:
+                    log.info("krafka consumer: metadata refresh failed: %s", exc)
+                    await anyio.sleep(self.settings.retry_backoff)
+                self._driver.wake()
+        finally:
+            self._refreshing = False
 
     def _raise_position_errors(self) -> None:
         if self._positions is not None and self._positions.errors:

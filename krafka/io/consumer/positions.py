@@ -3,15 +3,17 @@
 A partition without a position first asks the group for its committed offset; without one it
 takes `initial_offsets`, else the reset policy, resolved by ListOffsets at the leaders (one
 request per leader, through the admin machinery) with per-partition exponential backoff
-(100 ms doubling to 30 s). With `auto_offset_reset="none"` the partition's error waits for the
-next poll. A position set by the application meanwhile always wins over a lookup in flight.
+(100 ms doubling to 30 s). A partition whose leader is unknown is not looked up (its metadata
+is refreshed and it retries after its backoff), so it never holds up the others' lookups.
+With `auto_offset_reset="none"` the partition's error waits for the next poll. A position set
+by the application meanwhile always wins over a lookup in flight.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 import anyio
 
@@ -21,6 +23,7 @@ from krafka.io.consumer.membership import Membership
 from krafka.sansio.admin.offsets import IsolationLevel as ListIsolation
 from krafka.sansio.admin.offsets import ListedOffset, OffsetSpec
 from krafka.sansio.consumer.subscription import FetchState, ResetStrategy, SubscriptionState
+from krafka.sansio.metadata import ClusterMetadata
 from krafka.structs import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -38,9 +41,15 @@ class PositionUpdater:
         admin: AdminClient,
         read_committed: bool,
         on_change: Callable[[], None],
+        metadata: ClusterMetadata,
+        refresh: Callable[[Sequence[str]], Awaitable[object]],
+        on_stale: Callable[[Iterable[str]], None],
     ) -> None:
         self.subscription = subscription
         self._on_change = on_change
+        self._metadata = metadata
+        self._refresh = refresh
+        self._on_stale = on_stale
         self.membership = membership
         self.admin = admin
         self.isolation = (
@@ -101,6 +110,15 @@ class PositionUpdater:
                 )
             )
         specs = {tp: _SPECS[s] for tp, s in due.items() if s is not ResetStrategy.NONE}
+        unknown = sorted({tp.topic for tp in specs} - set(self._metadata.topics))
+        if unknown:
+            await self._refresh(unknown)
+        leaderless = [tp for tp in specs if self._leaderless(tp)]
+        if leaderless:
+            for tp in leaderless:
+                del specs[tp]
+                self.subscription.reset_failed(tp, now)
+            self._on_stale({tp.topic for tp in leaderless})
         if not specs:
             return
         epochs = {tp: self.subscription.state_of(tp).epoch for tp in specs}
@@ -115,6 +133,11 @@ class PositionUpdater:
                 if isinstance(value, KrafkaError):
                     log.info("krafka consumer: resetting %s failed: %s", tp, value)
                 self.subscription.reset_failed(tp, now)
+
+    def _leaderless(self, tp: TopicPartition) -> bool:
+        """Known to have no leader now (an unknown topic is for the lookup to find)."""
+        info = self._metadata.partition(tp.topic, tp.partition)
+        return info is not None and info.leader < 0
 
     def _still_waiting(self, tp: TopicPartition, epoch: int) -> bool:
         if not self.subscription.is_assigned(tp):
