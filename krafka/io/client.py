@@ -40,6 +40,7 @@ for `rebootstrap_trigger` seconds, or on REBOOTSTRAP_REQUIRED, the client reboot
 
 from __future__ import annotations
 
+import copy
 import itertools
 import logging
 import random
@@ -549,22 +550,26 @@ class KafkaClient:
         self.metadata.rebootstrap(now)
 
     async def _any_broker(self, request: Any, **kwargs: Any) -> MetadataResponse:
-        """Send to a reachable broker, tried in random order (bootstrap servers if none known)."""
+        """Send to a reachable broker: known brokers in random order, else the bootstrap servers
+        in the order given. Any failure of one (refused, garbage, silence, TLS, closed) moves
+        on to the next; the error when none answered names each one and why."""
         assert self._pool is not None
         candidates = self.metadata.addresses()
-        random.shuffle(candidates)
-        errors: list[str] = []
+        if self.metadata.brokers:
+            random.shuffle(candidates)
+        errors: list[tuple[str, KrafkaError]] = []
         for _, host, port in candidates:
             try:
                 conn = await self._pool.get(host, port, Lane.CONTROL)
                 response = await conn.request(request, priority=Priority.HIGH, **kwargs)
-            except KafkaConnectionError as exc:
-                errors.append(f"{host}:{port}: {exc}")
+            except KrafkaError as exc:
+                log.info("metadata from %s:%s failed: %s", host, port, exc)
+                errors.append((f"{host}:{port}", exc))
                 continue
             self.metadata.connection_succeeded()
             return response  # type: ignore[no-any-return]
         self.metadata.connection_failed(metadata_clock())
-        raise KafkaConnectionError("no broker reachable (" + "; ".join(errors) + ")")
+        raise _none_answered(errors)
 
     async def _connection_for(
         self, node_id: int | None, priority: Priority, ordered: bool = False
@@ -626,6 +631,22 @@ class KafkaClient:
             except Exception:  # a bug here must not cancel the application's task
                 log.exception("background metadata refresh crashed")
                 self.metadata.refresh_failed(metadata_clock())
+
+
+def _none_answered(errors: list[tuple[str, KrafkaError]]) -> KrafkaError:
+    """The error for a request no broker answered: every address and why; of the one kind of
+    error they all failed with (an `AuthenticationError` stays one), else a connection error."""
+    message = "no broker reachable (" + "; ".join(f"{at}: {exc}" for at, exc in errors) + ")"
+    kinds = {type(exc) for _, exc in errors}
+    if len(kinds) == 1 and errors:
+        error = copy.copy(errors[0][1])
+        error.args = (message,)
+        error.__cause__ = errors[0][1]
+        return error
+    error = KafkaConnectionError(message)
+    if errors:
+        error.__cause__ = errors[-1][1]
+    return error
 
 
 def _recovery(strategy: str) -> bool:

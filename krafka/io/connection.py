@@ -16,11 +16,21 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from krafka.errors import KafkaConnectionError, KrafkaError, UnsupportedVersionError
+from krafka.errors import (
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    KrafkaError,
+    UnsupportedVersionError,
+)
 from krafka.io.transport import TransportConfig, open_transport, transport_error
 from krafka.protocol import ApiKey
 from krafka.sansio.actions import Versioned
-from krafka.sansio.connection import BrokerConnection, ConnectionConfig, Priority
+from krafka.sansio.connection import (
+    BrokerConnection,
+    ConnectionConfig,
+    ConnectionState,
+    Priority,
+)
 from krafka.sansio.events import (
     Authenticated,
     ConnectionClosed,
@@ -95,14 +105,34 @@ class Connection:
         *,
         transport: TransportConfig | None = None,
         config: ConnectionConfig | None = None,
+        timeout: float | None = None,
     ) -> Connection:
-        """Connect, negotiate ApiVersions (and SASL); raises `KrafkaError` on failure."""
-        stream = await open_transport(host, port, transport or TransportConfig())
+        """Connect, negotiate ApiVersions (and SASL); raises `KrafkaError` on failure.
+
+        The whole setup takes at most `timeout` seconds (default: the transport's
+        `connect_timeout`), TCP, TLS and the Kafka handshake together.
+        """
+        transport = transport or TransportConfig()
+        limit = transport.connect_timeout if timeout is None else timeout
+        deadline = anyio.current_time() + limit
+        stream = await open_transport(host, port, transport, limit)
         machine = BrokerConnection(config, now=anyio.current_time())
         conn = cls(stream, machine, f"{host}:{port}")
         task_group.start_soon(conn._run, name=f"krafka connection {conn.where}")
         try:
-            await conn._ready.wait()
+            with anyio.fail_after(max(0.0, deadline - anyio.current_time())):
+                await conn._ready.wait()
+        except TimeoutError:
+            step = (
+                "SASL authentication"
+                if machine.state is ConnectionState.AUTHENTICATING
+                else "the ApiVersions handshake"
+            )
+            await conn.aclose(1.0)
+            raise KafkaTimeoutError(
+                f"{conn.where} accepted the connection but {step} did not complete within "
+                f"{limit:.3g}s: is it a Kafka listener, and does it expect TLS?"
+            ) from None
         except BaseException:
             conn.close()
             raise

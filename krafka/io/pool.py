@@ -4,7 +4,8 @@ Each broker gets up to `connections_per_broker` DATA connections (requests go to
 loaded, a new one opens while all are busy) and one CONTROL connection. The control lane
 carries heartbeats, metadata and coordinator lookups, so they never wait behind a large
 produce or a long-polling fetch on the same socket (Kafka answers a connection's requests in
-order). Failed connects back off exponentially with jitter; only retriable errors are retried.
+order). Failed connects back off exponentially with jitter; only retriable errors are retried,
+and only within `connect_timeout`: one `get` that has to connect fails within that time.
 """
 
 from __future__ import annotations
@@ -152,16 +153,23 @@ class ConnectionPool:
 
     async def _connect(self, host: str, port: int, bucket: _Bucket) -> Connection:
         backoff = bucket.backoff
+        await anyio.sleep(backoff.wait_time(anyio.current_time()))
+        deadline = anyio.current_time() + self.transport.connect_timeout
         while True:
-            await anyio.sleep(backoff.wait_time(anyio.current_time()))
             try:
                 conn = await Connection.open(
-                    host, port, self._tg, transport=self.transport, config=self.connection
+                    host,
+                    port,
+                    self._tg,
+                    transport=self.transport,
+                    config=self.connection,
+                    timeout=max(0.0, deadline - anyio.current_time()),
                 )
             except KrafkaError as exc:
-                backoff.failed(anyio.current_time(), random.random)
-                if not exc.retriable or backoff.exhausted:
+                retry_at = backoff.failed(anyio.current_time(), random.random)
+                if not exc.retriable or backoff.exhausted or retry_at >= deadline:
                     raise
+                await anyio.sleep(backoff.wait_time(anyio.current_time()))
                 continue
             backoff.succeeded()
             return conn

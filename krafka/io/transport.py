@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import anyio
 import anyio.abc
+from anyio.streams.tls import TLSStream
 
 from krafka.errors import AuthenticationError, KafkaConnectionError, KafkaTimeoutError, KrafkaError
 from krafka.sansio.secret import Secret
@@ -66,27 +67,43 @@ def create_ssl_context(
     return ctx
 
 
-async def open_transport(host: str, port: int, config: TransportConfig) -> anyio.abc.ByteStream:
-    """A connected (and, with TLS, handshaken) stream to `host:port`."""
+async def open_transport(
+    host: str, port: int, config: TransportConfig, timeout: float | None = None
+) -> anyio.abc.ByteStream:
+    """A connected (and, with TLS, handshaken) stream to `host:port`, within `timeout`
+    seconds (default: the config's `connect_timeout`); a failure says which step failed."""
+    limit = config.connect_timeout if timeout is None else timeout
+    where = f"{host}:{port}"
+    step = "connecting to"
     try:
-        with anyio.fail_after(config.connect_timeout):
+        with anyio.fail_after(limit):
+            stream: anyio.abc.ByteStream = await anyio.connect_tcp(host, port)
             if config.ssl_context is None:
-                return await anyio.connect_tcp(host, port)
-            return await anyio.connect_tcp(
-                host,
-                port,
-                ssl_context=config.ssl_context,
-                tls_hostname=config.server_hostname or host,
-                tls_standard_compatible=False,
-            )
+                return stream
+            step = "the TLS handshake with"
+            try:
+                return await TLSStream.wrap(
+                    stream,
+                    hostname=config.server_hostname or host,
+                    ssl_context=config.ssl_context,
+                    standard_compatible=False,
+                )
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await anyio.aclose_forcefully(stream)
+                raise
     except TimeoutError:
-        raise KafkaTimeoutError(
-            f"connecting to {host}:{port} took longer than {config.connect_timeout}s"
-        ) from None
+        hint = " (is it a TLS listener?)" if step.startswith("the TLS") else ""
+        raise KafkaTimeoutError(f"{step} {where} took longer than {limit:.3g}s{hint}") from None
     except BaseException as exc:
-        error = transport_error(exc, f"{host}:{port}")
+        error = transport_error(exc, where)
         if error is None:
             raise
+        if step.startswith("the TLS") and type(error) is KafkaConnectionError:
+            error = KafkaConnectionError(
+                f"the TLS handshake with {where} failed: the connection closed ({exc!r}); "
+                "is it a TLS listener?"
+            )
         raise error from exc
 
 
@@ -101,7 +118,10 @@ def transport_error(exc: BaseException, where: str) -> KrafkaError | None:
     if isinstance(cause, ssl.SSLError) and not isinstance(
         cause, ssl.SSLEOFError | ssl.SSLSyscallError
     ):
-        return AuthenticationError(f"TLS with {where} failed: {cause.reason or cause}")
+        reason = cause.reason or str(cause)
+        if reason == "WRONG_VERSION_NUMBER":
+            reason += " (the peer does not speak TLS: is it a plaintext listener?)"
+        return AuthenticationError(f"TLS with {where} failed: {reason}")
     if isinstance(exc, anyio.EndOfStream | anyio.BrokenResourceError | anyio.ClosedResourceError):
         return KafkaConnectionError(f"connection to {where} lost")
     if isinstance(exc, OSError):
