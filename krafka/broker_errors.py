@@ -538,6 +538,9 @@ InvalidTopicExceptionError = InvalidTopicError
 KafkaStorageErrorError = KafkaStorageError
 FetchSessionTopicIdErrorError = FetchSessionTopicIdError
 NotLeaderForPartitionError = NotLeaderOrFollowerError
+#: Java's name for MESSAGE_TOO_LARGE (RecordTooLargeException), also what `send` raises for a
+#: record larger than max_request_size or buffer_memory.
+RecordTooLargeError = MessageTooLargeError
 
 
 __all__ = [
@@ -638,6 +641,7 @@ __all__ = [
     "RebalanceInProgressError",
     "RebootstrapRequiredError",
     "RecordListTooLargeError",
+    "RecordTooLargeError",
     "ReplicaNotAvailableError",
     "RequestTimedOutError",
     "ResourceNotFoundError",

@@ -1,7 +1,9 @@
 """The producer's general path into the accumulator, taken whenever `Producer.send`'s fast path
 (`RecordAccumulator.append_open`) cannot be: interceptors, the transaction's state, the topic's
 metadata (waiting for it at most `max_block`), partitioning, headers, buffer back-pressure and
-opening batches."""
+opening batches. A record the API contract or Kafka refuses (a topic name that is not a legal
+one, headers that are not `(str, bytes | None)` pairs, more bytes than `max_request_size` or
+`buffer_memory`) raises here, before it touches any state."""
 
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ from krafka.io.producer_sender import SenderLoop
 from krafka.io.producer_txn import Transactions
 from krafka.sansio.partitioner import Partitioner
 from krafka.sansio.producer.accumulator import SEALED
-from krafka.sansio.producer.record import Header, estimate_size
+from krafka.sansio.producer.batch import BATCH_OVERHEAD
+from krafka.sansio.producer.record import Header, check_headers, estimate_size
+from krafka.sansio.topic_name import check_topic
 
 _monotonic = time.monotonic
 _wall = time.time
@@ -60,6 +64,10 @@ class Appender:
             )
             topic, value, key, headers = record.topic, record.value, record.key, record.headers
             partition, timestamp = record.partition, record.timestamp
+        check_topic(topic)
+        hdrs = check_headers(headers) if headers else ()
+        size = estimate_size(key, value, hdrs)
+        self.accumulator.check_record_size(size)
         if self.transactions is not None:
             self.transactions.machine.check_can_send()
         count = self.partitions.get(topic) or await self.partition_count(topic)
@@ -69,8 +77,6 @@ class Appender:
             partition = self.partitioner.partition(topic, key, count)
         elif not 0 <= partition < count:
             raise ValueError(f"{topic!r} has {count} partitions, not {partition + 1}")
-        hdrs = list(headers) if headers else ()
-        size = estimate_size(key, value, hdrs)
         if not self.accumulator.has_room(size):
             await self.loop.wait_for_room(size, self.max_block)
         appended, handle = self.accumulator.append(
@@ -105,6 +111,8 @@ class Appender:
         elif not 0 <= partition < count:
             return None, partition, False
         size = estimate_size(key, value, ())
+        if size + BATCH_OVERHEAD > self.accumulator.config.max_request_size:
+            return None, partition, False  # `append` refuses it
         if not self.accumulator.has_room(size):
             return None, partition, False
         appended, handle = self.accumulator.append(

@@ -121,7 +121,8 @@ def wake_waiters(batch: ProducerBatch) -> None:
 class Hooks:
     """What happens around records: interceptors see each send; when a batch finishes (or is
     split) its waiters wake, `on_progress` is called and interceptors see each record's
-    outcome. Interceptors' exceptions are logged, never raised."""
+    outcome. Interceptors' exceptions are logged, never raised (Java's rule): an `on_send` that
+    raises, or returns something other than a `ProducerRecord`, leaves the record as it was."""
 
     def __init__(
         self, interceptors: Sequence[ProducerInterceptor], on_progress: Callable[[], None]
@@ -135,9 +136,19 @@ class Hooks:
             if hook is None:
                 continue
             try:
-                record = hook(record)
+                changed = hook(record)
             except Exception:
                 log.exception("producer interceptor %r failed in on_send", interceptor)
+                continue
+            if isinstance(changed, ProducerRecord):
+                record = changed
+            else:
+                log.error(
+                    "producer interceptor %r returned %r from on_send, not a ProducerRecord: "
+                    "the record is sent as it was",
+                    interceptor,
+                    changed,
+                )
         return record
 
     def batch_done(self, batch: ProducerBatch) -> None:

@@ -32,6 +32,7 @@ from typing import Any
 
 from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.codes import STALE_METADATA_CODES
+from krafka.sansio.topic_name import check_topic
 
 _ZERO_UUID = uuid.UUID(int=0)
 
@@ -166,7 +167,12 @@ class ClusterMetadata:
     # -- interest and refresh policy ------------------------------------------------------------
 
     def add_topics(self, topics: Iterable[str], now: float) -> None:
-        """Start tracking topics; an unknown one triggers a refresh."""
+        """Start tracking topics; an unknown one triggers a refresh. A name Kafka would refuse
+        raises (`check_topic`) before anything is tracked."""
+        topics = list(topics)
+        for topic in topics:
+            if topic not in self.interest:
+                check_topic(topic)
         for topic in topics:
             if topic not in self.interest and topic not in self.topics:
                 self.request_refresh()

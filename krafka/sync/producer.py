@@ -10,7 +10,8 @@ event loop (scripts, notebooks, WSGI apps), shared safely by threads.
 `send` returns a `concurrent.futures.Future[RecordMetadata]` (a `DeliveryFuture`): `result()`,
 `exception()`, `add_done_callback`, `concurrent.futures.wait` and `as_completed` work as usual,
 and callbacks run on the producer's background thread. Errors are the async producer's exception
-classes: raised by `send` for a closed producer, otherwise by the future; `flush`, the
+classes: raised by `send` for a closed producer or a record the API refuses (an illegal topic
+name, headers that are not `(str, bytes | None)` pairs), otherwise by the future; `flush`, the
 transaction calls and `close` raise theirs directly.
 
 How a record gets to the async producer: while its loop thread is parked waiting for I/O,
@@ -33,7 +34,8 @@ import anyio
 from krafka._twins import extensions_enabled
 from krafka.errors import InvalidStateError
 from krafka.io.producer import Producer as AsyncProducer
-from krafka.sansio.producer.record import Header, RecordMetadata
+from krafka.sansio.producer.record import Header, RecordMetadata, check_headers
+from krafka.sansio.topic_name import check_topic
 from krafka.sync.client import SyncClient, blocking, on_loop
 from krafka.sync.delivery import DeliveryFuture
 from krafka.sync.outbox import Outbox
@@ -120,7 +122,11 @@ class Producer(SyncClient[AsyncProducer]):
         timestamp: int | None,
         future: DeliveryFuture,
     ) -> DeliveryFuture:
-        """Hand a record over to the loop (`krafka.sync.outbox`)."""
+        """Hand a record over to the loop (`krafka.sync.outbox`), checked first: what the
+        async `send` would refuse at once is raised here, not through the future."""
+        check_topic(topic)
+        if headers:
+            check_headers(headers)
         items, outbox = self._items, self._outbox
         items.append((topic, value, key, headers, partition, timestamp, future))
         if outbox.idle:

@@ -232,10 +232,18 @@ async def test_unreachable_bootstrap_fails_start_clearly() -> None:
     await producer.close(timeout=0.1)
 
 
-async def test_an_invalid_topic_fails_at_once_with_the_brokers_answer(broker: Any) -> None:
+async def test_an_invalid_topic_fails_at_once(broker: Any) -> None:
     async with Producer(bootstrap_servers=broker.bootstrap_servers, max_block=30) as producer:
         with anyio.fail_after(5), pytest.raises(InvalidTopicError):
-            await producer.send("", b"v")  # the broker answers INVALID_TOPIC_EXCEPTION
+            await producer.send("", b"v")  # Kafka's rules, checked before any request
+
+
+async def test_unreachable_topic_metadata_times_out(broker: Any) -> None:
+    async with Producer(
+        bootstrap_servers=broker.bootstrap_servers, max_block=0.5, allow_auto_topic_creation=False
+    ) as producer:
+        with pytest.raises(KafkaTimeoutError, match=r"max_block=0\.5"):
+            await producer.send(unique("absent"), b"v")  # never created: never any metadata
 
 
 async def test_close_with_a_timeout_returns_in_time_from_another_task_when_the_broker_froze(

@@ -45,6 +45,7 @@ from krafka.sansio.consumer.subscription import (
 from krafka.sansio.group import GroupConfig, GroupMember
 from krafka.sansio.group.assignors import assignors_for
 from krafka.sansio.group.consumer_member import ConsumerMember
+from krafka.sansio.topic_name import check_topic
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -190,6 +191,10 @@ class Consumer(OffsetLookups):
         """Read exactly these partitions (no group membership; a `group_id` still commits)."""
         self._check_open()
         wanted = [TopicPartition(*tp) for tp in partitions]
+        for tp in wanted:
+            check_topic(tp.topic)
+            if not isinstance(tp.partition, int) or tp.partition < 0:
+                raise ValueError(f"{tp.topic!r}: a partition is an int >= 0, not {tp.partition!r}")
         self._subscription.assign_from_user(wanted)
         self._client.touch_topics(sorted({tp.topic for tp in wanted}))
         self._drop_pending(set(self._pending_partitions()) - set(wanted))
@@ -209,6 +214,8 @@ class Consumer(OffsetLookups):
         if self.settings.group_id is None:
             raise InvalidStateError("subscribe needs a group_id (or use assign())")
         wanted: Iterable[str] | re.Pattern[str] = [topics] if isinstance(topics, str) else topics
+        if not isinstance(wanted, re.Pattern):
+            wanted = [check_topic(topic) for topic in wanted]
         group = self._membership
         if not isinstance(group, GroupMembership):
             group = self._group(listener or self.settings.rebalance_listener)
@@ -332,10 +339,32 @@ class Consumer(OffsetLookups):
         if records:
             self._driver.wake()
             self._metrics.consumed(records)
-            for interceptor in self._interceptors:
-                hook = getattr(interceptor, "on_consume", None)
-                if hook is not None:
-                    records = hook(records)
+            if self._interceptors:
+                records = self._intercepted(records)
+        return records
+
+    def _intercepted(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:
+        """`records` through each interceptor's `on_consume`. One that raises, or returns
+        something other than a list, is logged and skipped, the records kept as they were
+        (Java's rule): the positions already moved past them, so raising would lose them."""
+        for interceptor in self._interceptors:
+            hook = getattr(interceptor, "on_consume", None)
+            if hook is None:
+                continue
+            try:
+                changed = hook(records)
+            except Exception:
+                log.exception("consumer interceptor %r failed in on_consume", interceptor)
+                continue
+            if isinstance(changed, list):
+                records = changed
+            else:
+                log.error(
+                    "consumer interceptor %r returned %r from on_consume, not a list: "
+                    "the records are returned as they were",
+                    interceptor,
+                    type(changed).__name__,
+                )
         return records
 
     def _fetch_batches(self) -> list[FetchedBatch]:
@@ -509,7 +538,10 @@ class Consumer(OffsetLookups):
         for interceptor in self._interceptors:
             hook = getattr(interceptor, "on_commit", None)
             if hook is not None:
-                hook(wanted)
+                try:
+                    hook(wanted)
+                except Exception:  # the commit succeeded: Java logs an interceptor's failure
+                    log.exception("consumer interceptor %r failed in on_commit", interceptor)
 
     def commit_async(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None

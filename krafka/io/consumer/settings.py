@@ -17,7 +17,8 @@ from krafka.structs import OffsetAndMetadata, TopicPartition
 
 class ConsumerInterceptor(Protocol):
     """Java's ConsumerInterceptor: sees (and may replace) records before the application, and
-    offsets after they are committed. Either method may be left out."""
+    offsets after they are committed. Either method may be left out. Their exceptions are
+    logged, not raised (the records are then returned as they were)."""
 
     def on_consume(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]: ...
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from krafka._twins import implementations, selected
+from krafka.errors import MessageTooLargeError
 from krafka.sansio.producer.batch import BATCH_OVERHEAD, BatchState, ProducerBatch
 from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.record import RecordHandle
@@ -80,6 +81,20 @@ class RecordAccumulator:
         anything, so one oversized record still makes progress)."""
         used = self._used()
         return used == 0 or used + size <= self.buffer_memory
+
+    def check_record_size(self, size: int) -> None:
+        """Refuse a record (`size` estimated bytes) that could never be sent: with its batch's
+        header it is larger than `max_request_size` or than the whole `buffer_memory` (Java's
+        `RecordTooLargeException` at `send`)."""
+        total = size + BATCH_OVERHEAD
+        for limit, name in (
+            (self.config.max_request_size, "max_request_size"),
+            (self.buffer_memory, "buffer_memory"),
+        ):
+            if total > limit:
+                raise MessageTooLargeError(
+                    f"the record is {total} bytes when serialized, larger than {name}={limit}"
+                )
 
     def _used(self) -> int:
         return self.buffered + sum(b.size - BATCH_OVERHEAD for b in self.open_batches.values())
@@ -162,7 +177,8 @@ class RecordAccumulator:
         self._orders += 1
         batch = ProducerBatch(tp[0], tp[1], now, self._orders, now_ms)
         room = self.buffer_memory - self._used()
-        batch.limit = min(self.batch_size, max(room, BATCH_OVERHEAD + first_size))
+        largest = min(self.batch_size, self.config.max_request_size)
+        batch.limit = min(largest, max(room, BATCH_OVERHEAD + first_size))
         batch.on_done = self.on_done
         queue = self._queues.get(tp)
         if queue is None:

@@ -9,7 +9,7 @@ implementation (this one, `krafka.io`'s awaitable ones) does with those two refe
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from krafka.errors import KrafkaError
@@ -133,6 +133,31 @@ def describe(handle: Any, name: str) -> str:
     batch, index = locate(handle.batch, handle.index)
     state = "done" if batch.done else "pending"
     return f"<{name} {batch.topic}-{batch.partition} #{index} {state}>"
+
+
+_BLOBS = (bytes, bytearray, memoryview)
+
+
+def check_headers(headers: Iterable[Any]) -> list[Header]:
+    """`headers` as a list of `(str, bytes | None)` pairs, the API contract; anything else
+    raises `TypeError` naming it (a `bytes` key would otherwise be written as its repr)."""
+    out: list[Header] = []
+    for header in headers:
+        if not isinstance(header, tuple | list) or len(header) != 2:
+            raise TypeError(f"a header is a (str, bytes | None) pair, not {header!r}")
+        key, value = header
+        if not isinstance(key, str):
+            raise TypeError(
+                f"header key {key!r} is {type(key).__name__}: header keys are str"
+                + (" (decode it: key.decode())" if isinstance(key, _BLOBS) else "")
+            )
+        if value is not None and not isinstance(value, _BLOBS):
+            raise TypeError(
+                f"header {key!r} has a {type(value).__name__} value: header values are bytes "
+                "or None"
+            )
+        out.append((key, value if value is None or type(value) is bytes else bytes(value)))
+    return out
 
 
 def estimate_size(key: bytes | None, value: bytes | None, headers: Sequence[Header]) -> int:

@@ -173,3 +173,27 @@ def test_the_compiled_append_open_writes_what_the_python_one_writes() -> None:
             batch.stamps, batch.encode(Compression.NONE),
         ))  # fmt: skip
     assert results[0] == results[1]
+
+
+def test_a_record_that_could_never_be_sent_is_refused() -> None:
+    from krafka.errors import RecordTooLargeError
+
+    acc = make(max_request_size=1000, buffer_memory=2000)
+    acc.check_record_size(1000 - BATCH_OVERHEAD)
+    with pytest.raises(RecordTooLargeError, match="max_request_size=1000"):
+        acc.check_record_size(1001 - BATCH_OVERHEAD)
+    wide = make(max_request_size=5000, buffer_memory=2000)
+    with pytest.raises(RecordTooLargeError, match="buffer_memory=2000"):
+        wide.check_record_size(2001 - BATCH_OVERHEAD)
+
+
+def test_a_batch_never_grows_past_max_request_size() -> None:
+    """batch_size above max_request_size: the fast path (`append_open`) still stops there."""
+    acc = make(batch_size=10_000, max_request_size=1000, linger=1.0)
+    acc.append("t", 0, *rec(b"x" * 100), 121, 0.0)
+    batch = acc.open_batches[TP]
+    assert batch.limit == 1000
+    appended = 0
+    while acc.append_open("t", 0, None, b"x" * 100, None)[0] is not None:
+        appended += 1
+    assert batch.size <= 1000 and appended < 10

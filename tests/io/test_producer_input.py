@@ -1,0 +1,119 @@
+"""Bad application input to the producer: refused at `send` with a clear error, and the producer
+stays usable (nothing of it kept in the client's state); interceptors that misbehave never stop
+a record."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _producer_support import consume, unique
+
+from krafka import Producer
+from krafka.errors import InvalidTopicError, MessageTooLargeError, RecordTooLargeError
+from krafka.io.producer import ProducerRecord
+from krafka.sync import Producer as SyncProducer
+
+pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(60)]
+
+MiB = 1024 * 1024
+BAD_TOPICS: list[tuple[Any, type[Exception]]] = [
+    (None, TypeError),
+    (b"bytes", TypeError),
+    (7, TypeError),
+    ("", InvalidTopicError),
+    (".", InvalidTopicError),
+    ("..", InvalidTopicError),
+    ("t" * 250, InvalidTopicError),
+    ("has space", InvalidTopicError),
+    ("ünïcode", InvalidTopicError),
+]
+
+
+async def test_a_bad_topic_is_refused_at_send_and_changes_nothing(broker: Any) -> None:
+    known = unique("known")
+    async with Producer(broker.bootstrap_servers, linger=0) as producer:
+        await producer.send_and_wait(known, b"before")
+        for topic, error in BAD_TOPICS:
+            with pytest.raises(error, match="topic"), anyio.fail_after(5):
+                await producer.send(topic, b"x")
+        with anyio.fail_after(30):
+            assert (await producer.send_and_wait(known, b"known")).topic == known
+            fresh = unique("fresh")  # a topic never seen before still works
+            assert (await producer.send_and_wait(fresh, b"new")).topic == fresh
+            assert (await producer.send_and_wait("a" * 200 + "._-Z9", b"max-ish")).offset >= 0
+
+
+async def test_headers_must_be_str_keys_with_bytes_values(broker: Any) -> None:
+    topic = unique("headers")
+    async with Producer(broker.bootstrap_servers, linger=0) as producer:
+        for headers, match in [
+            ([(b"bkey", b"v")], "header keys are str"),
+            ([("k", "text")], "header values are bytes"),
+            ({"k": b"v"}, "pair"),
+        ]:
+            with pytest.raises(TypeError, match=match):
+                await producer.send(topic, b"x", headers=headers)  # type: ignore[arg-type]
+        await producer.send_and_wait(topic, b"ok", headers=[("k", b"v"), ("n", None)], partition=0)
+    (message,) = consume(broker.bootstrap_servers, topic, 1)
+    assert message.headers() == [("k", b"v"), ("n", None)]
+
+
+async def test_records_too_large_are_refused_at_send(broker: Any) -> None:
+    topic = unique("large")
+    async with Producer(broker.bootstrap_servers, linger=0, max_request_size=MiB) as producer:
+        with pytest.raises(RecordTooLargeError, match=r"max_request_size=1048576"):
+            await producer.send(topic, b"x" * (2 * MiB))
+        with pytest.raises(MessageTooLargeError, match="max_request_size"):
+            await producer.send(topic, b"x" * (MiB - 50), key=b"k")  # with the batch header
+        assert (await producer.send_and_wait(topic, b"x" * (MiB // 2), partition=0)).offset == 0
+    async with Producer(
+        broker.bootstrap_servers, max_request_size=64 * MiB, buffer_memory=MiB
+    ) as producer:
+        with pytest.raises(RecordTooLargeError, match=r"buffer_memory=1048576"):
+            await producer.send(topic, b"x" * (2 * MiB))
+        assert (await producer.send_and_wait(topic, b"small", partition=0)).offset == 1
+
+
+class Broken:
+    """Returns nothing from on_send (or raises): Java logs it and sends the record unchanged."""
+
+    def __init__(self, raises: bool) -> None:
+        self.raises = raises
+
+    def on_send(self, record: ProducerRecord) -> ProducerRecord | None:
+        if self.raises:
+            raise RuntimeError("interceptor bug")
+        return None
+
+
+class Tag:
+    def on_send(self, record: ProducerRecord) -> ProducerRecord:
+        return dataclasses.replace(record, value=(record.value or b"") + b"+tag")
+
+
+async def test_an_interceptor_returning_nothing_or_raising_leaves_the_record(
+    broker: Any,
+) -> None:
+    topic = unique("intercepted")
+    interceptors = [Tag(), Broken(raises=False), Broken(raises=True)]
+    async with Producer(broker.bootstrap_servers, linger=0, interceptors=interceptors) as p:
+        meta = await p.send_and_wait(topic, b"v", partition=0)
+    assert meta.topic == topic and meta.offset == 0
+    (message,) = consume(broker.bootstrap_servers, topic, 1)
+    assert message.value() == b"v+tag"
+
+
+def test_the_sync_producer_refuses_bad_input_at_send(broker: Any) -> None:
+    with SyncProducer(broker.bootstrap_servers, linger=0) as producer:
+        with pytest.raises(TypeError, match="topic"):
+            producer.send(None, b"x")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="header keys are str"):
+            producer.send("t", b"x", headers=[(b"k", b"v")])  # type: ignore[list-item]
+        assert producer.send_and_wait(unique("sync"), b"ok").offset == 0
