@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.admin import AdminClient
@@ -375,14 +376,22 @@ class Consumer(OffsetLookups):
         return batches
 
     async def _wait(self, timeout: float | None, take: Any) -> Any:
-        """Call `take()` until it returns something or `timeout` passes."""
+        """Call `take()` until it returns something or `timeout` passes.
+
+        Raising, or returning nothing, always lets other tasks run first: a loop that polls
+        again at once after an error (or with no timeout) must not starve the fetcher.
+        """
         deadline = None if timeout is None else anyio.current_time() + timeout
         while True:
             self._data = event = anyio.Event()
-            self._raise_position_errors()
-            if self._driver.error is not None:
-                raise self._driver.error
-            got = take()
+            try:
+                self._raise_position_errors()
+                if self._driver.error is not None:
+                    raise KrafkaError(str(self._driver.error)) from self._driver.error.__cause__
+                got = take()
+            except KrafkaError:
+                await anyio.lowlevel.checkpoint()
+                raise
             if got:
                 return got
             if deadline is None:
@@ -390,6 +399,7 @@ class Consumer(OffsetLookups):
             else:
                 remaining = deadline - anyio.current_time()
                 if remaining <= 0:
+                    await anyio.lowlevel.checkpoint()
                     return None
                 with anyio.move_on_after(remaining):
                     await event.wait()

@@ -14,6 +14,7 @@ with a `CorruptRecordError` naming the marker's offset, as any corrupt batch doe
 
 from __future__ import annotations
 
+import copy
 import heapq
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -143,7 +144,7 @@ class CompletedFetch:
         else:
             taken = self._take_fast(out, limit)
         if taken == 0 and self.error is not None:
-            raise self.error
+            raise _fresh(self.error)
         return taken
 
     def _take_fast(self, out: list[ConsumerRecord], limit: int) -> int:
@@ -391,6 +392,14 @@ def _read_markers(
     if cause is None:
         return _Markers(frozenset(aborted))
     return _Markers(frozenset(aborted), hold_from, unreadable, cause)
+
+
+def _fresh(error: KrafkaError) -> KrafkaError:
+    """A copy of a stored error to raise: raising the one object poll after poll would grow
+    its traceback each time."""
+    raised = copy.copy(error)
+    raised.__cause__ = error.__cause__
+    return raised
 
 
 def _located(message: str, cause: CorruptRecordError | None) -> CorruptRecordError:

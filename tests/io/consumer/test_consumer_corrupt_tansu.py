@@ -72,8 +72,7 @@ async def test_a_corrupt_marker_raises_and_the_other_partition_is_read(
                     try:
                         values += [r.value for r in await consumer.poll(0.1)]
                     except CorruptRecordError as exc:
-                        errors.append(exc)
-                        await anyio.sleep(0.01)  # an application would log it
+                        errors.append(exc)  # and poll again at once: others still run
             assert values == [b"a", b"b", b"c"]
             assert errors and all(f"{topic}-0" in str(e) for e in errors)
             await consumer.seek(bad, 1)

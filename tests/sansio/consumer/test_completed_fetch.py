@@ -152,3 +152,14 @@ def test_raw_hands_out_everything() -> None:
     buf = data_batch(0, [b"a"]) + data_batch(1, [b"b", b"c"])
     raw = CompletedFetch(TP, buf, start=1, epoch=0, high_watermark=3).raw()
     assert (raw.start, raw.next_offset, raw.high_watermark, bytes(raw.data)) == (1, 3, 3, buf)
+
+
+def test_a_stored_error_is_raised_as_a_fresh_copy_each_time() -> None:
+    """Raising one object poll after poll would grow its traceback without end."""
+    fetch = CompletedFetch(TP, unreadable(data_batch(0, [b"a"])), start=0, epoch=0)
+    raised = []
+    for _ in range(3):
+        with pytest.raises(CorruptRecordError) as info:
+            fetch.take([], 10)
+        raised.append(info.value)
+    assert len({id(e) for e in raised}) == 3 and str(raised[0]) == str(raised[2])
