@@ -18,6 +18,10 @@ CONTROLLER one. Client listeners:
 - `SSL`, requiring a client certificate (mutual TLS; the principal is the certificate's
   subject, `User:CN=client`).
 
+The TLS listeners present `cluster.tls.server_pem` (for localhost and 127.0.0.1), unless
+`listener_certificates` picks another of `TlsMaterial`'s server certificates for a listener:
+`{"SSL": "wrong_host", "SASL_SSL": "expired"}` (the broken ones a client must refuse).
+
 `advertised_ports={node_id: port}` makes a node advertise another PLAINTEXT port (a proxy in
 front of it) while it listens on its own. `authorizer=True` runs StandardAuthorizer with
 `super_users` (brokers then talk to each other and to the controllers over SASL PLAIN as
@@ -161,6 +165,7 @@ class KafkaCluster:
         port: int | None = None,
         advertised_ports: Mapping[int, int] | None = None,
         broker_config: Mapping[str, object] | None = None,
+        listener_certificates: Mapping[str, str] | None = None,
         directory: Path | str | None = None,
         heap: str = "512m",
         quick_start: bool = True,
@@ -188,6 +193,9 @@ class KafkaCluster:
         self.first_port = port
         self.advertised_ports = dict(advertised_ports or {})
         self.broker_config = {k: str(v) for k, v in (broker_config or {}).items()}
+        self.listener_certificates = dict(listener_certificates or {})
+        if not set(self.listener_certificates) <= {"SSL", "SASL_SSL"} & set(self.listeners):
+            raise ValueError(f"listener_certificates names no TLS listener of {self.listeners}")
         self.heap = heap
         self.quick_start = quick_start
         self.jvm_options = tuple(jvm_options)
@@ -486,7 +494,8 @@ class KafkaCluster:
         for listener in (n for n in self.listeners if "SSL" in n):
             prefix = f"listener.name.{listener.lower()}"
             props[f"{prefix}.ssl.keystore.type"] = "PEM"
-            props[f"{prefix}.ssl.keystore.location"] = str(self.tls.server_pem)
+            certificate = self.listener_certificates.get(listener, "server")
+            props[f"{prefix}.ssl.keystore.location"] = str(self.tls.key_store(certificate))
             props[f"{prefix}.ssl.truststore.type"] = "PEM"
             props[f"{prefix}.ssl.truststore.location"] = str(self.tls.ca)
             props[f"{prefix}.ssl.endpoint.identification.algorithm"] = ""

@@ -30,8 +30,9 @@ def _require_cryptography() -> Any:
 
 @dataclass(frozen=True, slots=True)
 class TlsMaterial:
-    """PEM files in one directory. `server_pem` / `client_pem` hold key and chain together
-    (the layout Kafka's `ssl.keystore.type=PEM` file store reads)."""
+    """PEM files in one directory. `server_pem` / `client_pem` (and `wrong_host_pem`,
+    `expired_pem`) hold key and chain together (the layout Kafka's `ssl.keystore.type=PEM` file
+    store reads)."""
 
     directory: Path
     ca: Path
@@ -44,8 +45,10 @@ class TlsMaterial:
     client_pem: Path
     wrong_host_cert: Path
     wrong_host_key: Path
+    wrong_host_pem: Path
     expired_cert: Path
     expired_key: Path
+    expired_pem: Path
 
     @classmethod
     def create(cls, directory: Path, *, client_name: str = "client") -> TlsMaterial:
@@ -68,10 +71,16 @@ class TlsMaterial:
             stem = name.replace("_", "-")
             paths[f"{name}_cert"] = _write(directory / f"{stem}.crt", _cert_pem(cert))
             paths[f"{name}_key"] = _write(directory / f"{stem}.key", _key_pem(key))
-            if name in ("server", "client"):
-                pem = _key_pem(key) + _cert_pem(cert) + _cert_pem(ca_cert)
-                paths[f"{name}_pem"] = _write(directory / f"{stem}.pem", pem)
+            pem = _key_pem(key) + _cert_pem(cert) + _cert_pem(ca_cert)
+            paths[f"{name}_pem"] = _write(directory / f"{stem}.pem", pem)
         return cls(directory=directory, **paths)
+
+    def key_store(self, certificate: str) -> Path:
+        """The PEM key store of a server certificate: "server", "wrong_host" or "expired"."""
+        if certificate not in ("server", "wrong_host", "expired"):
+            raise ValueError(f"no server certificate {certificate!r} (server, wrong_host, expired)")
+        path: Path = getattr(self, f"{certificate}_pem")
+        return path
 
     def server_context(self, require_client_cert: bool = False) -> ssl.SSLContext:
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
