@@ -334,9 +334,13 @@ class Consumer(OffsetLookups):
 
     def _fetch(self, limit: int) -> list[ConsumerRecord]:
         settings = self.settings
-        records = self._fetcher.fetched_records(
-            limit, settings.key_deserializer, settings.value_deserializer
-        )
+        try:
+            records = self._fetcher.fetched_records(
+                limit, settings.key_deserializer, settings.value_deserializer
+            )
+        except KrafkaError:
+            self._driver.wake()  # the failed partition is fetched again, once
+            raise
         if records:
             self._driver.wake()
             self._metrics.consumed(records)
@@ -369,7 +373,11 @@ class Consumer(OffsetLookups):
         return records
 
     def _fetch_batches(self) -> list[FetchedBatch]:
-        batches = self._fetcher.fetched_batches()
+        try:
+            batches = self._fetcher.fetched_batches()
+        except KrafkaError:
+            self._driver.wake()
+            raise
         if batches:
             self._driver.wake()
             self._metrics.consumed_batches(batches)
@@ -443,8 +451,11 @@ class Consumer(OffsetLookups):
             self._refreshing = False
 
     def _raise_position_errors(self) -> None:
-        if self._positions is not None and self._positions.errors:
-            raise self._positions.errors.pop(0)
+        self._membership.raise_failure()
+        positions = self._positions
+        if positions is not None and positions.errors:
+            positions.wake()  # it waits for the application to see its errors
+            raise positions.errors.pop(0)
 
     def _positions_changed(self) -> None:
         self._driver.wake()

@@ -21,10 +21,11 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from krafka.errors import KrafkaError
+from krafka.errors import KrafkaError, error_for_code
 from krafka.io.client import KafkaClient
 from krafka.io.consumer.membership import DrivenOffsets
 from krafka.io.driver import MachineDriver
+from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.consumer.subscription import SubscriptionState
 from krafka.sansio.group import (
     AssignPartitions,
@@ -104,11 +105,14 @@ class GroupMembership(DrivenOffsets):
         self._subscription.unsubscribe()
 
     async def on_poll(self, now: float) -> None:
+        self.raise_failure()
+        self.member.poll(now)
+        self._driver.wake()
+
+    def raise_failure(self) -> None:
         if self._failure is not None:
             failure, self._failure = self._failure, None
             raise failure
-        self.member.poll(now)
-        self._driver.wake()
 
     def group_metadata(self) -> ConsumerGroupMetadata:
         return self.member.group_metadata()
@@ -201,6 +205,8 @@ class GroupMembership(DrivenOffsets):
         if topics == []:
             return
         meta = await self._client.refresh_metadata(topics)
+        if topics is not None:
+            self._refuse_unauthorized(topics)
         counts = dict(self._client.metadata.partition_counts)
         if pattern is not None:
             self._subscription.match_pattern(counts)
@@ -212,6 +218,18 @@ class GroupMembership(DrivenOffsets):
         else:
             self.member.update_metadata({t: n for t, n in counts.items() if t in wanted}, now)
         del meta
+
+    def _refuse_unauthorized(self, topics: list[str]) -> None:
+        """Subscribed topics the principal may not describe fail the next poll (Java's
+        TopicAuthorizationException), instead of leaving the member waiting for them."""
+        errors = self._client.metadata.topic_errors
+        denied = [t for t in topics if errors.get(t) == ErrorCode.TOPIC_AUTHORIZATION_FAILED]
+        if denied and self._failure is None:
+            self._failure = error_for_code(
+                ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                f"not authorized to describe subscribed topics: {', '.join(denied)}",
+            )
+            self._on_change()
 
 
 __all__ = ["GroupMembership"]

@@ -40,6 +40,11 @@ class Membership(Protocol):
         """Called at the start of every poll: listener steps, auto-commit, assignments."""
         ...
 
+    def raise_failure(self) -> None:
+        """Raise (once) an error of the group the application must see, e.g. one refusing it
+        the group; a poll calls this whenever it wakes, so it ends at once."""
+        ...
+
     async def commit(self, offsets: Offsets, timeout: float | None = None) -> None: ...
 
     def commit_async(self, offsets: Offsets) -> Awaitable[None]: ...
@@ -62,6 +67,9 @@ class NoGroup:
         return None
 
     async def on_poll(self, now: float) -> None:
+        return None
+
+    def raise_failure(self) -> None:
         return None
 
     async def commit(self, offsets: Offsets, timeout: float | None = None) -> None:
@@ -93,6 +101,9 @@ class DrivenOffsets:
     def _wait(self, timeout: float | None) -> float | None:
         """How long to wait for an operation's outcome (its own timeout plus a margin)."""
         return None if timeout is None else timeout + 5.0
+
+    def raise_failure(self) -> None:
+        return None
 
     async def commit(self, offsets: Offsets, timeout: float | None = None) -> None:
         if not offsets:

@@ -17,7 +17,12 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 import anyio
 
-from krafka.errors import KrafkaError, NoOffsetForPartitionError
+from krafka.errors import (
+    AuthenticationError,
+    AuthorizationError,
+    KrafkaError,
+    NoOffsetForPartitionError,
+)
 from krafka.io.admin import AdminClient
 from krafka.io.consumer.membership import Membership
 from krafka.sansio.admin.offsets import IsolationLevel as ListIsolation
@@ -68,7 +73,10 @@ class PositionUpdater:
             try:
                 await self.update()
             except KrafkaError as exc:  # a lookup that failed as a whole: retried soon
-                log.warning("krafka consumer: offset lookup failed: %s", exc)
+                if _refusal(exc):
+                    self.errors.append(exc)
+                else:
+                    log.warning("krafka consumer: offset lookup failed: %s", exc)
                 for tp in self.subscription.resets_due(anyio.current_time()):
                     self.subscription.reset_failed(tp, anyio.current_time())
             self._on_change()
@@ -78,6 +86,8 @@ class PositionUpdater:
             delay = math.inf if due is None else max(0.0, due - anyio.current_time())
             if self.subscription.initializing_partitions() and delay > 0:
                 delay = 0.1
+            if self.errors:
+                delay = math.inf  # until the application has seen them (a poll wakes this)
             with anyio.move_on_after(delay):
                 await self._wake.wait()
 
@@ -124,6 +134,7 @@ class PositionUpdater:
         epochs = {tp: self.subscription.state_of(tp).epoch for tp in specs}
         results = await self.admin.list_offsets(specs, isolation_level=self.isolation)
         now = anyio.current_time()
+        denied: list[KrafkaError] = []
         for tp, value in results.items():
             if not self._still_waiting(tp, epochs[tp]):
                 continue
@@ -132,7 +143,10 @@ class PositionUpdater:
             else:
                 if isinstance(value, KrafkaError):
                     log.info("krafka consumer: resetting %s failed: %s", tp, value)
+                    if _refusal(value):
+                        denied.append(value)
                 self.subscription.reset_failed(tp, now)
+        self.errors += denied[:1]
 
     def _leaderless(self, tp: TopicPartition) -> bool:
         """Known to have no leader now (an unknown topic is for the lookup to find)."""
@@ -144,6 +158,12 @@ class PositionUpdater:
             return False
         state = self.subscription.state_of(tp)
         return state.state is FetchState.AWAIT_RESET and state.epoch == epoch
+
+
+def _refusal(error: KrafkaError) -> bool:
+    """An error retrying will not fix that the application must see (Java's poll raises it):
+    the principal may not read the topic or use the group."""
+    return isinstance(error, AuthorizationError | AuthenticationError)
 
 
 __all__ = ["PositionUpdater"]

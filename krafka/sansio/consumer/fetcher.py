@@ -148,6 +148,7 @@ class Fetcher:
         self._arrived = False
         self._resets = False
         self._wakeup: float | None = None
+        #: Partitions whose error the application has not seen yet: not fetched meanwhile.
         self._errors: dict[TopicPartition, KrafkaError] = {}
 
     # -- Machine ------------------------------------------------------------------------------
@@ -454,7 +455,7 @@ class Fetcher:
                 self.metadata.on_error(code, tp.topic)
         else:
             message = f"fetch of {tp.topic}-{tp.partition} at offset {data.fetch_offset} failed"
-            self._errors[tp] = error_for_code(code, message)
+            self._hold(tp, error_for_code(code, message))
 
     def _buffer_data(
         self,
@@ -510,9 +511,12 @@ class Fetcher:
             subscription.clear_preferred_replica(tp)
             return
         if subscription.default_reset is ResetStrategy.NONE:
-            self._errors[tp] = OffsetOutOfRangeError(
-                f"offset {asked.fetch_offset} is out of range for {tp.topic}-{tp.partition}"
-                " and auto_offset_reset is none: seek to a valid offset"
+            self._hold(
+                tp,
+                OffsetOutOfRangeError(
+                    f"offset {asked.fetch_offset} is out of range for {tp.topic}-{tp.partition}"
+                    " and auto_offset_reset is none: seek to a valid offset"
+                ),
             )
             return
         subscription.request_offset_reset(tp)
@@ -536,6 +540,12 @@ class Fetcher:
             kept = [c for c in self._buffer if c.partition != tp]
             self._buffer.clear()
             self._buffer.extend(kept + mine)
+
+    def _hold(self, tp: TopicPartition, error: KrafkaError) -> None:
+        """A partition's fetch failed for good: wake a poll to raise `error`, and fetch the
+        partition again only once it has (as Java's one fetch per poll), not in a loop."""
+        self._errors[tp] = error
+        self._arrived = True
 
     def _raise_pending(self) -> None:
         """Raise one partition's error (the oldest); it is fetched again after its backoff."""

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from krafka.codec import Record, encode_batch
-from krafka.errors import KafkaConnectionError
+from krafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import FetchRequest, FetchResponse, MetadataResponse
 from krafka.protocol.messages.fetch_response import FetchableTopicResponse, PartitionData
@@ -155,3 +157,21 @@ def test_a_partition_assigned_again_is_fetched_from_its_new_position() -> None:
     assert [(p.partition, p.fetch_offset) for t in again[2].topics for p in t.partitions] == [
         (1, 0)
     ]
+
+
+def test_a_refused_partition_wakes_the_poll_and_waits_for_it() -> None:
+    """TOPIC_AUTHORIZATION_FAILED (any error retrying will not fix) is handed to a waiting poll
+    at once, and the partition is not fetched again until the poll has raised it: one fetch
+    per poll, as in Java, not a fetch loop piling up errors."""
+    f, _ = fetcher()
+    to_2 = next(
+        a for a in f.next_actions(0.0) if isinstance(a, SendRequest) and a.target.node_id == 2
+    )
+    f.on_response(to_2, answer(1, code=ErrorCode.TOPIC_AUTHORIZATION_FAILED), 0.1)
+    actions = f.next_actions(0.1)
+    assert any(isinstance(a, FetchCompleted) for a in actions)
+    assert 2 not in fetches(actions) and 2 not in fetches(f.next_actions(0.2))
+    with pytest.raises(TopicAuthorizationFailedError, match="t-1"):
+        f.fetched_records(10)
+    assert f.fetched_records(10) == []
+    assert 2 in fetches(f.next_actions(0.3))
