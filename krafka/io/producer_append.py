@@ -70,7 +70,7 @@ class Appender:
         self.accumulator.check_record_size(size)
         if self.transactions is not None:
             self.transactions.machine.check_can_send()
-        count = self.partitions.get(topic) or await self.partition_count(topic)
+        count = self.partitions.get(topic) or await self._partition_count_in_transaction(topic)
         if self.loop.error is not None:  # also: closed while waiting for metadata
             raise self.loop.error
         if partition is None:
@@ -88,6 +88,17 @@ class Appender:
         elif appended:
             self.loop.wake()
         return handle  # type: ignore[return-value]
+
+    async def _partition_count_in_transaction(self, topic: str) -> int:
+        """A record that cannot be sent (its topic refused, unknown) dooms the transaction it
+        was meant for, as in Java: committing the rest would make it partial."""
+        try:
+            return await self.partition_count(topic)
+        except KrafkaError as exc:
+            if self.transactions is not None:
+                self.transactions.machine.record_failed(exc)
+                self.transactions.driver.wake()
+            raise
 
     def append_now(
         self,

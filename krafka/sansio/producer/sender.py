@@ -43,6 +43,7 @@ from krafka.errors import (
     UnknownProducerIdError,
     error_for_code,
 )
+from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.codes import STALE_METADATA_CODES
 from krafka.sansio.producer.accumulator import RecordAccumulator, TopicPartition
@@ -98,6 +99,16 @@ class Drained:
 
     plans: list[ProduceRequestPlan]
     stale_topics: frozenset[str] = frozenset()
+
+
+def _refusal(batch: ProducerBatch, code: int, message: str | None) -> str:
+    """A failed partition's message names the partition (an authorization error its topic)."""
+    try:
+        name = ErrorCode(code).name
+    except ValueError:
+        name = f"error {code}"
+    detail = f" ({message})" if message else ""
+    return f"produce to {batch.topic}-{batch.partition} failed: {name}{detail}"
 
 
 class Sender:
@@ -290,7 +301,7 @@ class Sender:
         elif code in _FENCED:
             self._fenced(batch, error_for_code(code, result.error_message))
         else:
-            error = error_for_code(code, result.error_message)
+            error = error_for_code(code, _refusal(batch, code, result.error_message))
             if code in _STALE_METADATA:
                 self._stale.add(batch.topic)
             if error.retriable:

@@ -278,7 +278,7 @@ class TransactionManager:
         if code == ErrorCode.NONE:
             self._succeeded(step, response)
         else:
-            self._failed_with_code(step, code, now)
+            self._failed_with_code(step, code, now, _refused(step, response, code))
 
     def on_failure(self, sent: SendRequest[Any], error: KrafkaError, now: float) -> None:
         link = self._link_owning(sent)
@@ -390,7 +390,7 @@ class TransactionManager:
         self.pending.clear()
         self.offsets_added = False
 
-    def _failed_with_code(self, step: TxnStep, code: int, now: float) -> None:
+    def _failed_with_code(self, step: TxnStep, code: int, now: float, where: str = "") -> None:
         if code in _FENCED:
             self._fatal(
                 ProducerFencedError(f"{step.what}: producer fenced ({ErrorCode(code).name})")
@@ -402,7 +402,7 @@ class TransactionManager:
         if disposition is CoordinatorDisposition.RETRY_LATER:
             self._retry_later(step, now)
             return
-        error = error_for_code(code, f"{step.what} failed: {_name(code)}")
+        error = error_for_code(code, f"{step.what} failed: {_name(code)}{where}")
         refused_bump = (
             step.kind is StepKind.INIT_PRODUCER_ID
             and not step.fresh_id
@@ -604,6 +604,18 @@ class _NoLink(CoordinatorLink):
 
 
 _NO_LINK: Final = _NoLink()
+
+
+def _refused(step: TxnStep, response: Any, code: int) -> str:
+    """What a step failed with `code` for: " for group 'g'", " for t-0, t-1" (or nothing)."""
+    codes: dict[TopicPartition, int] = {}
+    if step.kind is StepKind.ADD_PARTITIONS:
+        codes = wire.add_partitions_errors(response)
+    elif step.kind is StepKind.TXN_OFFSET_COMMIT:
+        codes = wire.txn_offset_commit_errors(response)
+    where = [f"group {step.group.group_id!r}"] if step.group is not None else []
+    where += sorted(f"{tp.topic}-{tp.partition}" for tp, c in codes.items() if c == code)
+    return f" for {', '.join(where)}" if where else ""
 
 
 def _name(code: int) -> str:
