@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ssl
 from dataclasses import dataclass
+from typing import Final
 
 import anyio
 import anyio.abc
@@ -17,6 +18,20 @@ from anyio.streams.tls import TLSStream
 
 from krafka.errors import AuthenticationError, KafkaConnectionError, KafkaTimeoutError, KrafkaError
 from krafka.sansio.secret import Secret
+
+#: Alerts a broker ends the handshake with when it refuses the client's certificate (mTLS).
+_CLIENT_CERTIFICATE_ALERTS: Final = frozenset(
+    {
+        "SSLV3_ALERT_BAD_CERTIFICATE",
+        "SSLV3_ALERT_CERTIFICATE_EXPIRED",
+        "SSLV3_ALERT_CERTIFICATE_REVOKED",
+        "SSLV3_ALERT_CERTIFICATE_UNKNOWN",
+        "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE",
+        "TLSV13_ALERT_CERTIFICATE_REQUIRED",
+        "TLSV1_ALERT_ACCESS_DENIED",
+        "TLSV1_ALERT_UNKNOWN_CA",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +136,11 @@ def transport_error(exc: BaseException, where: str) -> KrafkaError | None:
         reason = cause.reason or str(cause)
         if reason == "WRONG_VERSION_NUMBER":
             reason += " (the peer does not speak TLS: is it a plaintext listener?)"
+        if reason in _CLIENT_CERTIFICATE_ALERTS:
+            return AuthenticationError(
+                f"TLS with {where} failed: the broker refused the client certificate (none "
+                f"was sent, or it is not trusted or has expired): {reason}"
+            )
         return AuthenticationError(f"TLS with {where} failed: {reason}")
     if isinstance(exc, anyio.EndOfStream | anyio.BrokenResourceError | anyio.ClosedResourceError):
         return KafkaConnectionError(f"connection to {where} lost")
