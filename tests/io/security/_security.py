@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from krafka.io.transport import create_ssl_context
@@ -45,6 +49,37 @@ def mtls(cluster: KafkaCluster, *, bootstrap: str | None = None, **context: Any)
         "bootstrap_servers": bootstrap or cluster.bootstrap_for("SSL"),
         "ssl_context": create_ssl_context(**options),
     }
+
+
+ROOT: Final = Path(__file__).resolve().parents[3]
+
+
+@dataclass(frozen=True)
+class CliRun:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str, stdin: str | None = None, timeout: float = 60) -> CliRun:
+    """`krafka ARGS` as an operator runs it (a subprocess of this interpreter)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    env.pop("KRAFKA_BOOTSTRAP_SERVERS", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "krafka.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
+    )
+    return CliRun(done.returncode, done.stdout, done.stderr)
+
+
+def write_properties(path: Path, properties: dict[str, str]) -> Path:
+    path.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
+    return path
 
 
 def unique(prefix: str) -> str:
