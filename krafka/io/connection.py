@@ -17,6 +17,7 @@ import anyio
 import anyio.abc
 
 from krafka.errors import (
+    AuthenticationError,
     KafkaConnectionError,
     KafkaTimeoutError,
     KrafkaError,
@@ -315,13 +316,29 @@ class Connection:
             elif isinstance(event, ConnectionReady):
                 self._ready.set()
             elif isinstance(event, Authenticated):
-                log.debug("authenticated to %s with %s", self.where, event.mechanism)
+                log.debug(
+                    "%s to %s with %s (session lifetime %s ms)",
+                    "re-authenticated" if event.reauthentication else "authenticated",
+                    self.where,
+                    event.mechanism,
+                    event.session_lifetime_ms or "unlimited",
+                )
             elif isinstance(event, ConnectionClosed):
-                self.error = event.error or KafkaConnectionError(
+                self.error = _located(event.error, self.where) or KafkaConnectionError(
                     f"connection to {self.where} closed"
                 )
                 self._lost(self.error)
                 self._scope.cancel()  # also aborts a send blocked on a full socket
+
+
+def _located(error: KrafkaError | None, where: str) -> KrafkaError | None:
+    """An authentication error (from the SASL exchange, which knows no addresses) naming the
+    broker that refused."""
+    if isinstance(error, AuthenticationError) and where not in str(error):
+        located = type(error)(f"{where}: {error}")
+        located.__cause__ = error.__cause__
+        return located
+    return error
 
 
 def _handshake_error(conn: Connection, transport: TransportConfig | None) -> KrafkaError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from krafka.errors import AuthenticationError
+from krafka.errors import AuthenticationError, UnsupportedSaslMechanismError, error_for_code
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     SaslAuthenticateRequest,
@@ -56,12 +56,14 @@ class SaslExchange:
     def _on_handshake(self, response: SaslHandshakeResponse) -> SaslAuthenticateRequest:
         if response.error_code == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
             offered = ", ".join(response.mechanisms or ())
-            raise AuthenticationError(
+            raise UnsupportedSaslMechanismError(
                 f"SASL mechanism {self.mechanism.name} not enabled on the broker "
                 f"(it offers: {offered})"
             )
         if response.error_code != ErrorCode.NONE:
-            raise AuthenticationError(f"SaslHandshake failed with error code {response.error_code}")
+            raise _refusal(
+                response.error_code, f"SaslHandshake failed with error code {response.error_code}"
+            )
         self.step = SaslStep.AUTHENTICATE
         return SaslAuthenticateRequest(auth_bytes=self.mechanism.initial_response())
 
@@ -70,7 +72,9 @@ class SaslExchange:
     ) -> SaslAuthenticateRequest | None:
         if response.error_code != ErrorCode.NONE:
             detail = response.error_message or f"error code {response.error_code}"
-            raise AuthenticationError(f"SASL {self.mechanism.name} authentication failed: {detail}")
+            raise _refusal(
+                response.error_code, f"SASL {self.mechanism.name} authentication failed: {detail}"
+            )
         reply = self.mechanism.respond(bytes(response.auth_bytes or b""))
         if reply is not None:
             return SaslAuthenticateRequest(auth_bytes=reply)
@@ -79,3 +83,10 @@ class SaslExchange:
         self.session_lifetime_ms = int(getattr(response, "session_lifetime_ms", 0) or 0)
         self.step = SaslStep.DONE
         return None
+
+
+def _refusal(code: int, message: str) -> AuthenticationError:
+    """The broker's code as its `AuthenticationError` subclass (SaslAuthenticationError for
+    SASL_AUTHENTICATION_FAILED ...), plain `AuthenticationError` for any other code."""
+    error = error_for_code(code, message)
+    return error if isinstance(error, AuthenticationError) else AuthenticationError(message)
