@@ -312,7 +312,7 @@ class Connection:
             elif isinstance(event, RequestFailed):
                 waiter = self._waiters.get(event.correlation_id)
                 if waiter is not None:
-                    waiter.fail(event.error)
+                    waiter.fail(_located(event.error, self.where) or event.error)
             elif isinstance(event, ConnectionReady):
                 self._ready.set()
             elif isinstance(event, Authenticated):

@@ -34,6 +34,9 @@ class _Bucket:
     backoff: Backoff
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     lanes: dict[Lane, list[Connection]] = field(default_factory=lambda: {lane: [] for lane in Lane})
+    #: The last connect's non-retriable error (a refused login or certificate), raised again
+    #: at once while the backoff forbids another attempt.
+    refusal: KrafkaError | None = None
 
 
 class ConnectionPool:
@@ -153,7 +156,10 @@ class ConnectionPool:
 
     async def _connect(self, host: str, port: int, bucket: _Bucket) -> Connection:
         backoff = bucket.backoff
-        await anyio.sleep(backoff.wait_time(anyio.current_time()))
+        wait = backoff.wait_time(anyio.current_time())
+        if wait > 0 and bucket.refusal is not None:
+            raise _again(bucket.refusal)
+        await anyio.sleep(wait)
         deadline = anyio.current_time() + self.transport.connect_timeout
         while True:
             try:
@@ -167,9 +173,22 @@ class ConnectionPool:
                 )
             except KrafkaError as exc:
                 retry_at = backoff.failed(anyio.current_time(), random.random)
+                bucket.refusal = None if exc.retriable else exc
                 if not exc.retriable or backoff.exhausted or retry_at >= deadline:
                     raise
                 await anyio.sleep(backoff.wait_time(anyio.current_time()))
                 continue
             backoff.succeeded()
+            bucket.refusal = None
             return conn
+
+
+def _again(refusal: KrafkaError) -> KrafkaError:
+    """The refusal once more: a broker that refused this client is not asked again before its
+    backoff ends, and the caller learns why at once instead of waiting for it (as Java)."""
+    try:
+        error = type(refusal)(str(refusal))
+    except TypeError:  # an error class with other arguments: the same one again
+        return refusal
+    error.__cause__ = refusal.__cause__
+    return error
