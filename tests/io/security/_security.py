@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from krafka.io.transport import create_ssl_context
+from krafka.sansio.secret import Secret
 from krafka.testing.kafka import KafkaCluster
 
 
@@ -22,7 +23,7 @@ def sasl(
     user: str,
     mechanism: str = "SCRAM-SHA-256",
     *,
-    password: str | None = None,
+    password: str | Secret | None = None,
     bootstrap: str | None = None,
 ) -> dict[str, Any]:
     """Client keywords authenticating `user` on the SASL_PLAINTEXT listener."""
@@ -52,6 +53,8 @@ def mtls(cluster: KafkaCluster, *, bootstrap: str | None = None, **context: Any)
 
 
 ROOT: Final = Path(__file__).resolve().parents[3]
+#: `connections.max.reauth.ms` of the hostile cluster (KIP-368 sessions of 2 s).
+REAUTH_MS: Final = 2000
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,8 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from _security import GRANTS, Authz  # noqa: E402
+from _security import GRANTS, REAUTH_MS, Authz  # noqa: E402
 
-REAUTH_MS: Final = 2000
 HOSTILE: Final[dict[str, Any]] = {
     "listeners": CLIENT_LISTENERS,
     "listener_certificates": {"SSL": "wrong_host", "SASL_SSL": "expired"},
