@@ -137,6 +137,7 @@ async def test_idempotence_needs_write_on_a_topic_not_idempotent_write(authz: Au
     assert await end_offsets(authz, topic) == {topic: 1}
 
 
+@pytest.mark.one_backend
 async def test_fetch_needs_read_and_a_refused_fetch_is_raised_at_once(authz: Authz) -> None:
     readable, hidden = unique("w"), unique("hidden")
     await make_topics(authz, readable, hidden, records=3)

@@ -36,37 +36,44 @@ async def test_producer_and_consumer_reauthenticate_under_load_and_lose_nothing(
         (await admin.create_topics([NewTopic(topic, 2, 1)])).raise_for_errors()
     sent: list[bytes] = []
     got: list[Any] = []
+    producer = Producer(**options, linger=0.005)
+    consumer = Consumer(
+        **options, group_id=unique("g"), auto_offset_reset="earliest", fetch_max_wait=0.5
+    )
     with krafka_debug_logs() as logs:
-        async with (
-            Producer(**options, linger=0.005) as producer,
-            Consumer(
-                **options, group_id=unique("g"), auto_offset_reset="earliest", fetch_max_wait=0.5
-            ) as consumer,
-        ):
-            await consumer.subscribe([topic])
-            until = anyio.current_time() + 3.5 * SESSION
+        try:
+            await producer.start()
+            async with consumer:
+                await consumer.subscribe([topic])
+                until = anyio.current_time() + 3.5 * SESSION
 
-            async def produce() -> None:
-                while anyio.current_time() < until:
-                    value = b"%d" % len(sent)
-                    await producer.send_and_wait(topic, value)
-                    sent.append(value)
-                    await anyio.sleep(0.01)
+                async def produce() -> None:
+                    while anyio.current_time() < until:
+                        value = b"%d" % len(sent)
+                        await producer.send_and_wait(topic, value)
+                        sent.append(value)
+                        await anyio.sleep(0.01)
 
-            async def consume() -> None:
-                with anyio.fail_after(3.5 * SESSION + 30):
+                async def consume() -> None:
                     while anyio.current_time() < until or len(got) < len(sent):
                         got.extend(await consumer.poll(timeout=0.5))
 
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(produce)
-                tg.start_soon(consume)
+                with anyio.fail_after(3.5 * SESSION + 60):
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(produce)
+                        tg.start_soon(consume)
+        except BaseException:
+            print(f"sent {len(sent)}, got {len(got)}; krafka's log:\n{logs.text[-30000:]}")
+            raise
+        finally:
+            await producer.close(timeout=10)
     assert sorted(r.value for r in got) == sorted(sent) and len(sent) > 50
     renewals = [line for line in logs.lines if "re-authenticated to" in line]
     assert len(renewals) >= 6, logs.text  # several sessions of several connections
     assert not [line for line in logs.lines if line.startswith(("WARNING", "ERROR"))]
 
 
+@pytest.mark.one_backend
 async def test_a_deleted_user_is_refused_at_the_next_reauthentication(
     hostile_cluster: KafkaCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -104,6 +104,7 @@ async def test_a_refused_login_is_one_attempt_naming_the_broker(
     assert "authentication failed" in str(info.value)
 
 
+@pytest.mark.one_backend
 async def test_oauthbearer_tokens_are_renewed_by_reauthentication(kafka: KafkaCluster) -> None:
     """The broker ends a session when its token expires (KIP-368, even without
     connections.max.reauth.ms): short-lived tokens are replaced on the open connections."""
