@@ -636,7 +636,8 @@ class KafkaClient:
 def _none_answered(errors: list[tuple[str, KrafkaError]]) -> KrafkaError:
     """The error for a request no broker answered: every address and why; of the one kind of
     error they all failed with (an `AuthenticationError` stays one), else a connection error."""
-    message = "no broker reachable (" + "; ".join(f"{at}: {exc}" for at, exc in errors) + ")"
+    reasons = [str(exc) if str(exc).startswith(at) else f"{at}: {exc}" for at, exc in errors]
+    message = "no broker reachable (" + "; ".join(reasons) + ")"
     kinds = {type(exc) for _, exc in errors}
     if len(kinds) == 1 and errors:
         error = copy.copy(errors[0][1])

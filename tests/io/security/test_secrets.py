@@ -184,7 +184,8 @@ def test_the_cli_never_prints_a_password(kafka: KafkaCluster, tmp_path: Path) ->
     assert refused.returncode == 1 and "Traceback" in refused.stderr, refused.stderr
     assert "DEBUG" in refused.stderr
     last = refused.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"krafka: error: {bootstrap}: SASL SCRAM-SHA-512 authentication failed")
+    assert last.startswith("krafka: error: ")
+    assert f"{bootstrap}: SASL SCRAM-SHA-512 authentication failed" in last
     topic = unique("cli-secrets")
     works = run_cli(*cli, "--command-config", config(good), "--debug", "produce", topic, stdin="v")
     assert works.returncode == 0 and "authenticated to" in works.stderr, works.stderr
