@@ -247,7 +247,7 @@ class GroupMember:
         times = [
             self._liveness.next_deadline(),
             self._commits.client.next_deadline(),
-            self._rebalance.next_deadline() if self._core.cycle else None,
+            self._rebalance.next_deadline() if self._may_rebalance() else None,
         ]
         if self._needs_coordinator():
             times.append(self._core.link.next_deadline())
@@ -301,10 +301,15 @@ class GroupMember:
             self._advance_once(now, actions)
             if (core.step, core.state, self._prepare, self._complete, self._leave) == before:
                 break
-        if core.cycle and core.step is None and not self._flows_busy and not core.needs_prepare:
+        if self._may_rebalance():
             request = self._rebalance.next_request(now)
             if request is not None:
                 actions.append(request)
+
+    def _may_rebalance(self) -> bool:
+        """JoinGroup or SyncGroup may go when nothing else must happen first."""
+        core = self._core
+        return core.cycle and core.step is None and not self._flows_busy and not core.needs_prepare
 
     def _advance_once(self, now: float, actions: list[Any]) -> None:
         core = self._core

@@ -174,12 +174,15 @@ class OffsetClient:
         return actions
 
     def next_deadline(self) -> float | None:
+        """The waiting operations' timeouts, and their backoffs while the coordinator is known
+        (unknown, its lookup's answer is what lets them go)."""
         times: list[float] = []
+        known = self._link.target() is not None
         for queue in self._queues.values():
             if queue and queue[0].sent is None:
                 op = queue[0]
                 times.append(op.deadline)
-                if op.backoff.failures:
+                if op.backoff.failures and known:
                     times.append(op.backoff.retry_at)
         return min(times, default=None)
 

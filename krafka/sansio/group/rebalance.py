@@ -120,11 +120,18 @@ class Rebalance:
         return self.join_sent
 
     def next_deadline(self) -> float | None:
-        if self.in_flight:
+        """When `next_request` may have something to send that it has not now: never while a
+        request is in flight or the coordinator is unknown (its lookup's answer wakes the
+        member), nor for a backoff once nothing waits on it."""
+        if self.in_flight or self.core.link.target() is None:
             return None
-        if self._leader is not None and self._leader.asked_metadata_version is not None:
-            return self._leader.wait_until
-        return self.backoff.retry_at if self.backoff.failures else None
+        if self._sync_due and self._leader is not None:
+            if self._leader.asked_metadata_version is not None:
+                return self._leader.wait_until
+            return None
+        if self.backoff.failures and (self._sync_due or self.core.rejoin_needed):
+            return self.backoff.retry_at
+        return None
 
     def _protocols(self) -> list[tuple[str, bytes]]:
         """Java's ConsumerCoordinator.metadata(): one subscription per assignor."""

@@ -22,6 +22,8 @@ from krafka.errors import (
 )
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
     JoinGroupRequest,
     OffsetCommitRequest,
     OffsetFetchRequest,
@@ -205,6 +207,26 @@ def test_commit_follows_the_coordinator_and_keeps_the_assignment(code: int) -> N
     m.talk.reply(again, commit_response(m.request(again)))
     assert m.talk.outcome(op) == {T0: OffsetAndMetadata(5)}
     assert m.member.assignment() == tps("t-0", "t-1") and m.member.state is MemberState.STABLE
+
+
+def test_commit_backoff_waits_for_the_coordinator_lookup_without_a_past_deadline() -> None:
+    """The commit's backoff runs out while the moved coordinator's lookup is in flight: the
+    member names no past deadline (the driver would call it again at once, forever, and the
+    lookup's answer would never get in)."""
+    m = Member()
+    stable(m)
+    op, sent = commit(m, {T0: OffsetAndMetadata(5)})
+    m.talk.reply(sent, commit_response(m.request(sent), C.NOT_COORDINATOR))
+    lookup = m.expect(FindCoordinatorRequest)
+    m.advance(0.5)
+    assert m.talk.step() == []
+    deadline = m.member.next_deadline()
+    assert deadline is None or deadline > m.now
+    entry = FindCoordinatorResponse.Coordinator(key="g", node_id=2, host="b2", port=9092)
+    m.talk.reply(lookup, FindCoordinatorResponse(coordinators=[entry]))
+    again = m.expect(OffsetCommitRequest)
+    m.talk.reply(again, commit_response(m.request(again)))
+    assert m.talk.outcome(op) == {T0: OffsetAndMetadata(5)}
 
 
 @pytest.mark.parametrize("code", [C.COORDINATOR_LOAD_IN_PROGRESS, C.UNKNOWN_TOPIC_OR_PARTITION])

@@ -19,6 +19,8 @@ from krafka.errors import (
 )
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupResponse,
@@ -443,3 +445,23 @@ def test_an_unreadable_sync_group_answer_ends_the_round_like_a_lost_connection()
     m.find_coordinator()
     m.advance(0.1)
     m.join_request()
+
+
+@pytest.mark.parametrize("code", [C.NOT_COORDINATOR, C.COORDINATOR_NOT_AVAILABLE])
+def test_join_backoff_waits_for_the_coordinator_lookup_without_a_past_deadline(code: int) -> None:
+    """Found by the fault tests: JoinGroup's backoff ran out while the new coordinator's lookup
+    was in flight; the member kept naming the past retry time as its deadline with nothing to
+    send, and the driver, called again at once, never let the lookup's answer in."""
+    m = Member()
+    m.start("t")
+    sent, _ = m.join_request()
+    m.reply_join(sent, code=code)
+    lookup = m.expect(FindCoordinatorRequest)
+    m.advance(1.0)  # well past the backoff, the lookup unanswered
+    assert m.talk.step() == []
+    deadline = m.member.next_deadline()
+    assert deadline is None or deadline > m.now
+    entry = FindCoordinatorResponse.Coordinator(key="g", node_id=2, host="b2", port=9092)
+    m.talk.reply(lookup, FindCoordinatorResponse(coordinators=[entry]))
+    sent, _ = m.join_request()
+    assert sent.target.node_id == 2
