@@ -23,9 +23,12 @@ The TLS listeners present `cluster.tls.server_pem` (for localhost and 127.0.0.1)
 `{"SSL": "wrong_host", "SASL_SSL": "expired"}` (the broken ones a client must refuse).
 
 `advertised_ports={node_id: port}` makes a node advertise another PLAINTEXT port (a proxy in
-front of it) while it listens on its own. `authorizer=True` runs StandardAuthorizer with
-`super_users` (brokers then talk to each other and to the controllers over SASL PLAIN as
-`admin`, so an anonymous client has no rights);
+front of it) while it listens on its own. `netns=True` (root, with `ip`) runs each node in a
+network namespace of its own (`krafka.testing.netns`): clients reach node N at its own address,
+`cluster.network.isolate(N)` / `heal(N)` cut and restore that link while the nodes keep talking
+to each other; the namespaces go when the cluster stops.
+`authorizer=True` runs StandardAuthorizer with `super_users` (brokers then talk to each other
+and to the controllers over SASL PLAIN as `admin`, so an anonymous client has no rights);
 `racks=True` puts node N in rack `rack-N` with the rack-aware replica selector (KIP-392);
 `delegation_tokens=True` sets a token secret; `compaction=True` makes the log cleaner eager and
 lets topics roll segments quickly. Groups and brokers are tuned for tests: no initial rebalance
@@ -54,6 +57,7 @@ from types import TracebackType
 from typing import Final
 
 from krafka.testing.broker import free_port
+from krafka.testing.netns import NetworkLab
 from krafka.testing.runtime import (
     KAFKA_VERSION,
     KafkaUnavailable,
@@ -104,7 +108,12 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _cluster_id() -> str:
-    return base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode()
+    """16 random bytes, base64url; never starting with "-" (the storage tool would take it for
+    an option), as Kafka's own `Uuid.randomUuid` ensures."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode()
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def _jaas_plain(users: Mapping[str, str]) -> str:
@@ -129,6 +138,8 @@ class KafkaNode:
     ports: dict[str, int]
     controller_port: int
     rack: str | None = None
+    host: str = "127.0.0.1"
+    internal_host: str = "127.0.0.1"
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -144,7 +155,7 @@ class KafkaNode:
         return self.directory / "server.log"
 
     def address(self, listener: str = "PLAINTEXT") -> str:
-        return f"127.0.0.1:{self.ports[listener]}"
+        return f"{self.host}:{self.ports[listener]}"
 
 
 class KafkaCluster:
@@ -164,6 +175,7 @@ class KafkaCluster:
         num_partitions: int = 1,
         port: int | None = None,
         advertised_ports: Mapping[int, int] | None = None,
+        netns: bool = False,
         broker_config: Mapping[str, object] | None = None,
         listener_certificates: Mapping[str, str] | None = None,
         directory: Path | str | None = None,
@@ -192,6 +204,9 @@ class KafkaCluster:
         self.num_partitions = num_partitions
         self.first_port = port
         self.advertised_ports = dict(advertised_ports or {})
+        self.netns = netns
+        #: The nodes' namespaces and links while a `netns=True` cluster runs.
+        self.network: NetworkLab | None = None
         self.broker_config = {k: str(v) for k, v in (broker_config or {}).items()}
         self.listener_certificates = dict(listener_certificates or {})
         if not set(self.listener_certificates) <= {"SSL", "SASL_SSL"} & set(self.listeners):
@@ -245,6 +260,7 @@ class KafkaCluster:
         if any(name != "PLAINTEXT" and "SSL" in name for name in self.listeners):
             self.tls = TlsMaterial.create(self.directory / "tls")
         try:
+            self._attach_network()
             self._format_all()
             for node in self.nodes:
                 self._launch(node)
@@ -260,6 +276,9 @@ class KafkaCluster:
             self._terminate(node)
         for node in self.nodes:
             self._reap(node, grace=10.0)
+        network, self.network = self.network, None
+        if network is not None:
+            network.close()
 
     def close(self) -> None:
         """Stop and remove the cluster's directory if the cluster made it."""
@@ -376,6 +395,14 @@ class KafkaCluster:
         rack = f"rack-{node_id}" if self.racks else None
         return KafkaNode(node_id, directory, ports, free_port(), rack)
 
+    def _attach_network(self) -> None:
+        if not self.netns or self.network is not None:
+            return
+        self.network = NetworkLab.create(node.node_id for node in self.nodes)
+        for node in self.nodes:
+            node.host = self.network.client_host(node.node_id)
+            node.internal_host = self.network.fabric_host(node.node_id)
+
     def _log4j_file(self) -> Path:
         path = self.directory / "log4j2.properties"
         if not path.is_file():
@@ -391,7 +418,7 @@ class KafkaCluster:
     def properties(self, node: KafkaNode) -> dict[str, str]:
         """The server.properties of one node."""
         names = [*self.listeners, _INTERNAL]
-        voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes)
+        voters = ",".join(f"{n.node_id}@{n.internal_host}:{n.controller_port}" for n in self.nodes)
         replication = str(min(3, len(self.nodes)))
         min_isr = str(min(2, len(self.nodes)))
         props: dict[str, str] = {
@@ -401,11 +428,11 @@ class KafkaCluster:
             "controller.listener.names": _CONTROLLER,
             "inter.broker.listener.name": _INTERNAL,
             "listeners": ",".join(
-                [f"{n}://127.0.0.1:{node.ports[n]}" for n in names]
-                + [f"{_CONTROLLER}://127.0.0.1:{node.controller_port}"]
+                [f"{n}://{_host_of(node, n)}:{node.ports[n]}" for n in names]
+                + [f"{_CONTROLLER}://{node.internal_host}:{node.controller_port}"]
             ),
             "advertised.listeners": ",".join(
-                f"{n}://127.0.0.1:{self.advertised_port(node, n)}" for n in names
+                f"{n}://{_host_of(node, n)}:{self.advertised_port(node, n)}" for n in names
             ),
             "listener.security.protocol.map": ",".join(
                 f"{n}:{self._protocol_of(n)}" for n in (*names, _CONTROLLER)
@@ -557,7 +584,9 @@ class KafkaCluster:
         )
 
     def _launch(self, node: KafkaNode) -> None:
+        prefix = self.network.exec_prefix(node.node_id) if self.network is not None else []
         command = [
+            *prefix,
             *self._jvm(self.heap),
             f"-Dkafka.logs.dir={node.directory}",
             "-cp",
@@ -600,6 +629,10 @@ class KafkaCluster:
                     f"Apache Kafka node {node.node_id} exited with code {code}:\n"
                     + self.log_tail(node.node_id)
                 )
+
+
+def _host_of(node: KafkaNode, listener: str) -> str:
+    return node.internal_host if listener == _INTERNAL else node.host
 
 
 def _escape(value: str) -> str:

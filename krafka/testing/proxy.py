@@ -20,6 +20,10 @@ Faults fire on the Kafka request frame numbered `after_requests` (0-based) of a 
 
 With `once=True` only the first connection that reaches the trigger sees the fault, so a
 client that reconnects gets through.
+
+`partition()` cuts the proxy off as a network partition would, for every connection, old and
+new: nothing is forwarded either way (bytes wait in the socket buffers, as unacknowledged TCP
+segments do) until `heal()`.
 """
 
 from __future__ import annotations
@@ -106,6 +110,7 @@ class FaultProxy:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
+        self._open: asyncio.Event | None = None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -117,6 +122,22 @@ class FaultProxy:
 
     def disarm(self) -> None:
         self._arming = _Arming(Fault.NONE, 0, False)
+
+    @property
+    def partitioned(self) -> bool:
+        return self._open is not None and not self._open.is_set()
+
+    def partition(self) -> None:
+        """Stop forwarding anything, on every connection, until `heal()`."""
+        self._call(lambda event: event.clear())
+
+    def heal(self) -> None:
+        self._call(lambda event: event.set())
+
+    def _call(self, action: Any) -> None:
+        loop, event = self._loop, self._open
+        if loop is not None and event is not None:
+            asyncio.run_coroutine_threadsafe(_run(action, event), loop).result(timeout=5)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -161,6 +182,8 @@ class FaultProxy:
     # -- inside the proxy's loop ----------------------------------------------------------------
 
     async def _listen(self) -> None:
+        self._open = asyncio.Event()
+        self._open.set()
         tls: dict[str, Any] = {}
         if self.ssl_context is not None:
             tls = {"ssl": self.ssl_context, "ssl_handshake_timeout": 5}
@@ -192,6 +215,7 @@ class FaultProxy:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         self._writers.add(writer)
+        await self._passable()
         try:
             up_reader, up_writer = await asyncio.wait_for(
                 asyncio.open_connection(*self.target), timeout=5
@@ -225,6 +249,7 @@ class FaultProxy:
         while data := await reader.read(65536):
             if state.stalled:
                 continue
+            await self._passable()
             frames.feed(data)
             if self._fire(frames.started, state) and not await self._apply(writer, upstream, state):
                 return
@@ -268,12 +293,17 @@ class FaultProxy:
         upstream.close()
         return False
 
+    async def _passable(self) -> None:
+        if self._open is not None:
+            await self._open.wait()
+
     async def _broker_to_client(
         self, up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter, state: _ConnState
     ) -> None:
         while data := await up_reader.read(65536):
             if state.stalled:
                 continue
+            await self._passable()
             if state.cut_next_response:
                 writer.write(data[: max(1, len(data) // 2)])
                 await writer.drain()
@@ -290,6 +320,10 @@ class _ConnState:
     fault: Fault = Fault.NONE
     stalled: bool = False
     cut_next_response: bool = False
+
+
+async def _run(action: Any, event: asyncio.Event) -> None:
+    action(event)
 
 
 def _abort(writer: asyncio.StreamWriter) -> None:
