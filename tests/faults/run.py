@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=500.0, help="records/s per writer")
     parser.add_argument("--pause", type=float, default=10.0, help="SIGSTOP length, seconds")
     parser.add_argument("--network", choices=[m.value for m in NetworkMode], default=None)
+    parser.add_argument("--records", type=int, default=0, help="write at least this many")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.randrange(1 << 20)
     kinds = (
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.fault == "all"
         else [FaultKind(args.fault)]
     )
-    shape = Shape(seconds=args.seconds, rate=args.rate, pause=args.pause)
+    shape = Shape(seconds=args.seconds, rate=args.rate, pause=args.pause, records=args.records)
     print(f"seed {seed}", flush=True)
     mode = NetworkMode(args.network) if args.network else None
     failed = False

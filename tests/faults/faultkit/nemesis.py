@@ -24,6 +24,7 @@ from krafka.testing.kafka import KafkaCluster
 from krafka.testing.proxy import FaultProxy
 
 METADATA_TOPIC = "__cluster_metadata"
+_REBALANCING = ("PreparingRebalance", "CompletingRebalance")
 
 
 class FaultKind(Enum):
@@ -93,6 +94,19 @@ class Lab:
         if leader < 0:
             raise LookupError("the quorum has no leader")
         return int(leader)
+
+    async def wait_rebalancing(self, group: str, timeout: float = 5.0) -> str:
+        """The group's state once it is rebalancing (or whatever it is after `timeout`)."""
+        state = "unknown"
+        async with AdminClient(self.bootstrap, request_timeout=5) as admin:
+            with anyio.move_on_after(timeout):
+                while True:
+                    found = (await admin.describe_groups([group])).get(group)
+                    state = getattr(getattr(found, "state", None), "value", "unknown")
+                    if state in _REBALANCING:
+                        break
+                    await anyio.sleep(0.05)
+        return state
 
     async def coordinator_of(self, group: str) -> int:
         async with KafkaClient(self.bootstrap, request_timeout=5) as client:
@@ -206,13 +220,15 @@ async def _rolling_restart(schedule: Schedule, lab: Lab) -> None:
 
 
 async def _kill_coordinator(schedule: Schedule, lab: Lab) -> None:
-    group = lab.groups[schedule.partition % len(lab.groups)]
-    node = await lab.coordinator_of(group)
+    """Kill the churned group's coordinator while the group is rebalancing (a member joining:
+    the coordinator reports PreparingRebalance or CompletingRebalance)."""
+    group = lab.groups[0]
     lab.rebalancing = anyio.Event()
     with anyio.move_on_after(5):
         await lab.rebalancing.wait()
-    await anyio.sleep(random.Random(schedule.seed).uniform(0.0, 0.3))
-    await _kill_for(node, schedule.duration, lab, f"coordinator of {group}, mid-rebalance")
+    state = await lab.wait_rebalancing(group)
+    node = await lab.coordinator_of(group)
+    await _kill_for(node, schedule.duration, lab, f"coordinator of {group} ({state})")
 
 
 async def _partition(schedule: Schedule, lab: Lab) -> None:

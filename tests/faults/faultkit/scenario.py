@@ -53,6 +53,8 @@ class Shape:
     pipeline_workers: int = 2
     pause: float = 4.0
     drain_timeout: float = 90.0
+    #: Keep writing after `seconds` (the fault long over) until this many records were sent.
+    records: int = 0
 
 
 @dataclass
@@ -220,6 +222,8 @@ async def _load(
             async with anyio.create_task_group() as fault:
                 fault.start_soon(run_fault, schedule, lab)
                 await anyio.sleep(shape.seconds)
+            while len(history.sent) < shape.records:
+                await anyio.sleep(0.5)
             stop.set()
             lab.note("load stopped; writers finishing")
         lab.note("writers done")

@@ -1,8 +1,9 @@
 """The workloads, each a krafka client doing what applications do, recording into a `History`:
 
 - `IdempotentWriter`: acks=all, idempotent, keyed records `<writer>:<seq>` to the plain topic;
-- `TxnWriter`: transactions of 2-6 records, one in five aborted; a failed commit recreates the
-  producer (its InitProducerId settles the open transaction) and counts as outcome unknown;
+- `TxnWriter`: transactions of 2-6 records, one in five aborted (half of those once their
+  records are in the log); a failed commit recreates the producer (its InitProducerId settles
+  the open transaction) and counts as outcome unknown;
 - `GroupMember`: a consumer group member processing the plain topic and committing what it
   processed after each poll; `Churner` joins and leaves the group to keep rebalances coming;
 - `PipelineWorker`: consume -> transform -> produce, exactly once: each poll's records become
@@ -102,10 +103,10 @@ class IdempotentWriter:
         stop: anyio.Event,
     ) -> None:
         seq = 0
-        tick = 0.02
-        per_tick = max(1, round(self.settings.rate * tick))
+        started = anyio.current_time()
         while not stop.is_set():
-            for _ in range(per_tick):
+            due = int((anyio.current_time() - started) * self.settings.rate)
+            for _ in range(min(due - seq, 1000)):
                 rid = f"{self.name}:{seq}".encode()
                 key = _key(self.rng)
                 self.history.send(Sent(rid, self.topic, key, self.name, seq))
@@ -116,7 +117,7 @@ class IdempotentWriter:
                     self.history.fail(rid, exc)
                 else:
                     await out.send((rid, handle))
-            await anyio.sleep(tick)
+            await anyio.sleep(0.01)
 
     async def _collect(self, results: anyio.abc.ObjectReceiveStream[tuple[bytes, Any]]) -> None:
         async with results:
@@ -166,6 +167,8 @@ class TxnWriter:
                 self.seq += 1
                 handles.append((rid, await producer.send(self.topic, rid, key=key)))
             if aborting:
+                if self.rng.random() < 0.5:  # the records in the log first: their abort is read
+                    await producer.flush()
                 await producer.abort_transaction()
                 self.history.txn_outcome(txn, TxnOutcome.ABORTED)
                 return True
