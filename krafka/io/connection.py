@@ -9,8 +9,11 @@ in the state machine.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import socket
+import struct
 from typing import Any
 
 import anyio
@@ -96,6 +99,8 @@ class Connection:
         self._finished = anyio.Event()
         self._scope = anyio.CancelScope()
         self._last_active = anyio.current_time()
+        #: The connection ended in failure (a request timed out, the transport broke).
+        self._given_up = False
 
     @classmethod
     async def open(
@@ -234,6 +239,8 @@ class Connection:
             self._lost(KafkaConnectionError(f"connection to {self.where} failed: {exc!r}"))
         finally:
             self._lost(KafkaConnectionError(f"connection to {self.where} closed"))
+            if self._given_up:
+                _reset_on_close(self._stream)
             with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
                 await self._stream.aclose()
             self._finished.set()
@@ -324,6 +331,7 @@ class Connection:
                     event.session_lifetime_ms or "unlimited",
                 )
             elif isinstance(event, ConnectionClosed):
+                self._given_up = self._given_up or event.error is not None
                 self.error = _located(event.error, self.where) or KafkaConnectionError(
                     f"connection to {self.where} closed"
                 )
@@ -339,6 +347,17 @@ def _located(error: KrafkaError | None, where: str) -> KrafkaError | None:
         located.__cause__ = error.__cause__
         return located
     return error
+
+
+def _reset_on_close(stream: anyio.abc.ByteStream) -> None:
+    """Make closing `stream` a reset (SO_LINGER 0): what is still in the kernel's send queue is
+    dropped instead of retransmitted. An orderly close keeps retransmitting a request krafka
+    already reported failed, and a broker cut off until then would still act on it (a produce
+    written after records sent long after it)."""
+    sock = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
 def _handshake_error(conn: Connection, transport: TransportConfig | None) -> KrafkaError:

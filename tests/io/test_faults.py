@@ -4,6 +4,7 @@ never a hang, no leaked tasks."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -185,3 +186,30 @@ async def test_dropped_connections_reconnect_transparently(proxy: FaultProxy) ->
         await anyio.sleep(0.05)
         assert (await client.send(_metadata())).brokers
         assert proxy.connections == 2
+
+
+async def test_a_connection_given_up_on_is_reset_so_its_requests_never_arrive_late() -> None:
+    """Found by the fault tests (a network partition, then healed): a request that timed out
+    stayed in the kernel's send queue of the gracefully closed socket and was retransmitted
+    to the broker once the network came back - a produce the client had reported failed
+    was written after records sent long after it. A connection krafka gives up on is reset
+    (the queue dropped), as the broker here sees."""
+    from krafka.io.connection import Connection
+    from krafka.sansio.connection import ConnectionConfig
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    try:
+        async with anyio.create_task_group() as tg:
+            with pytest.raises(KrafkaError):
+                await Connection.open(
+                    "127.0.0.1", port, tg, config=ConnectionConfig(request_timeout=0.3)
+                )
+        peer, _ = server.accept()  # it connected; ApiVersions went unanswered
+        peer.settimeout(5)
+        with pytest.raises(ConnectionResetError):
+            while peer.recv(65536):  # the request's bytes, then a reset (not an orderly EOF)
+                pass
+        peer.close()
+    finally:
+        server.close()
