@@ -10,6 +10,7 @@ fallback where network namespaces would work.
 from __future__ import annotations
 
 import argparse
+import pickle
 import random
 import sys
 from pathlib import Path
@@ -32,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pause", type=float, default=10.0, help="SIGSTOP length, seconds")
     parser.add_argument("--network", choices=[m.value for m in NetworkMode], default=None)
     parser.add_argument("--records", type=int, default=0, help="write at least this many")
+    parser.add_argument("--delivery-timeout", type=float, default=60.0)
+    parser.add_argument("--keep", type=Path, default=None, help="keep the cluster's data here")
+    parser.add_argument("--dump", type=Path, default=None, help="pickle each run's history here")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.randrange(1 << 20)
     kinds = (
@@ -39,11 +43,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.fault == "all"
         else [FaultKind(args.fault)]
     )
-    shape = Shape(seconds=args.seconds, rate=args.rate, pause=args.pause, records=args.records)
+    shape = Shape(
+        seconds=args.seconds,
+        rate=args.rate,
+        pause=args.pause,
+        records=args.records,
+        delivery_timeout=args.delivery_timeout,
+    )
     print(f"seed {seed}", flush=True)
     mode = NetworkMode(args.network) if args.network else None
     failed = False
-    with fault_cluster(mode=mode) as (cluster, network, proxies):
+    with fault_cluster(args.keep, mode=mode) as (cluster, network, proxies):
         for kind in kinds:
 
             async def one(kind: FaultKind = kind) -> RunResult:
@@ -53,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
 
             result = anyio.run(one, backend=args.backend)
             print(result.format(), "\n", flush=True)
+            if args.dump is not None:
+                args.dump.mkdir(parents=True, exist_ok=True)
+                with open(args.dump / f"{kind.value}-{seed}.pickle", "wb") as out:
+                    pickle.dump(result.history, out)
             failed = failed or not result.report.ok
     return 1 if failed else 0
 

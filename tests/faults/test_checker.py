@@ -150,3 +150,15 @@ def test_a_commit_past_unprocessed_records_is_a_skip() -> None:
     report = check(history)
     assert report.violations == {"group skipped": 2}
     assert report.counts["group unprocessed"] == 1
+
+
+def test_a_failed_send_written_late_is_not_a_reorder() -> None:
+    history = _history()
+    late = _write(history, "i0", 0, 0, 1)
+    history.acked.pop(late.value)
+    history.fail(late.value, TimeoutError("delivery timeout"))
+    on_time = _write(history, "i0", 1, 0, 0)
+    _read_both(history, on_time, late)
+    report = check(history)
+    assert report.ok, report.format()
+    assert report.counts["late indeterminate"] == 1

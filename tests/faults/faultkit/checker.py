@@ -16,7 +16,9 @@ Anomalies (each counted, with the first few examples):
 
 Informational, never a violation: `redelivered` (processed twice: a commit was lost or raced a
 rebalance, the at-least-once contract), `group unprocessed` (beyond the group's last commit),
-`indeterminate` (sends that failed: may or may not be there).
+`indeterminate` (sends that failed: may or may not be there), `late indeterminate` (such a
+record written after records its writer sent later: a request the client gave up on, delivered
+by the network afterwards).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ VIOLATIONS = (
     "pipeline duplicated",
     "group skipped",
 )
-INFO = ("redelivered", "group unprocessed", "indeterminate")
+INFO = ("redelivered", "group unprocessed", "indeterminate", "late indeterminate")
 _EXAMPLES = 5
 PIPELINE_PREFIX = b"out|"
 
@@ -135,26 +137,38 @@ def _reordered(history: History, reads: list[Read], report: Report) -> None:
         sent = history.sent.get(read.value) if read.value is not None else None
         if sent is None:
             continue
-        by_partition[(read.topic, read.partition, sent.writer)].append(
-            (read.offset, sent.seq, sent.rid)
-        )
-        by_key[(read.topic, read.key, sent.writer)].append((read.offset, sent.seq, sent.rid))
+        row = (read.offset, sent.seq, sent.rid)
+        by_partition[(read.topic, read.partition, sent.writer)].append(row)
+        by_key[(read.topic, read.key, sent.writer)].append(row)
     for (topic, partition, writer), rows in by_partition.items():
-        _inversions(rows, f"{topic}-{partition} writer {writer}", "reordered", report)
+        where = f"{topic}-{partition} writer {writer}"
+        _inversions(rows, where, "reordered", history.failed, report)
     for (topic, key, writer), rows in by_key.items():
-        _inversions(rows, f"{topic} key {key!r} writer {writer}", "reordered keys", report)
+        where = f"{topic} key {key!r} writer {writer}"
+        _inversions(rows, where, "reordered keys", history.failed, report)
 
 
 def _inversions(
-    rows: list[tuple[int, int, bytes]], where: str, anomaly: str, report: Report
+    rows: list[tuple[int, int, bytes]],
+    where: str,
+    anomaly: str,
+    failed: dict[bytes, str],
+    report: Report,
 ) -> None:
-    """Each record read after one its writer sent later (offset order vs send order)."""
+    """Each record read after one its writer sent later (offset order vs send order). A record
+    whose send failed may land anywhere, later ones included (its outcome was unknown, as with
+    Java's TimeoutException): counted as `late indeterminate`, never as reordered."""
     rows.sort()
     highest: tuple[int, int, bytes] | None = None
     for offset, seq, rid in rows:
         if highest is not None and seq < highest[1]:
-            report.add(anomaly, f"{where}: {rid!r}@{offset} after {highest[2]!r}@{highest[0]}")
-        if highest is None or seq > highest[1]:
+            example = f"{where}: {rid!r}@{offset} after {highest[2]!r}@{highest[0]}"
+            if rid in failed:
+                if anomaly == "reordered":
+                    report.add("late indeterminate", example)
+            else:
+                report.add(anomaly, example)
+        if rid not in failed and (highest is None or seq > highest[1]):
             highest = (offset, seq, rid)
 
 

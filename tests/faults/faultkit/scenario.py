@@ -55,6 +55,9 @@ class Shape:
     drain_timeout: float = 90.0
     #: Keep writing after `seconds` (the fault long over) until this many records were sent.
     records: int = 0
+    #: The producers' delivery timeout: shorter than a fault, sends fail (indeterminate) and
+    #: the idempotent producer must carry on in order past the expired batches.
+    delivery_timeout: float = 60.0
 
 
 @dataclass
@@ -139,7 +142,9 @@ async def run_scenario(
     await _create_topics(lab.bootstrap, topics)
     history = History(pipeline=(topics.plain, topics.out))
     history.final_topics = {topics.plain, topics.txn, topics.out}
-    settings = Settings(lab.bootstrap, rate=shape.rate, run=run_id)
+    settings = Settings(
+        lab.bootstrap, rate=shape.rate, run=run_id, delivery_timeout=shape.delivery_timeout
+    )
     samples: list[tuple[int, int]] = []
     drained = await _load(lab, schedule, shape, settings, topics, history, groups, samples)
     await lab.wait_healthy()
