@@ -30,7 +30,7 @@ from krafka.testing.proxy import FaultProxy
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(900)]
 
 FAULTS = [kind for kind in FaultKind if kind is not FaultKind.NONE]
-SHORT = Shape(seconds=6.0, rate=250.0, pause=4.0)
+SHORT = Shape(seconds=5.0, rate=250.0, pause=3.0)
 LONG = Shape(seconds=60.0, rate=1000.0, pause=10.0, drain_timeout=300.0, records=90_000)
 
 Lab = tuple[KafkaCluster, NetworkMode, dict[int, FaultProxy]]
