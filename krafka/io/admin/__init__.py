@@ -1,5 +1,6 @@
 """The admin client on anyio: `AdminClient` is the façade, one module per family of calls
-(topics, configs, groups, group offsets, offsets, cluster, ACLs, SCRAM, transactions)."""
+(topics, configs, groups, group offsets, offsets, cluster, ACLs, SCRAM, delegation tokens,
+quotas, transactions)."""
 
 from krafka.io.admin.client import AdminClient
 

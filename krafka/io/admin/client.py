@@ -1,5 +1,5 @@
-"""`AdminClient`: manage topics, configs, groups, offsets, ACLs, SCRAM users, producers and
-transactions of a Kafka cluster, on anyio (asyncio and trio).
+"""`AdminClient`: manage topics, configs, groups, offsets, ACLs, SCRAM users, delegation tokens,
+client quotas, producers and transactions of a Kafka cluster, on anyio (asyncio and trio).
 
     async with AdminClient(bootstrap_servers="127.0.0.1:9092") as admin:
         results = await admin.create_topics([NewTopic("orders", num_partitions=6)])
@@ -34,8 +34,10 @@ from krafka.io.admin.acls import AclsAdmin
 from krafka.io.admin.cluster import ClusterAdmin
 from krafka.io.admin.config import admin_keywords
 from krafka.io.admin.configs import ConfigsAdmin
+from krafka.io.admin.delegation_tokens import DelegationTokensAdmin
 from krafka.io.admin.group_offsets import GroupOffsetsAdmin
 from krafka.io.admin.offsets import OffsetsAdmin
+from krafka.io.admin.quotas import QuotasAdmin
 from krafka.io.admin.scram import ScramAdmin
 from krafka.io.admin.topics import TopicsAdmin
 from krafka.io.admin.transactions import TransactionsAdmin
@@ -49,6 +51,8 @@ class AdminClient(
     ClusterAdmin,
     AclsAdmin,
     ScramAdmin,
+    DelegationTokensAdmin,
+    QuotasAdmin,
     TransactionsAdmin,
 ):
     """The Kafka admin client. Use as `async with AdminClient(...) as admin:` (or `start()` /

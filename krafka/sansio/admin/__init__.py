@@ -27,10 +27,17 @@ from krafka.sansio.admin.configs import (
     ConfigSynonym,
     ConfigType,
 )
+from krafka.sansio.admin.delegation_tokens import DelegationToken
 from krafka.sansio.admin.group_description import GroupDescription, MemberDescription
 from krafka.sansio.admin.groups import GroupListing, GroupState, GroupType
 from krafka.sansio.admin.offsets import IsolationLevel, ListedOffset, OffsetSpec
 from krafka.sansio.admin.operation import AdminOperation, Call, Handler
+from krafka.sansio.admin.quotas import (
+    ClientQuotaEntity,
+    ClientQuotaFilter,
+    QuotaFilterComponent,
+    QuotaMatch,
+)
 from krafka.sansio.admin.results import Results
 from krafka.sansio.admin.scram import (
     ScramCredentialInfo,
@@ -61,6 +68,8 @@ __all__ = [
     "AlterConfigOp",
     "AlterConfigOpType",
     "Call",
+    "ClientQuotaEntity",
+    "ClientQuotaFilter",
     "ClusterDescription",
     "ConfigEntry",
     "ConfigResource",
@@ -69,6 +78,7 @@ __all__ = [
     "ConfigSynonym",
     "ConfigType",
     "CreatedTopic",
+    "DelegationToken",
     "GroupDescription",
     "GroupListing",
     "GroupState",
@@ -84,6 +94,8 @@ __all__ = [
     "OffsetSpec",
     "PatternType",
     "ProducerState",
+    "QuotaFilterComponent",
+    "QuotaMatch",
     "ReplicaInfo",
     "ResourceType",
     "Results",
