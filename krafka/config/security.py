@@ -273,7 +273,8 @@ _JAAS_OPTION: Final = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|(\S+?))\s*
 
 
 def sasl_keywords(sasl: Settings) -> Settings:
-    """`sasl_mechanism`, `sasl_username`, `sasl_password`, `sasl_oauth_token_provider`."""
+    """`sasl_mechanism`, `sasl_username`, `sasl_password`, `sasl_oauth_token_provider`,
+    `sasl_scram_token_auth` (the JAAS option `tokenauth="true"`: a delegation token)."""
     mechanism = sasl.get("sasl_mechanism")
     if mechanism is None:
         raise ConfigError("a SASL security.protocol needs sasl.mechanism (Java's default, "
@@ -288,11 +289,22 @@ def sasl_keywords(sasl: Settings) -> Settings:
         out["sasl_username"] = username
     if password is not None:
         out["sasl_password"] = password
+    if _token_auth(jaas):
+        if not mechanism.startswith("SCRAM-"):
+            raise ConfigError("sasl.jaas.config tokenauth=true needs a SCRAM sasl.mechanism")
+        out["sasl_scram_token_auth"] = True
     if mechanism == "OAUTHBEARER":
         provider = sasl.get("sasl_oauth_token_provider") or _token_provider(sasl, jaas)
         if provider is not None:
             out["sasl_oauth_token_provider"] = provider
     return out
+
+
+def _token_auth(jaas: Mapping[str, str]) -> bool:
+    try:
+        return boolean(jaas.get("tokenauth", "false"))
+    except ValueError:
+        raise ConfigError("sasl.jaas.config: tokenauth is true or false") from None
 
 
 def _jaas_options(config: Secret | None) -> dict[str, str]:

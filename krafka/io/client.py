@@ -142,6 +142,7 @@ class KafkaClient:
         sasl_username: str | None = None,
         sasl_password: str | Secret | None = None,
         sasl_oauth_token_provider: TokenProvider | None = None,
+        sasl_scram_token_auth: bool = False,
         connections_per_broker: int = 1,
         max_in_flight: int = 5,
         request_timeout: float = 30.0,
@@ -176,6 +177,7 @@ class KafkaClient:
                 username=sasl_username,
                 password=sasl_password,
                 token_provider=sasl_oauth_token_provider,
+                scram_token_auth=sasl_scram_token_auth,
             )
         self._transport = TransportConfig(ssl_context, server_hostname, connect_timeout)
         self._connection = ConnectionConfig(

@@ -181,6 +181,28 @@ def test_sasl_from_jaas_config_and_librdkafka_names() -> None:
     assert got == {"sasl_mechanism": "PLAIN", "sasl_username": "bob", "sasl_password": Secret("pw")}
 
 
+def test_a_delegation_token_from_jaas_config() -> None:
+    base = {"security.protocol": "SASL_SSL", "ssl.endpoint.identification.algorithm": ""}
+    jaas = (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="tok-1" password="aG1hYw==" tokenauth="true";'
+    )
+    got = keywords_from_config(
+        {**base, "sasl.mechanism": "SCRAM-SHA-256", "sasl.jaas.config": jaas}, "client"
+    )
+    assert got["sasl_scram_token_auth"] is True and got["sasl_username"] == "tok-1"
+    with pytest.raises(ConfigError, match="SCRAM"):
+        keywords_from_config(
+            {**base, "sasl.mechanism": "PLAIN", "sasl.jaas.config": jaas}, "client"
+        )
+    with pytest.raises(ConfigError, match="tokenauth"):
+        keywords_from_config(
+            {**base, "sasl.mechanism": "SCRAM-SHA-256",
+             "sasl.jaas.config": jaas.replace('"true"', '"yes"')},
+            "client",
+        )  # fmt: skip
+
+
 def test_oauthbearer_properties_make_token_providers() -> None:
     base = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER"}
     oidc = keywords_from_config(

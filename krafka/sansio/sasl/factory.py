@@ -8,7 +8,7 @@ from krafka.errors import ConfigError
 from krafka.sansio.sasl.mechanism import SaslMechanism
 from krafka.sansio.sasl.oauthbearer import OAuthBearerMechanism, TokenProvider
 from krafka.sansio.sasl.plain import PlainMechanism
-from krafka.sansio.sasl.scram import ScramHash, ScramMechanism
+from krafka.sansio.sasl.scram import TOKEN_AUTH, ScramHash, ScramMechanism
 from krafka.sansio.secret import Secret, as_secret
 
 MechanismFactory = Callable[[], SaslMechanism]
@@ -21,9 +21,13 @@ def mechanism_factory(
     username: str | None = None,
     password: str | Secret | None = None,
     token_provider: TokenProvider | None = None,
+    scram_token_auth: bool = False,
 ) -> MechanismFactory:
-    """A callable making a fresh mechanism per (re-)authentication; raises `ConfigError`."""
+    """A callable making a fresh mechanism per (re-)authentication; raises `ConfigError`.
+    `scram_token_auth` logs in with a delegation token (SCRAM with `tokenauth=true`)."""
     name = mechanism.upper()
+    if scram_token_auth and name not in _SCRAM:
+        raise ConfigError(f"delegation tokens log in with SCRAM-SHA-256/512, not {name}")
     if name == "OAUTHBEARER":
         if token_provider is None:
             raise ConfigError("sasl_mechanism OAUTHBEARER needs sasl_oauth_token_provider")
@@ -36,7 +40,8 @@ def mechanism_factory(
         return lambda: PlainMechanism(user, secret)
     if name in _SCRAM:
         hash_ = _SCRAM[name]
-        return lambda: ScramMechanism(user, secret, hash_)
+        extensions = TOKEN_AUTH if scram_token_auth else None
+        return lambda: ScramMechanism(user, secret, hash_, extensions=extensions)
     raise ConfigError(
         f"unsupported sasl_mechanism {mechanism!r} (PLAIN, SCRAM-SHA-256, "
         "SCRAM-SHA-512, OAUTHBEARER)"

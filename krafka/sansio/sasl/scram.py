@@ -4,6 +4,10 @@ The exchange is client-first, server-first, client-final, server-final. The serv
 signature is verified with `hmac.compare_digest`; the iteration count is bounded both ways
 (too low is a downgrade, too high a CPU denial of service). Nothing secret is kept in a form
 that repr or an exception could show.
+
+Extensions (RFC 5802's extension attributes, Kafka's `ScramExtensions`) go at the end of the
+client-first message: `tokenauth=true` logs in with a delegation token (KIP-48), the token id
+as user name and its HMAC in base64 as password.
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
+from collections.abc import Mapping
 from enum import Enum
 from typing import Final
 
@@ -21,6 +27,9 @@ from krafka.sansio.secret import Secret, as_secret
 MIN_ITERATIONS: Final = 4096
 DEFAULT_MAX_ITERATIONS: Final = 100_000
 _GS2_HEADER: Final = "n,,"
+#: The extension that makes the broker check a delegation token instead of a user.
+TOKEN_AUTH: Final[Mapping[str, str]] = {"tokenauth": "true"}
+_EXTENSION_KEY: Final = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 
 
 class ScramHash(Enum):
@@ -57,6 +66,16 @@ def _saslname(username: str) -> str:
     return username.replace("=", "=3D").replace(",", "=2C")
 
 
+def _extensions(extensions: Mapping[str, str]) -> str:
+    """`,key=value` per extension; keys are letters and digits, values have no `,` or `=`."""
+    out = ""
+    for key, value in extensions.items():
+        if len(key) == 1 or not _EXTENSION_KEY.match(key) or "," in value or "=" in value:
+            raise ValueError(f"invalid SCRAM extension {key!r}")
+        out += f",{key}={value}"
+    return out
+
+
 def _attributes(message: str) -> dict[str, str]:
     attrs: dict[str, str] = {}
     for part in message.split(","):
@@ -75,11 +94,13 @@ def _b64decode(value: str, what: str) -> bytes:
 
 
 class ScramMechanism:
-    """One SCRAM exchange. `nonce` is for test vectors only; by default 24 random bytes."""
+    """One SCRAM exchange. `nonce` is for test vectors only; by default 24 random bytes.
+    `extensions` are sent in the client-first message (`TOKEN_AUTH` for a delegation token)."""
 
     __slots__ = (
         "_auth_message",
         "_client_first_bare",
+        "_extensions",
         "_hash",
         "_nonce",
         "_password",
@@ -99,8 +120,10 @@ class ScramMechanism:
         nonce: str | None = None,
         min_iterations: int = MIN_ITERATIONS,
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        extensions: Mapping[str, str] | None = None,
     ) -> None:
         self.username = username
+        self._extensions = _extensions(extensions or {})
         self._password = as_secret(password)
         self._hash = hash
         self._nonce = nonce or base64.b64encode(secrets.token_bytes(24)).decode()
@@ -124,7 +147,7 @@ class ScramMechanism:
 
     def initial_response(self) -> bytes:
         self._expect(_Step.START)
-        self._client_first_bare = f"n={_saslname(self.username)},r={self._nonce}"
+        self._client_first_bare = f"n={_saslname(self.username)},r={self._nonce}{self._extensions}"
         self._step = _Step.SENT_FIRST
         return (_GS2_HEADER + self._client_first_bare).encode()
 

@@ -26,3 +26,12 @@ def test_unknown_or_incomplete_settings() -> None:
         mechanism_factory("GSSAPI", username="u", password="p")
     with pytest.raises(ConfigError, match="sasl_password"):
         mechanism_factory("PLAIN", username="u")
+
+
+def test_scram_token_auth() -> None:
+    mechanism = mechanism_factory(
+        "SCRAM-SHA-512", username="tok", password="hmac", scram_token_auth=True
+    )()
+    assert mechanism.initial_response().endswith(b",tokenauth=true")
+    with pytest.raises(ConfigError, match="SCRAM"):
+        mechanism_factory("PLAIN", username="tok", password="hmac", scram_token_auth=True)

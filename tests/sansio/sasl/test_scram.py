@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 
 import pytest
 import scramp
 
 from krafka.errors import AuthenticationError
 from krafka.sansio.sasl import ScramHash, ScramMechanism
+from krafka.sansio.sasl.scram import TOKEN_AUTH
 
 
 def test_rfc7677_sha256_vector() -> None:
@@ -108,3 +111,30 @@ def test_malformed_server_first_rejected(server_first: bytes) -> None:
     with pytest.raises(AuthenticationError) as info:
         client.respond(server_first)
     assert "hunter2" not in str(info.value)
+
+
+def test_delegation_token_login_sends_tokenauth_as_java_does() -> None:
+    """Java's ScramSaslClient puts extensions after the nonce of the client-first message, and
+    the proof covers them (they are part of client-first-bare); checked here by hand."""
+    client = ScramMechanism("tok-id", "aG1hYw==", nonce="abc", extensions=TOKEN_AUTH)
+    assert client.initial_response() == b"n,,n=tok-id,r=abc,tokenauth=true"
+    salt, iterations = b"salty", 4096
+    server_first = f"r=abcdef,s={base64.b64encode(salt).decode()},i={iterations}"
+    final = client.respond(server_first.encode())
+    assert final is not None
+    without_proof, proof = final.decode().rsplit(",p=", 1)
+    auth_message = f"n=tok-id,r=abc,tokenauth=true,{server_first},{without_proof}".encode()
+    salted = hashlib.pbkdf2_hmac("sha256", b"aG1hYw==", salt, iterations)
+    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
+    signature = hmac.new(hashlib.sha256(client_key).digest(), auth_message, "sha256").digest()
+    assert base64.b64decode(proof) == bytes(
+        a ^ b for a, b in zip(client_key, signature, strict=True)
+    )
+
+
+@pytest.mark.parametrize(
+    "extensions", [{"a": "1"}, {"token auth": "x"}, {"k": "v,w"}, {"kk": "a=b"}]
+)
+def test_malformed_extensions_are_refused(extensions: dict[str, str]) -> None:
+    with pytest.raises(ValueError, match="extension"):
+        ScramMechanism("u", "p", extensions=extensions)
