@@ -200,7 +200,8 @@ class SenderLoop:
             for (topic, _), result in results.items():
                 if result.error_code:
                     self.client.report_error(result.error_code, topic)
-            self.sender.on_response(plan, results, _monotonic())
+            throttle = (response.throttle_time_ms or 0) / 1000 if response is not None else 0.0
+            self.sender.on_response(plan, results, _monotonic(), throttle)
         self._wakeup.set()
         self.notify_progress()
         self._on_answer()

@@ -173,8 +173,8 @@ class Fetcher:
         if flight is None:
             return
         assert isinstance(response, FetchResponse)
-        self.metrics.fetch_answered(now - flight.sent_at)
         throttle = int(response.throttle_time_ms or 0)
+        self.metrics.fetch_answered(now - flight.sent_at, throttle / 1000)
         if throttle > 0:
             self._throttled[flight.node] = now + throttle / 1000
         session = self._session(flight.node)

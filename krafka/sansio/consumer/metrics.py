@@ -1,4 +1,6 @@
-"""Consumer counters (records and bytes consumed, lag), cheap enough to keep per poll."""
+"""Consumer counters (records and bytes consumed, lag, fetch throttling), cheap enough to keep
+per poll. `fetch_throttle_time_avg` / `_max` are Java's fetch-throttle-time-avg/max (seconds
+here): the KIP-219 throttle of Fetch responses, over every response (0 when not throttled)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ class ConsumerMetrics:
         "bytes_consumed",
         "fetch_latency_max",
         "fetch_latency_total",
+        "fetch_throttle_max",
+        "fetch_throttle_total",
         "fetches",
         "polls",
         "records_consumed",
@@ -26,6 +30,8 @@ class ConsumerMetrics:
         self.fetches = 0
         self.fetch_latency_total = 0.0
         self.fetch_latency_max = 0.0
+        self.fetch_throttle_total = 0.0
+        self.fetch_throttle_max = 0.0
         self.records_consumed = 0
         self.bytes_consumed = 0
         self.batches_consumed = 0
@@ -35,10 +41,12 @@ class ConsumerMetrics:
         self.polls += 1
         self.records_consumed += len(records)
 
-    def fetch_answered(self, latency: float) -> None:
+    def fetch_answered(self, latency: float, throttle: float = 0.0) -> None:
         self.fetches += 1
         self.fetch_latency_total += latency
         self.fetch_latency_max = max(self.fetch_latency_max, latency)
+        self.fetch_throttle_total += throttle
+        self.fetch_throttle_max = max(self.fetch_throttle_max, throttle)
 
     def fetched(self, size: int) -> None:
         """Bytes of record batches fetched (as Java's bytes-consumed: batch bytes, not only
@@ -58,6 +66,10 @@ class ConsumerMetrics:
             "fetches": self.fetches,
             "fetch_latency_avg": self.fetch_latency_total / self.fetches if self.fetches else 0.0,
             "fetch_latency_max": self.fetch_latency_max,
+            "fetch_throttle_time_avg": self.fetch_throttle_total / self.fetches
+            if self.fetches
+            else 0.0,
+            "fetch_throttle_time_max": self.fetch_throttle_max,
             "lag": dict(lags),
             "lag_max": max(lags.values(), default=0),
         }

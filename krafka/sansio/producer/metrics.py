@@ -1,10 +1,13 @@
-"""Producer counters: records, bytes, batches, retries, errors, request latency.
+"""Producer counters: records, bytes, batches, retries, errors, request latency, throttling.
 
 Plain integers and floats updated by the sender; `snapshot()` gives a frozen copy.
 `duplicate_batches` / `duplicate_records` count batches the broker acknowledged with
 DUPLICATE_SEQUENCE_NUMBER: it already held a batch with that producer id, epoch and sequence
 (a retry of one it had written), so it acknowledges without an offset and their records'
 `RecordMetadata.offset` is -1. They are included in `records_sent` / `batches_sent`.
+`produce_throttle_time_avg` / `_max` are Java's produce-throttle-time-avg/max (seconds here):
+the KIP-219 throttle of Produce responses (over every response, 0 for the unthrottled), which
+the connection waits out before its next produce request.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ class ProducerMetricsSnapshot:
     batch_records_avg: float
     request_latency_avg: float
     request_latency_max: float
+    produce_throttle_time_avg: float = 0.0
+    produce_throttle_time_max: float = 0.0
 
 
 class ProducerMetrics:
@@ -45,6 +50,9 @@ class ProducerMetrics:
         "requests_done",
         "requests_sent",
         "retries",
+        "throttle_max",
+        "throttle_sum",
+        "throttled_responses",
     )
 
     def __init__(self) -> None:
@@ -60,6 +68,9 @@ class ProducerMetrics:
         self.batch_size_max = 0
         self.latency_sum = 0.0
         self.latency_max = 0.0
+        self.throttled_responses = 0
+        self.throttle_sum = 0.0
+        self.throttle_max = 0.0
 
     def batch_delivered(self, records: int, size: int) -> None:
         self.records_sent += records
@@ -78,6 +89,13 @@ class ProducerMetrics:
         if latency > self.latency_max:
             self.latency_max = latency
 
+    def throttled(self, seconds: float) -> None:
+        """A Produce response's throttle time (0 when the broker did not throttle)."""
+        self.throttled_responses += 1
+        self.throttle_sum += seconds
+        if seconds > self.throttle_max:
+            self.throttle_max = seconds
+
     def snapshot(self) -> ProducerMetricsSnapshot:
         batches = self.batches_sent or 1
         return ProducerMetricsSnapshot(
@@ -94,4 +112,6 @@ class ProducerMetrics:
             batch_records_avg=self.records_sent / batches,
             request_latency_avg=self.latency_sum / (self.requests_done or 1),
             request_latency_max=self.latency_max,
+            produce_throttle_time_avg=self.throttle_sum / (self.throttled_responses or 1),
+            produce_throttle_time_max=self.throttle_max,
         )

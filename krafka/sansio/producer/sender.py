@@ -247,9 +247,12 @@ class Sender:
         plan: ProduceRequestPlan,
         results: Mapping[TopicPartition, PartitionResult],
         now: float,
+        throttle_time: float = 0.0,
     ) -> None:
-        """The broker answered `plan` (for acks=0, pass an empty mapping: all succeeded)."""
+        """The broker answered `plan` (for acks=0, pass an empty mapping: all succeeded);
+        `throttle_time` is the response's KIP-219 throttle, in seconds, for the metrics."""
         self._landed(plan, now)
+        self.metrics.throttled(throttle_time)
         acks0 = self.config.acks is Acks.NONE
         for tp, batch in plan.batches.items():
             result = results.get(tp)
