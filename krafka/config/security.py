@@ -37,6 +37,8 @@ from krafka.sansio.secret import Secret
 log = logging.getLogger(__name__)
 
 _PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+_MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "AWS_MSK_IAM",
+                       "GSSAPI")  # fmt: skip
 _TLS_VERSIONS: Final = {
     "TLS": ssl.TLSVersion.TLSv1_2,
     "TLSV1.2": ssl.TLSVersion.TLSv1_2,
@@ -90,10 +92,8 @@ OPTIONS: Final[Mapping[str, tuple[str, Converter]]] = {
     "ssl.protocol": ("ssl_protocol", text),
     "ssl.enabled.protocols": ("ssl_enabled_protocols", listing),
     "ssl.cipher.suites": ("ssl_ciphers", listing),
-    "sasl.mechanism": ("sasl_mechanism", choice("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512",
-                                                "OAUTHBEARER", "GSSAPI", upper=True)),
-    "sasl.mechanisms": ("sasl_mechanism", choice("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512",
-                                                 "OAUTHBEARER", "GSSAPI", upper=True)),
+    "sasl.mechanism": ("sasl_mechanism", choice(*_MECHANISMS, upper=True)),
+    "sasl.mechanisms": ("sasl_mechanism", choice(*_MECHANISMS, upper=True)),
     "sasl.username": ("sasl_username", text),
     "sasl.password": ("sasl_password", secret),
     "sasl.jaas.config": ("sasl_jaas_config", secret),
@@ -117,6 +117,8 @@ IGNORED: Final[Mapping[str, str]] = {
     "ssl.secure.random.implementation": "a JVM security provider setting",
     "ssl.provider": "a JVM security provider setting",
     "sasl.login.callback.handler.class": "the token endpoint URL selects the OAuth 2 login",
+    "sasl.client.callback.handler.class": "krafka picks the login from sasl.mechanism (MSK IAM's "
+    "IAMClientCallbackHandler included)",
     "sasl.login.class": "krafka picks the login from sasl.mechanism",
     "sasl.login.connect.timeout.ms": "sasl.login.read.timeout.ms bounds the token request",
     "sasl.login.refresh.window.factor": "each authentication gets a token valid for 20%+ of "
@@ -274,7 +276,8 @@ _JAAS_OPTION: Final = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|(\S+?))\s*
 
 def sasl_keywords(sasl: Settings) -> Settings:
     """`sasl_mechanism`, `sasl_username`, `sasl_password`, `sasl_oauth_token_provider`,
-    `sasl_scram_token_auth` (the JAAS option `tokenauth="true"`: a delegation token)."""
+    `sasl_scram_token_auth` (the JAAS option `tokenauth="true"`: a delegation token), and for
+    AWS_MSK_IAM `sasl` (an `MskIamLogin` from the `IAMLoginModule` options)."""
     mechanism = sasl.get("sasl_mechanism")
     if mechanism is None:
         raise ConfigError("a SASL security.protocol needs sasl.mechanism (Java's default, "
@@ -293,11 +296,26 @@ def sasl_keywords(sasl: Settings) -> Settings:
         if not mechanism.startswith("SCRAM-"):
             raise ConfigError("sasl.jaas.config tokenauth=true needs a SCRAM sasl.mechanism")
         out["sasl_scram_token_auth"] = True
+    if mechanism == "AWS_MSK_IAM":
+        out["sasl"] = _msk_iam_login(jaas)
     if mechanism == "OAUTHBEARER":
         provider = sasl.get("sasl_oauth_token_provider") or _token_provider(sasl, jaas)
         if provider is not None:
             out["sasl_oauth_token_provider"] = provider
     return out
+
+
+def _msk_iam_login(jaas: Mapping[str, str]) -> Any:
+    """Amazon's `IAMLoginModule` options: `awsProfileName`, `awsRoleArn`,
+    `awsRoleSessionName`, `awsStsRegion`."""
+    from krafka.io.msk_iam import DEFAULT_ROLE_SESSION_NAME, MskIamLogin
+
+    return MskIamLogin(
+        profile=jaas.get("awsProfileName"),
+        role_arn=jaas.get("awsRoleArn"),
+        role_session_name=jaas.get("awsRoleSessionName", DEFAULT_ROLE_SESSION_NAME),
+        sts_region=jaas.get("awsStsRegion"),
+    )
 
 
 def _token_auth(jaas: Mapping[str, str]) -> bool:

@@ -62,6 +62,7 @@ from krafka.errors import (
 )
 from krafka.io.connection import Connection
 from krafka.io.host import TaskHost
+from krafka.io.msk_iam import msk_iam_factory
 from krafka.io.pool import ConnectionPool, Lane
 from krafka.io.transport import TransportConfig
 from krafka.protocol import ApiKey
@@ -86,6 +87,7 @@ from krafka.sansio.metadata import (
     parse_bootstrap,
 )
 from krafka.sansio.sasl import SaslMechanism, TokenProvider, mechanism_factory
+from krafka.sansio.sasl.msk_iam import MECHANISM as MSK_IAM
 from krafka.sansio.secret import Secret
 
 log = logging.getLogger(__name__)
@@ -143,6 +145,8 @@ class KafkaClient:
         sasl_password: str | Secret | None = None,
         sasl_oauth_token_provider: TokenProvider | None = None,
         sasl_scram_token_auth: bool = False,
+        sasl_aws_region: str | None = None,
+        sasl_aws_profile: str | None = None,
         connections_per_broker: int = 1,
         max_in_flight: int = 5,
         request_timeout: float = 30.0,
@@ -171,6 +175,8 @@ class KafkaClient:
         )
         if sasl_mechanism is not None and sasl_mechanism.upper() == "PLAIN" and not ssl_context:
             log.warning("SASL PLAIN without TLS sends the password in the clear")
+        if sasl is None and sasl_mechanism is not None and sasl_mechanism.upper() == MSK_IAM:
+            sasl = msk_iam_factory(sasl_aws_region, sasl_aws_profile)
         if sasl is None and sasl_mechanism is not None:
             sasl = mechanism_factory(
                 sasl_mechanism,

@@ -122,7 +122,9 @@ class Connection:
         limit = transport.connect_timeout if timeout is None else timeout
         deadline = anyio.current_time() + limit
         stream = await open_transport(host, port, transport, limit)
-        machine = BrokerConnection(config, now=anyio.current_time())
+        machine = BrokerConnection(
+            (config or ConnectionConfig()).for_server(host), now=anyio.current_time()
+        )
         conn = cls(stream, machine, f"{host}:{port}")
         task_group.start_soon(conn._run, name=f"krafka connection {conn.where}")
         try:

@@ -23,7 +23,7 @@ import itertools
 import struct
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
 from typing import Any, Final
@@ -59,7 +59,7 @@ from krafka.sansio.events import (
 from krafka.sansio.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader, frame
 from krafka.sansio.responses import api_name, decode_response, versions_from_response
 from krafka.sansio.sasl.exchange import SaslExchange
-from krafka.sansio.sasl.mechanism import SaslMechanism
+from krafka.sansio.sasl.mechanism import SaslMechanism, ServerBoundFactory
 from krafka.sansio.throttle import client_should_throttle
 
 _CORRELATION: Final = struct.Struct(">i")
@@ -122,6 +122,12 @@ class ConnectionConfig:
             raise ValueError("max_in_flight must be >= 1")
         if not 0 < self.reauth_fraction < 1:
             raise ValueError("reauth_fraction must be in (0, 1)")
+
+    def for_server(self, host: str) -> ConnectionConfig:
+        """This config for a connection to `host` (a `ServerBoundFactory` learns the host)."""
+        if isinstance(self.sasl, ServerBoundFactory):
+            return replace(self, sasl=self.sasl.for_server(host))
+        return self
 
 
 _ResponseHandler = Callable[[Any, float], None]

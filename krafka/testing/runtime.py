@@ -2,8 +2,9 @@
 Java programs compiled against them.
 
 `kafka_classpath()` runs `mvn dependency:copy-dependencies` on the pom shipped beside this module
-the first time and only reads the cache afterwards (no network). `compile_java(source)` compiles a
-helper with `javac` against the same jars, once per source text. Both fail with
+the first time and only reads the cache afterwards (no network); `maven_jars()` does the same
+for another pom (Amazon's MSK IAM library, `krafka.testing.msk_iam`). `compile_java(source)`
+compiles a helper with `javac` against the same jars, once per source text. Both fail with
 `KafkaUnavailable` naming what is missing (`java`, `javac`, `mvn`, or the download itself).
 """
 
@@ -56,28 +57,38 @@ def require_tool(name: str, purpose: str) -> str:
 
 def kafka_classpath(version: str = KAFKA_VERSION) -> Path:
     """The directory holding every runtime jar of Apache Kafka `version` (resolved on first use)."""
-    target = cache_root() / f"kafka-{version}" / "jars"
+    return maven_jars(_POM, f"kafka-{version}", {"kafka.version": version}, "kafka_2.13-*.jar")
+
+
+def maven_jars(pom: Path, name: str, properties: dict[str, str], expected: str) -> Path:
+    """`cache_root()/NAME/jars`: the runtime dependencies of `pom` (its `${key}`s replaced by
+    `properties`), copied there by Maven on first use; `expected` is a glob one of them must
+    match."""
+    target = cache_root() / name / "jars"
     if (target / _COMPLETE).is_file():
         return target
-    mvn = require_tool("mvn", "download Apache Kafka's jars from Maven Central")
-    require_tool("java", "run Apache Kafka")
+    mvn = require_tool("mvn", f"download {name} from Maven Central")
+    require_tool("java", f"run {name}")
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix="resolving-") as tmp:
         staging = Path(tmp) / "jars"
-        pom = Path(tmp) / "pom.xml"
-        pom.write_text(_POM.read_text().replace("${kafka.version}", version))
+        text = pom.read_text()
+        for key, value in properties.items():
+            text = text.replace("${" + key + "}", value)
+        resolved = Path(tmp) / "pom.xml"
+        resolved.write_text(text)
         command = [
-            mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
+            mvn, "-q", "-B", "-f", str(resolved), "dependency:copy-dependencies",
             f"-DoutputDirectory={staging}", "-DincludeScope=runtime",
         ]  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-        if done.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
+        if done.returncode != 0 or not any(staging.glob(expected)):
             tail = (done.stdout + done.stderr).strip().splitlines()[-15:]
             raise KafkaUnavailable(
-                f"resolving Apache Kafka {version} from Maven Central failed "
+                f"resolving {name} from Maven Central failed "
                 f"(mvn exit {done.returncode}):\n" + "\n".join(tail)
             )
-        (staging / _COMPLETE).write_text(version)
+        (staging / _COMPLETE).write_text(name)
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)
@@ -89,17 +100,19 @@ def classpath_argument(version: str = KAFKA_VERSION) -> str:
     return str(kafka_classpath(version) / "*")
 
 
-def compile_java(source: Path, version: str = KAFKA_VERSION) -> Path:
-    """Compile one Java source file against Kafka's jars; returns the class directory.
+def compile_java(source: Path, version: str = KAFKA_VERSION, *, jars: Path | None = None) -> Path:
+    """Compile one Java source file against Kafka's jars (or the `jars` directory); returns the
+    class directory.
 
     The output is cached by the source's hash, so a second call is free."""
     text = source.read_bytes()
-    digest = hashlib.sha256(text + version.encode()).hexdigest()[:16]
+    against = str(jars) if jars is not None else version
+    digest = hashlib.sha256(text + against.encode()).hexdigest()[:16]
     out = cache_root() / "java" / f"{source.stem}-{digest}"
     if (out / _COMPLETE).is_file():
         return out
     javac = require_tool("javac", f"compile {source.name}")
-    classpath = classpath_argument(version)
+    classpath = str(jars / "*") if jars is not None else classpath_argument(version)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix="compiling-") as tmp:
         staging = Path(tmp) / "classes"

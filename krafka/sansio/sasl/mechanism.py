@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 
@@ -28,3 +29,11 @@ class SaslMechanism(Protocol):
     def initial_response(self) -> bytes: ...
 
     def respond(self, challenge: bytes) -> bytes | None: ...
+
+
+@runtime_checkable
+class ServerBoundFactory(Protocol):
+    """A mechanism factory that must know which broker it authenticates to (AWS_MSK_IAM signs
+    the broker's host name): each connection calls `for_server(host)` for its own factory."""
+
+    def for_server(self, host: str) -> Callable[[], SaslMechanism]: ...
