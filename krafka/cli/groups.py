@@ -1,10 +1,10 @@
-"""`krafka group list | describe G | delete G | reset-offsets G --topic T ...`.
+"""`krafka group list | describe G | delete G | lag G | reset-offsets G --topic T ...`.
 
 `describe` prints what seed operators expect (group, coordinator, state, members) and each
 member's assignment. `delete` and `reset-offsets` refuse a group with active members, as Kafka
 does (the CLI checks, since not every broker refuses). `reset-offsets` computes the new
 offsets, prints the before/after table, and changes them only with `--execute` (`--dry-run`
-is the default).
+is the default). `group lag` is `krafka lag`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from krafka.cli.common import add_command, add_json, admin_client, run
+from krafka.cli.lag import add_lag_options, run_lag
 from krafka.cli.offsets import ResetSpec, add_reset_options, plan_reset, reset_spec
 from krafka.cli.output import info, print_fields, print_json, print_table
 from krafka.errors import GroupIdNotFoundError, KrafkaError, UnsupportedVersionError
@@ -41,6 +42,9 @@ def add_parser(subparsers: Any) -> None:
 
     delete = add_command(commands, "delete", run_delete, "delete an empty group and its offsets")
     delete.add_argument("group", metavar="GROUP")
+
+    lag = add_command(commands, "lag", run_lag, "a group's lag per partition (as `krafka lag`)")
+    add_lag_options(lag)
 
     reset = add_command(
         commands, "reset-offsets", run_reset, "move an inactive group's committed offsets"
@@ -207,7 +211,7 @@ async def check_inactive(admin: AdminClient, group: str, doing: str) -> None:
 
 
 def run_reset(args: argparse.Namespace) -> int:
-    spec: ResetSpec = reset_spec(args)
+    spec: ResetSpec = reset_spec(args, args.group)
 
     async def main() -> int:
         async with admin_client(args) as admin:

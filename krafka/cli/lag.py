@@ -1,5 +1,5 @@
-"""`krafka lag GROUP [--topic T ...] [--watch [--interval S]] [--json]`: how far a group is
-behind, per partition, with totals per topic.
+"""`krafka lag GROUP [--topic T ...] [--watch [--interval S]] [--json]` (also `krafka group lag`):
+how far a group is behind, per partition, with totals per topic.
 
     TOPIC    PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG
     orders   0          12345           12350           5
@@ -77,6 +77,11 @@ def add_parser(subparsers: Any) -> None:
         subparsers, "lag", run_lag, "a group's lag per partition", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
+    add_lag_options(parser)
+
+
+def add_lag_options(parser: argparse.ArgumentParser) -> None:
+    """GROUP and the options of `krafka lag` (and its alias `krafka group lag`)."""
     parser.add_argument("group", metavar="GROUP")
     parser.add_argument(
         "--topic", action="append", default=[], metavar="TOPIC[:P,P...]",
