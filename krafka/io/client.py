@@ -121,10 +121,6 @@ RETRY_SAFE_APIS: Final = frozenset(
         ApiKey.DESCRIBE_CLUSTER,
     }
 )
-#: Topic errors that clear by themselves: the topic is being created, or a leader elected.
-_TOPIC_WAIT_CODES: Final = frozenset(
-    {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.LEADER_NOT_AVAILABLE}
-)
 #: Requests whose order on the wire matters: always one connection per broker, in call order.
 ORDERED_APIS: Final = frozenset({ApiKey.PRODUCE})
 
@@ -471,33 +467,52 @@ class KafkaClient:
         return leader
 
     async def partitions_for(self, topic: str, timeout: float | None = None) -> list[int]:
-        """A topic's partitions, waiting as `leader_for` does while the topic is unknown."""
-        self.metadata.touch(topic, metadata_clock())
-        if topic not in self.metadata.topics:
+        """The partition ids of `topic`; [] when the cluster does not have it.
+
+        A topic being created or getting its leaders (LEADER_NOT_AVAILABLE, or Apache Kafka's
+        UNKNOWN_TOPIC_OR_PARTITION to the request that auto-creates it) is asked for again with
+        backoff, as Java's `partitionsFor` does, for up to `timeout` (default: the request
+        timeout); one still without leaders then raises `KafkaTimeoutError`."""
+        meta = self.metadata
+        meta.touch(topic, metadata_clock())
+        if topic not in meta.topics or meta.topic_pending(topic):
             await self._wait_for_topic(topic, timeout)
-        return self.metadata.partitions_for(topic)
+        if meta.topic_pending(topic):
+            code = ErrorCode(meta.topic_errors[topic])
+            limit = self.request_timeout if timeout is None else timeout
+            raise KafkaTimeoutError(f"topic {topic!r} still {code.name} after {limit}s")
+        return meta.partitions_for(topic)
 
     async def _wait_for_topic(
         self, topic: str, timeout: float | None, partition: int | None = None
     ) -> None:
-        """Refresh until `topic` (and `partition`'s leader) is known or `timeout` passes."""
+        """Refresh until `topic` (and `partition`'s leader) is known, the answer says it will not
+        be (absent, or a non-retriable error: raised), or `timeout` passes."""
         deadline = anyio.current_time() + (self.request_timeout if timeout is None else timeout)
         backoff = BackoffPolicy(initial=0.05, maximum=1.0, max_retries=None)
         for attempt in itertools.count(1):
             await self.refresh_metadata([topic])
             meta = self.metadata
-            known = topic in meta.topics and (
-                partition is None or meta.leader_for(topic, partition) is not None
-            )
-            code = meta.topic_errors.get(topic, ErrorCode.NONE)
-            if known or (code != ErrorCode.NONE and code not in _TOPIC_WAIT_CODES):
-                if code != ErrorCode.NONE and not known:
-                    raise error_for_code(code, f"metadata for topic {topic!r}")
+            settled = topic in meta.topics and not meta.topic_pending(topic)
+            if settled and (partition is None or meta.leader_for(topic, partition) is not None):
+                return
+            if not self._worth_waiting(topic):
                 return
             pause = backoff.delay(attempt)
             if anyio.current_time() + pause >= deadline:
                 return
             await anyio.sleep(pause)
+
+    def _worth_waiting(self, topic: str) -> bool:
+        """Will asking again about a topic that has no leader known help? Raises the answer's
+        error when it is final (an invalid name, no authorization)."""
+        meta = self.metadata
+        code = meta.topic_errors.get(topic, ErrorCode.NONE)
+        if code == ErrorCode.NONE or meta.topic_pending(topic):
+            return True  # described without a leader, or being created
+        if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+            return self.allow_auto_topic_creation  # Apache Kafka's answer while creating it
+        raise error_for_code(code, f"metadata for topic {topic!r}")
 
     def touch_topics(self, topics: Sequence[str]) -> None:
         """Mark topics as in use, so their metadata stays refreshed (idle ones expire after

@@ -151,6 +151,12 @@ class ClusterMetadata:
         info = self.partition(topic, partition)
         return None if info is None or info.leader < 0 else info.leader
 
+    def topic_pending(self, topic: str) -> bool:
+        """The broker answered `topic` with a retriable topic-level error (LEADER_NOT_AVAILABLE
+        while it is being created or its leaders elected): ask again shortly, as Java's
+        `partitionsFor` does. An unknown topic is not pending: it is absent."""
+        return _pending(self.topic_errors.get(topic, ErrorCode.NONE))
+
     def topic_id(self, topic: str) -> uuid.UUID | None:
         info = self.topics.get(topic)
         return None if info is None else info.topic_id
@@ -300,7 +306,10 @@ class ClusterMetadata:
                 self._refresh.wanted = self._refresh.wanted or RefreshReason.STALE
                 return True
             return False
-        self.topic_errors.pop(name, None)
+        if _pending(error):
+            self.topic_errors[name] = error  # described, but still settling
+        else:
+            self.topic_errors.pop(name, None)
         old = self.topics.get(name)
         unresolved = False
         partitions = {}
@@ -349,6 +358,7 @@ class ClusterMetadata:
         self.brokers.clear()
         self.topics.clear()
         self.partition_counts.clear()
+        self.topic_errors.clear()
         self.cluster_id = None
         self.controller_id = -1
         self.rebootstrap_requested = False
@@ -370,6 +380,16 @@ def _partition(topic: str, part: Any) -> PartitionInfo:
         offline_replicas=tuple(getattr(part, "offline_replicas", None) or ()),
         error_code=int(part.error_code),
     )
+
+
+def _pending(code: int) -> bool:
+    """A topic-level error that clears up by itself (UNKNOWN_TOPIC_OR_PARTITION, retriable in
+    Kafka's table, means absent: a topic nobody creates does not appear by waiting)."""
+    try:
+        error = ErrorCode(code)
+    except ValueError:
+        return False
+    return error.retriable and error != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def _topic_id(value: object) -> uuid.UUID | None:

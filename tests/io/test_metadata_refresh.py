@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
-from krafka.errors import KafkaConnectionError
+from krafka.errors import KafkaConnectionError, KafkaTimeoutError
 from krafka.io.client import KafkaClient
 from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.backoff import BackoffPolicy
@@ -89,3 +89,25 @@ async def test_idle_topics_expire_unless_touched(broker: Any) -> None:
         await client.refresh_metadata()
         assert "idle-a" in client.metadata.topics
         assert "idle-b" not in client.metadata.topics
+
+
+async def test_partitions_for_waits_while_a_topic_is_leaderless(make_mock_cluster: Any) -> None:
+    """A topic answered with LEADER_NOT_AVAILABLE (a ZooKeeper-era broker creating it, leaders
+    being elected) is asked for again until it is described, as Java's partitionsFor does; an
+    unknown topic is absent at once; one that stays leaderless ends in KafkaTimeoutError."""
+    cluster = make_mock_cluster(1, topics={"slow": 3, "stuck": 1})
+    cluster.set_topic_error("slow", ErrorCode.LEADER_NOT_AVAILABLE)
+    cluster.set_topic_error("stuck", ErrorCode.LEADER_NOT_AVAILABLE)
+    async with KafkaClient(cluster.bootstrap_servers, allow_auto_topic_creation=False) as client:
+        async with anyio.create_task_group() as tg:
+
+            async def heal() -> None:
+                await anyio.sleep(0.3)
+                cluster.set_topic_error("slow", ErrorCode.NONE)
+
+            tg.start_soon(heal)
+            with anyio.fail_after(5):
+                assert await client.partitions_for("slow") == [0, 1, 2]
+        assert await client.partitions_for("absent") == []
+        with pytest.raises(KafkaTimeoutError, match="LEADER_NOT_AVAILABLE"):
+            await client.partitions_for("stuck", timeout=0.3)

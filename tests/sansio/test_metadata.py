@@ -111,6 +111,25 @@ def test_unknown_topic_is_dropped_and_refresh_wanted() -> None:
     assert meta.refresh_due(1.2)
 
 
+def test_a_topic_without_leaders_yet_is_pending_until_described() -> None:
+    """Apache Kafka answers LEADER_NOT_AVAILABLE (no partitions) for a topic it is creating on
+    the Metadata request's behalf: pending (ask again), unlike an unknown topic (absent)."""
+    meta = _meta()
+    meta.add_topics(["new", "nobody"], 0.0)
+    creating = NS(
+        name="new", error_code=ErrorCode.LEADER_NOT_AVAILABLE, topic_id=None, partitions=[]
+    )
+    unknown = NS(
+        name="nobody", error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic_id=None, partitions=[]
+    )
+    meta.update(_response([creating, unknown]), 0.0, ["new", "nobody"])
+    assert meta.topic_pending("new") and meta.partitions_for("new") == []
+    assert not meta.topic_pending("nobody")
+    assert meta.refresh_due(0.2)
+    meta.update(_response([_topic("new")]), 0.3, ["new", "nobody"])
+    assert not meta.topic_pending("new") and meta.partitions_for("new") == [0, 1, 2, 3]
+
+
 def test_rebootstrap_after_unreachable_for_trigger() -> None:
     meta = _meta(rebootstrap_trigger=30.0)
     meta.update(_response([]), 0.0)
