@@ -26,6 +26,7 @@ from krafka.io.client import KafkaClient
 from krafka.io.consumer.membership import DrivenOffsets
 from krafka.io.driver import MachineDriver
 from krafka.protocol.error_codes import ErrorCode
+from krafka.sansio.backoff import Backoff, BackoffPolicy
 from krafka.sansio.consumer.subscription import SubscriptionState
 from krafka.sansio.group import (
     AssignPartitions,
@@ -77,6 +78,11 @@ class GroupMembership(DrivenOffsets):
         self._failure: KrafkaError | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._metadata_age = 30.0
+        self._missing_backoff = BackoffPolicy(
+            initial=config.retry_backoff,
+            maximum=max(config.retry_backoff, config.retry_backoff_max),
+            max_retries=None,
+        )
 
     # -- Membership ---------------------------------------------------------------------------
 
@@ -190,12 +196,28 @@ class GroupMembership(DrivenOffsets):
             log.exception("krafka consumer: rebalance listener %s raised", method)
 
     async def _metadata_loop(self) -> None:
+        """Every `_metadata_age` s; while a subscribed topic is unknown to the cluster (not
+        created yet, or being auto-created) at the retry backoff instead, as Java's consumer
+        refreshes metadata for it, so the group assigns it soon after it appears."""
+        backoff = Backoff(self._missing_backoff)
         while True:
-            await anyio.sleep(self._metadata_age)
+            now = anyio.current_time()
+            if self._missing_topics():
+                delay = backoff.failed(now) - now
+            else:
+                backoff.succeeded()
+                delay = self._metadata_age
+            await anyio.sleep(delay)
             try:
                 await self._refresh_metadata()
             except KrafkaError as exc:
                 log.info("krafka consumer: metadata refresh failed: %s", exc)
+
+    def _missing_topics(self) -> set[str]:
+        if self._subscription.pattern is not None:
+            return set()
+        known = self._client.metadata.partition_counts
+        return {t for t in self._subscription.subscription() if t not in known}
 
     async def _refresh_metadata(self) -> None:
         """Tell the member every subscribed topic's partition count (all topics for a

@@ -1,4 +1,5 @@
-"""Consumers in a classic group on Tansu: krafka members together, and with librdkafka's."""
+"""Consumers in a classic group on a live cluster (Apache Kafka and Tansu): krafka members
+together, with librdkafka's, and subscribed before their topic exists."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import anyio
 import pytest
 from _groups import make_topic, member
 
-from krafka import Consumer, TopicPartition
+from krafka import AdminClient, Consumer, NewTopic, Producer, TopicPartition
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(120)]
 
@@ -127,6 +128,7 @@ async def test_mixed_group_with_librdkafka_cooperative(broker: Any) -> None:
             broker.bootstrap_servers, group, partition_assignment_strategy="cooperative-sticky"
         ) as consumer:
             await consumer.subscribe([topic])
+
             with anyio.fail_after(60):
                 while len(mine) + len(rd_seen) < 400 or not consumer.assignment():
                     records = await consumer.poll(timeout=0.2)
@@ -142,3 +144,27 @@ async def test_mixed_group_with_librdkafka_cooperative(broker: Any) -> None:
     assert set(values) == {b"%d" % i for i in range(400)}
     assert all(c == 1 for c in values.values()), "a record consumed by both members"
     assert max(rd_assigned) >= 1
+
+
+@pytest.mark.one_backend
+async def test_a_topic_created_after_subscribing_is_assigned_soon(broker: Any) -> None:
+    """A subscribed topic the cluster does not know yet is looked up again at the retry backoff
+    (Java refreshes metadata for it), not at the next periodic refresh: once it is created the
+    group assigns it within seconds."""
+    topic = f"late-{time.time_ns()}"
+    async with member(broker.bootstrap_servers, f"g-{time.time_ns()}") as consumer:
+        await consumer.subscribe([topic])
+        with anyio.move_on_after(1.0):
+            while True:
+                await consumer.poll(timeout=0.2)
+        assert consumer.assignment() == set()
+        async with AdminClient(broker.bootstrap_servers) as admin:
+            (await admin.create_topics([NewTopic(topic, 2)])).raise_for_errors()
+        async with Producer(broker.bootstrap_servers) as producer:
+            await producer.send_and_wait(topic, b"first", partition=1)
+        got: list[Any] = []
+        with anyio.fail_after(12):
+            while not got:
+                got = await consumer.poll(timeout=0.2)
+        assert [r.value for r in got] == [b"first"]
+        assert consumer.assignment() == {TopicPartition(topic, 0), TopicPartition(topic, 1)}
