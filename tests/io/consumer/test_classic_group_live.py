@@ -129,13 +129,16 @@ async def test_mixed_group_with_librdkafka_cooperative(broker: Any) -> None:
         ) as consumer:
             await consumer.subscribe([topic])
 
+            def shared() -> bool:  # both members hold partitions (krafka may start alone)
+                theirs = rd_assigned[-1] if rd_assigned else 0
+                return 0 < len(consumer.assignment()) < 4 and theirs > 0
+
             with anyio.fail_after(60):
-                while len(mine) + len(rd_seen) < 400 or not consumer.assignment():
+                while len(mine) + len(rd_seen) < 400 or not shared():
                     records = await consumer.poll(timeout=0.2)
                     mine.extend(records)
                     if records:
                         await consumer.commit()
-            assert consumer.assignment(), "krafka got no partition"
             assert 0 < len(consumer.assignment()) < 4
     finally:
         stop.set()

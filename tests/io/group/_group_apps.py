@@ -1,6 +1,7 @@
 """A group member on a real cluster, driven by `MachineDriver`, with a stand-in application
-loop: it polls every 50 ms and answers every listener step at once (auto-commits commit
-nothing). For io tests of the sans-IO member; the io Consumer integrates it for real."""
+loop: it polls every 50 ms, answers every listener step at once (auto-commits commit
+nothing) and, as the io consumer does, looks its topic up again while the cluster does not
+know it yet. For io tests of the sans-IO member; the io Consumer integrates it for real."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class App:
         group: str,
         topic: str,
         assignor: Any,
-        session_timeout: float = 3.0,
+        session_timeout: float = 6.0,  # Apache Kafka refuses less (group.min.session.timeout.ms)
     ) -> None:
         self.client = client
         self.topic = topic
@@ -59,6 +60,8 @@ class App:
         self.member.subscribe([self.topic], anyio.current_time())
         task_status.started()
         while True:
+            if self.topic not in self.client.metadata.partition_counts:
+                await self.metadata([self.topic])  # as the io consumer: until it exists
             self.member.poll(anyio.current_time())
             while self.events:
                 event = self.events.pop(0)
