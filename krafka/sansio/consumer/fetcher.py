@@ -148,8 +148,10 @@ class Fetcher:
         self._arrived = False
         self._resets = False
         self._wakeup: float | None = None
-        #: Partitions whose error the application has not seen yet: not fetched meanwhile.
-        self._errors: dict[TopicPartition, KrafkaError] = {}
+        #: A partition's error for the application, with the partition's epoch when it arose:
+        #: one at a time, and the partition is not fetched again until poll raised it (or a
+        #: seek made it stale), as Java raises a partition's error from the poll that finds it.
+        self._errors: dict[TopicPartition, tuple[int, KrafkaError]] = {}
 
     # -- Machine ------------------------------------------------------------------------------
 
@@ -262,7 +264,7 @@ class Fetcher:
 
     def has_data(self) -> bool:
         """Something a poll would return now (records, or an error to raise)."""
-        if self._errors:
+        if any(self._is_current(tp, epoch) for tp, (epoch, _) in self._errors.items()):
             return True
         return any(
             self._current(c) and not self.subscription.is_paused(c.partition) for c in self._buffer
@@ -293,7 +295,8 @@ class Fetcher:
         for tp in self.subscription.fetchable_partitions():
             if tp in self._busy_partitions or unread.get(tp, 0) >= _PREFETCH_DEPTH:
                 continue
-            if tp in self._errors or not self._partition_ready(tp, now):
+            held = tp in self._errors and self._is_current(tp, self._errors[tp][0])
+            if held or not self._partition_ready(tp, now):
                 continue
             node, leader_epoch = self._node_for(tp, now)
             if node is None:
@@ -455,7 +458,7 @@ class Fetcher:
                 self.metadata.on_error(code, tp.topic)
         else:
             message = f"fetch of {tp.topic}-{tp.partition} at offset {data.fetch_offset} failed"
-            self._hold(tp, error_for_code(code, message))
+            self._hold(tp, epoch, error_for_code(code, message))
 
     def _buffer_data(
         self,
@@ -511,13 +514,11 @@ class Fetcher:
             subscription.clear_preferred_replica(tp)
             return
         if subscription.default_reset is ResetStrategy.NONE:
-            self._hold(
-                tp,
-                OffsetOutOfRangeError(
-                    f"offset {asked.fetch_offset} is out of range for {tp.topic}-{tp.partition}"
-                    " and auto_offset_reset is none: seek to a valid offset"
-                ),
+            error = OffsetOutOfRangeError(
+                f"offset {asked.fetch_offset} is out of range for {tp.topic}-{tp.partition}"
+                " and auto_offset_reset is none: seek to a valid offset"
             )
+            self._hold(tp, state.epoch, error)
             return
         subscription.request_offset_reset(tp)
         self._resets = True
@@ -541,17 +542,24 @@ class Fetcher:
             self._buffer.clear()
             self._buffer.extend(kept + mine)
 
-    def _hold(self, tp: TopicPartition, error: KrafkaError) -> None:
+    def _hold(self, tp: TopicPartition, epoch: int, error: KrafkaError) -> None:
         """A partition's fetch failed for good: wake a poll to raise `error`, and fetch the
-        partition again only once it has (as Java's one fetch per poll), not in a loop."""
-        self._errors[tp] = error
+        partition again only once it has (or a seek made it stale: `epoch` is the partition's
+        when it arose), as Java's one fetch per poll, not in a loop."""
+        self._errors[tp] = (epoch, error)
         self._arrived = True
 
     def _raise_pending(self) -> None:
-        """Raise one partition's error (the oldest); it is fetched again after its backoff."""
-        if self._errors:
-            tp = next(iter(self._errors))
-            raise self._errors.pop(tp)
+        """Raise one partition's error (the oldest still current); it is fetched again after
+        its backoff."""
+        for tp, (epoch, error) in list(self._errors.items()):
+            del self._errors[tp]
+            if self._is_current(tp, epoch):
+                raise error
+
+    def _is_current(self, tp: TopicPartition, epoch: int) -> bool:
+        subscription = self.subscription
+        return subscription.is_assigned(tp) and subscription.state_of(tp).epoch == epoch
 
 
 def _request(

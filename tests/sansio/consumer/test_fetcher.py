@@ -8,7 +8,11 @@ from typing import Any
 import pytest
 
 from krafka.codec import Record, encode_batch
-from krafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
+from krafka.errors import (
+    KafkaConnectionError,
+    OffsetOutOfRangeError,
+    TopicAuthorizationFailedError,
+)
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import FetchRequest, FetchResponse, MetadataResponse
 from krafka.protocol.messages.fetch_response import FetchableTopicResponse, PartitionData
@@ -117,6 +121,29 @@ def test_out_of_range_requests_a_reset_and_backs_off() -> None:
     assert abs((first - 0.2) - RESET_BACKOFF.delay(1, lambda: 0.5)) < 0.05
     assert second - 0.2 > first - 0.2
     assert subscription.resets_due(0.2) == {}
+
+
+def test_out_of_range_without_reset_policy_is_raised_once_and_not_refetched_meanwhile() -> None:
+    """auto_offset_reset=none: the error waits for the application's poll and the partition is
+    not fetched again until then (no error piling up per background fetch); a seek meanwhile
+    makes it stale (never raised); after it was raised, the partition is fetched again."""
+    f, subscription = fetcher()
+    subscription.default_reset = ResetStrategy.NONE
+    sent = [a for a in f.next_actions(0.0) if isinstance(a, SendRequest)]
+    to_1 = next(a for a in sent if a.target.node_id == 1)
+    f.on_response(to_1, answer(0, code=ErrorCode.OFFSET_OUT_OF_RANGE), 0.1)
+    (later,) = [a for a in f.next_actions(0.2) if isinstance(a, SendRequest)]
+    assert [p.partition for t in later.request.build(12).topics for p in t.partitions] == [2]
+    f.on_response(later, answer(2), 0.25)
+    assert f.has_data()
+    with pytest.raises(OffsetOutOfRangeError, match="t-0"):
+        f.fetched_records(10)
+    assert f.fetched_records(10) == []
+    (again,) = [a for a in f.next_actions(0.3) if isinstance(a, SendRequest)]
+    assert 0 in [p.partition for t in again.request.build(12).topics for p in t.partitions]
+    f.on_response(again, answer(0, code=ErrorCode.OFFSET_OUT_OF_RANGE), 0.4)
+    subscription.seek(T0, 7)
+    assert not f.has_data() and f.fetched_records(10) == []
 
 
 def test_data_is_buffered_and_handed_out() -> None:
