@@ -396,6 +396,7 @@ class Consumer(OffsetLookups):
                 self._raise_position_errors()
                 if self._driver.error is not None:
                     raise KrafkaError(str(self._driver.error)) from self._driver.error.__cause__
+                self._subscription.mark_polled()
                 got = take()
             except KrafkaError:
                 await anyio.lowlevel.checkpoint()
@@ -513,6 +514,7 @@ class Consumer(OffsetLookups):
                 resolved = self._positions.resolved
                 self._positions.wake()
                 await resolved.wait()
+        self._subscription.mark_polled((tp,))
         return position
 
     def pause(self, *partitions: TopicPartition) -> None:

@@ -139,7 +139,7 @@ class PositionUpdater:
             if not self._still_waiting(tp, epochs[tp]):
                 continue
             if isinstance(value, ListedOffset):
-                self.subscription.seek(tp, value.offset, value.leader_epoch)
+                self.subscription.resolve(tp, value.offset, value.leader_epoch)
             else:
                 if isinstance(value, KrafkaError):
                     log.info("krafka consumer: resetting %s failed: %s", tp, value)

@@ -77,6 +77,10 @@ class PartitionState:
     log_start_offset: int | None = None
     preferred_replica: int | None = None
     preferred_replica_expires: float = 0.0
+    #: The application has seen this position (a poll, `position()`, its own seek): only such
+    #: positions are committed, as Java commits positions made valid on the polling thread,
+    #: never one resolved in the background that the application did not poll yet.
+    polled: bool = False
 
 
 class SubscriptionState:
@@ -187,6 +191,16 @@ class SubscriptionState:
     # -- positions ----------------------------------------------------------------------------
 
     def seek(self, tp: TopicPartition, offset: int, leader_epoch: int | None = None) -> None:
+        """The application's seek: the position counts as consumed (is committed) at once."""
+        self._set_position(tp, offset, leader_epoch)
+        self.state_of(tp).polled = True
+
+    def resolve(self, tp: TopicPartition, offset: int, leader_epoch: int | None = None) -> None:
+        """A position found for the application (its committed offset, the reset policy):
+        committed only once the application polled it."""
+        self._set_position(tp, offset, leader_epoch)
+
+    def _set_position(self, tp: TopicPartition, offset: int, leader_epoch: int | None) -> None:
         if offset < 0:
             raise ValueError(f"offset must be >= 0, got {offset}")
         state = self.state_of(tp)
@@ -194,6 +208,16 @@ class SubscriptionState:
         state.state, state.reset = FetchState.FETCHING, None
         state.reset_backoff.succeeded()
         state.epoch = next(self._epochs)
+        state.polled = False
+
+    def mark_polled(self, partitions: Iterable[TopicPartition] | None = None) -> None:
+        """The application polled (or asked for the position of `partitions`): every valid
+        position there counts as consumed from now on."""
+        states = self._assignment
+        chosen = states.values() if partitions is None else (states[tp] for tp in partitions)
+        for state in chosen:
+            if state.state is FetchState.FETCHING:
+                state.polled = True
 
     def advance(self, tp: TopicPartition, offset: int, leader_epoch: int | None) -> None:
         """The application consumed up to `offset` (exclusive): no epoch bump."""
@@ -215,6 +239,7 @@ class SubscriptionState:
         state = self.state_of(tp)
         state.state, state.reset = FetchState.AWAIT_RESET, strategy or self.default_reset
         state.epoch = next(self._epochs)
+        state.polled = False
 
     def initializing_partitions(self) -> list[TopicPartition]:
         """Partitions that need their committed offset (or an initial / reset offset)."""
@@ -229,7 +254,7 @@ class SubscriptionState:
             if offset is None:
                 offset = self.initial_offsets.get(tp)
             if offset is not None and offset >= 0:
-                self.seek(tp, offset)
+                self.resolve(tp, offset)
             else:
                 self.request_offset_reset(tp)
 
@@ -256,11 +281,12 @@ class SubscriptionState:
         return min(times) if times else None
 
     def all_consumed(self) -> dict[TopicPartition, OffsetAndMetadata]:
-        """Positions to commit: every assigned partition with a valid position."""
+        """Positions to commit: every assigned partition with a valid position the application
+        has polled (Java's allConsumed)."""
         return {
             tp: OffsetAndMetadata(s.position, "", s.leader_epoch)
             for tp, s in self._assignment.items()
-            if s.state is FetchState.FETCHING
+            if s.state is FetchState.FETCHING and s.polled
         }
 
     # -- flags --------------------------------------------------------------------------------

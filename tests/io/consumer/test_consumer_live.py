@@ -202,6 +202,28 @@ async def test_auto_commit_on_close(broker: Any) -> None:
         assert (await again.committed([tp]))[tp] == expected
 
 
+async def test_an_explicit_commit_survives_closing_without_a_poll(broker: Any) -> None:
+    """Auto-commit on close commits what the application consumed: a consumer that assigned,
+    committed an offset of its own and closed without polling leaves that offset alone (the
+    position its reset policy found in the background was never polled)."""
+    topic, group = unique("explicit"), unique("g")
+    tp = TopicPartition(topic, 0)
+    async with Producer(broker.bootstrap_servers) as producer:
+        for i in range(10):
+            await producer.send(topic, b"%d" % i, partition=0)
+        await producer.flush()
+    async with Consumer(broker.bootstrap_servers, group_id=group) as consumer:
+        await consumer.assign([tp])
+        with anyio.fail_after(10):  # the reset policy finds the latest offset in the background
+            while consumer._subscription.state_of(tp).position < 0:
+                await anyio.sleep(0.05)
+        await consumer.commit({tp: OffsetAndMetadata(5)})
+    async with Consumer(broker.bootstrap_servers, group_id=group) as again:
+        await again.assign([tp])
+        committed = (await again.committed([tp]))[tp]
+        assert committed is not None and committed.offset == 5
+
+
 async def test_deserializers_and_a_failing_one(broker: Any) -> None:
     topic = unique("deser")
     tp = TopicPartition(topic, 0)
