@@ -425,9 +425,13 @@ class KafkaClient:
 
     # -- metadata -------------------------------------------------------------------------------
 
-    async def refresh_metadata(self, topics: Sequence[str] | None = None) -> ClusterMetadata:
+    async def refresh_metadata(
+        self, topics: Sequence[str] | None = None, *, all_topics: bool = False
+    ) -> ClusterMetadata:
         """Refresh now. `topics` are added to the tracked set first (and auto-created if
         the broker allows it); with no topics tracked only brokers are refreshed.
+        `all_topics` asks for every topic of the cluster (what a pattern subscription
+        matches against).
 
         A refresh for topics already asked for waits out the refresh backoff (it grows while
         refreshes keep finding partitions without a leader), and calls made while one is
@@ -438,10 +442,11 @@ class KafkaClient:
             meta.add_topics(topics, metadata_clock())
         generation = self._refresh_generation
         async with self._refresh_lock:
-            if self._refresh_generation != generation and not meta.unrequested(topics):
+            shared = not meta.unrequested(topics) and not all_topics
+            if self._refresh_generation != generation and shared:
                 return meta
             await anyio.sleep(meta.refresh_wait(metadata_clock(), topics))
-            await self._refresh_once()
+            await self._refresh_once(all_topics)
         return meta
 
     async def leader_for(
@@ -541,13 +546,15 @@ class KafkaClient:
             )
         return link
 
-    async def _refresh_once(self) -> None:
+    async def _refresh_once(self, all_topics: bool = False) -> None:
         meta = self.metadata
         for _ in range(2):  # a second round only after a REBOOTSTRAP_REQUIRED answer
             now = metadata_clock()
             if meta.rebootstrap_due(now):
                 self._rebootstrap(now)
             topics = meta.topics_to_refresh(now)
+            if all_topics:
+                topics = None
             meta.refresh_started(now, topics)
             wanted = None if topics is None else [_metadata_topic(t) for t in topics]
             request = MetadataRequest(

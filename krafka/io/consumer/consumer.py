@@ -257,6 +257,7 @@ class Consumer(OffsetLookups):
             listener=listener,
             positions=self._consumed,
             on_change=self._changed,
+            metadata_max_age=settings.metadata_max_age,
         )
 
     async def unsubscribe(self) -> None:

@@ -62,6 +62,7 @@ class GroupMembership(DrivenOffsets):
         listener: Any,
         positions: Callable[[], dict[TopicPartition, OffsetAndMetadata]],
         on_change: Callable[[], None],
+        metadata_max_age: float = 30.0,
     ) -> None:
         self.group_id: str | None = config.group_id
         self._client = client
@@ -77,7 +78,9 @@ class GroupMembership(DrivenOffsets):
         )
         self._failure: KrafkaError | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
-        self._metadata_age = 30.0
+        #: How often the subscription's topics (every topic, for a pattern) are looked up
+        #: again: the consumer's metadata_max_age, at most 30 s apart.
+        self._metadata_age = min(30.0, metadata_max_age)
         self._missing_backoff = BackoffPolicy(
             initial=config.retry_backoff,
             maximum=max(config.retry_backoff, config.retry_backoff_max),
@@ -196,9 +199,10 @@ class GroupMembership(DrivenOffsets):
             log.exception("krafka consumer: rebalance listener %s raised", method)
 
     async def _metadata_loop(self) -> None:
-        """Every `_metadata_age` s; while a subscribed topic is unknown to the cluster (not
-        created yet, or being auto-created) at the retry backoff instead, as Java's consumer
-        refreshes metadata for it, so the group assigns it soon after it appears."""
+        """Every `_metadata_age` s (a pattern then matches new topics); while a subscribed topic
+        is unknown to the cluster (not created yet, or being auto-created) at the retry backoff
+        instead, as Java's consumer refreshes metadata for it, so the group assigns it soon
+        after it appears."""
         backoff = Backoff(self._missing_backoff)
         while True:
             now = anyio.current_time()
@@ -226,7 +230,7 @@ class GroupMembership(DrivenOffsets):
         topics = None if pattern is not None else sorted(self._subscription.subscription())
         if topics == []:
             return
-        meta = await self._client.refresh_metadata(topics)
+        meta = await self._client.refresh_metadata(topics, all_topics=pattern is not None)
         if topics is not None:
             self._refuse_unauthorized(topics)
         counts = dict(self._client.metadata.partition_counts)

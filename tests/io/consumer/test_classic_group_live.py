@@ -3,6 +3,7 @@ together, with librdkafka's, and subscribed before their topic exists."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import Counter
@@ -171,3 +172,26 @@ async def test_a_topic_created_after_subscribing_is_assigned_soon(broker: Any) -
                 got = await consumer.poll(timeout=0.2)
         assert [r.value for r in got] == [b"first"]
         assert consumer.assignment() == {TopicPartition(topic, 0), TopicPartition(topic, 1)}
+
+
+@pytest.mark.one_backend
+async def test_a_pattern_subscription_follows_matching_topics(broker: Any) -> None:
+    """A compiled pattern is matched against every topic of the cluster (not only topics the
+    client already tracks), again every `metadata_max_age`: a matching topic created later
+    joins the assignment, others never do."""
+    prefix = f"pat{time.time_ns()}"
+    first = await make_topic(broker.bootstrap_servers, 2, 10, prefix=prefix)
+    await make_topic(broker.bootstrap_servers, 1, 1, prefix=f"other{prefix}")
+    seen: list[bytes] = []
+    async with member(broker.bootstrap_servers, f"g-{prefix}", metadata_max_age=1.0) as consumer:
+        await consumer.subscribe(re.compile(f"{prefix}-.*"))
+        with anyio.fail_after(30):
+            while len(seen) < 10:
+                seen += [r.value for r in await consumer.poll(timeout=0.2)]
+        assert consumer.assignment() == {TopicPartition(first, p) for p in range(2)}
+        second = await make_topic(broker.bootstrap_servers, 1, 1, prefix=prefix)
+        with anyio.fail_after(30):
+            while len(seen) < 11:
+                seen += [r.value for r in await consumer.poll(timeout=0.2)]
+        assert TopicPartition(second, 0) in consumer.assignment()
+        assert consumer.subscription() == {first, second}
