@@ -1,6 +1,7 @@
-"""`krafka.ShareConsumer` (KIP-932) on librdkafka's mock cluster: alone over three brokers, in one
-share group with librdkafka's own ShareConsumer, and each settlement's effect (ACCEPT, RELEASE,
-REJECT, delivery limits, lock expiry, close)."""
+"""`krafka.ShareConsumer` (KIP-932) on librdkafka's mock cluster and on Apache Kafka: alone,
+in one share group with librdkafka's own ShareConsumer, and each settlement's effect (ACCEPT,
+RELEASE, REJECT, delivery limits, lock expiry, close); on the mock alone, what needs its fault
+injection (heartbeat and session errors, leader moves, a broker down)."""
 
 from __future__ import annotations
 
@@ -11,37 +12,43 @@ from typing import Any
 
 import anyio
 import pytest
+from _share_env import ShareEnv
 
-from krafka import AcknowledgeType, Producer, ShareConsumer, ShareRecord, TopicPartition
+from krafka import (
+    AcknowledgeType,
+    AdminClient,
+    Producer,
+    ShareConsumer,
+    ShareRecord,
+    TopicPartition,
+)
 from krafka.errors import IllegalStateError, InvalidRecordStateError
 from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
-TOPIC = "jobs"
 
-
-def share_cluster(make_mock_cluster: Any, partitions: int = 6, **settings: int) -> Any:
-    cluster = make_mock_cluster(3, topics={TOPIC: partitions})
-    cluster.sharegroup_set_auto_offset_reset("earliest")
-    cluster.sharegroup_set_heartbeat_interval(200)
-    if "lock_ms" in settings:
-        cluster.sharegroup_set_record_lock_duration(settings["lock_ms"])
-    if "max_attempts" in settings:
-        cluster.sharegroup_set_max_delivery_attempts(settings["max_attempts"])
-    return cluster
-
-
-async def produce(cluster: Any, count: int, partitions: int, first: int = 0) -> None:
-    async with Producer(cluster.bootstrap_servers, linger=0.002) as producer:
+async def produce(env: ShareEnv, count: int, partitions: int, first: int = 0) -> None:
+    async with Producer(env.bootstrap_servers, linger=0.002) as producer:
         for i in range(first, first + count):
-            await producer.send(TOPIC, b"%d" % i, partition=i % partitions)
+            await producer.send(env.topic, b"%d" % i, partition=i % partitions)
         await producer.flush()
 
 
-def consumer(cluster: Any, group: str = "sg", **kw: Any) -> ShareConsumer:
-    return ShareConsumer(cluster.bootstrap_servers, group_id=group, fetch_max_wait=0.1, **kw)
+def consumer(env: ShareEnv, group: str | None = None, **kw: Any) -> ShareConsumer:
+    return ShareConsumer(
+        env.bootstrap_servers, group_id=group or env.group, fetch_max_wait=0.1, **kw
+    )
+
+
+async def members(env: ShareEnv, group: str) -> list[str]:
+    """The member ids the cluster has for `group`."""
+    if env.mock is not None:
+        return list(env.mock.sharegroup_member_ids(group))
+    async with AdminClient(env.bootstrap_servers) as admin:
+        described = (await admin.describe_groups([group])).raise_for_errors()
+    return [m.member_id for m in described[group].members]
 
 
 async def poll_until(
@@ -59,38 +66,38 @@ async def poll_until(
     return got
 
 
-async def test_alone_over_three_brokers_every_record_once(make_mock_cluster: Any) -> None:
-    cluster = share_cluster(make_mock_cluster, partitions=6)
-    await produce(cluster, 600, 6)
-    async with consumer(cluster) as c:
-        await c.subscribe([TOPIC])
-        got = await poll_until(c, 600)
-        assert c.assignment() == {TopicPartition(TOPIC, p) for p in range(6)}
+async def test_alone_every_record_once(share_env: Any) -> None:
+    env = await share_env(6)
+    await produce(env, 300, 6)
+    async with consumer(env) as c:
+        await c.subscribe([env.topic])
+        got = await poll_until(c, 300)
+        assert c.assignment() == {TopicPartition(env.topic, p) for p in range(6)}
         assert await c.commit_sync(timeout=10) != {}  # implicit: the last poll's, accepted
         assert await poll_until(c, 1, seconds=1.0) == []  # nothing comes back
-    assert Counter(r.value for r in got) == Counter(b"%d" % i for i in range(600))
+    assert Counter(r.value for r in got) == Counter(b"%d" % i for i in range(300))
     assert {r.delivery_count for r in got} == {1}
     assert c.acquisition_lock_timeout == 30.0
 
 
-async def test_release_redelivers_with_a_higher_delivery_count(make_mock_cluster: Any) -> None:
-    cluster = share_cluster(make_mock_cluster, partitions=1)
-    await produce(cluster, 3, 1)
-    async with consumer(cluster, acknowledgement_mode="explicit") as c:
-        await c.subscribe(TOPIC)
+async def test_release_redelivers_with_a_higher_delivery_count(share_env: Any) -> None:
+    env = await share_env(1)
+    await produce(env, 3, 1)
+    async with consumer(env, acknowledgement_mode="explicit") as c:
+        await c.subscribe(env.topic)
         first = await poll_until(c, 3, type=AcknowledgeType.RELEASE)
         again = await poll_until(c, 3, type="accept")
-        assert await c.commit_sync(timeout=10) == {TopicPartition(TOPIC, 0): None}
+        assert await c.commit_sync(timeout=10) == {TopicPartition(env.topic, 0): None}
     assert sorted(r.value for r in first) == sorted(r.value for r in again) == [b"0", b"1", b"2"]
     assert {r.delivery_count for r in first} == {1}
     assert {r.delivery_count for r in again} == {2}
 
 
-async def test_reject_is_never_delivered_again(make_mock_cluster: Any) -> None:
-    cluster = share_cluster(make_mock_cluster, partitions=1)
-    await produce(cluster, 4, 1)
-    async with consumer(cluster, acknowledgement_mode="explicit") as c:
-        await c.subscribe([TOPIC])
+async def test_reject_is_never_delivered_again(share_env: Any) -> None:
+    env = await share_env(1)
+    await produce(env, 4, 1)
+    async with consumer(env, acknowledgement_mode="explicit") as c:
+        await c.subscribe([env.topic])
         got = await poll_until(c, 4)
         for record in got:
             kind = (
@@ -102,63 +109,65 @@ async def test_reject_is_never_delivered_again(make_mock_cluster: Any) -> None:
     assert sorted(r.value for r in again) == [b"0", b"2"]
 
 
-async def test_max_delivery_attempts_archives_the_record(make_mock_cluster: Any) -> None:
-    cluster = share_cluster(make_mock_cluster, partitions=1, max_attempts=2)
-    await produce(cluster, 1, 1)
+async def test_max_delivery_attempts_archives_the_record(share_env: Any) -> None:
+    """The delivery count limit (Apache Kafka: the group's share.delivery.count.limit)."""
+    env = await share_env(1, max_attempts=2)
+    await produce(env, 1, 1)
     counts = []
-    async with consumer(cluster, acknowledgement_mode="explicit") as c:
-        await c.subscribe([TOPIC])
+    async with consumer(env, acknowledgement_mode="explicit") as c:
+        await c.subscribe([env.topic])
         for _ in range(3):
             got = await poll_until(c, 1, seconds=2, type=AcknowledgeType.RELEASE)
             counts.append([r.delivery_count for r in got])
     assert counts == [[1], [2], []]
 
 
-async def test_an_expired_lock_brings_held_records_back(make_mock_cluster: Any) -> None:
-    """Records held past the acquisition lock go back to the group: settling them late is
-    refused (INVALID_RECORD_STATE, also reported to the callback) and the next poll gets them
-    again with delivery count 2."""
-    cluster = share_cluster(make_mock_cluster, partitions=1, lock_ms=500)
-    await produce(cluster, 2, 1)
+async def test_an_expired_lock_brings_held_records_back(share_env: Any) -> None:
+    """Records held past the acquisition lock (Apache Kafka: the group's
+    share.record.lock.duration.ms) go back to the group: settling them late is refused
+    (INVALID_RECORD_STATE, also reported to the callback) and the next poll gets them again
+    with delivery count 2."""
+    env = await share_env(1, lock_ms=1000)
+    await produce(env, 2, 1)
     reports: list[Any] = []
     async with consumer(
-        cluster, acknowledgement_mode="explicit",
+        env, acknowledgement_mode="explicit",
         acknowledgement_commit_callback=lambda offsets, error: reports.append(error),
     ) as c:  # fmt: skip
-        await c.subscribe([TOPIC])
+        await c.subscribe([env.topic])
         held = await poll_until(c, 2)
-        assert c.acquisition_lock_timeout == 0.5
-        await anyio.sleep(1.5)  # held well past the lock
+        assert c.acquisition_lock_timeout == 1.0
+        await anyio.sleep(2.5)  # held well past the lock
         for record in held:
             c.acknowledge(record, AcknowledgeType.ACCEPT)
         late = await c.commit_sync(timeout=10)
         again = await poll_until(c, 2, seconds=15, type=AcknowledgeType.ACCEPT)
-    assert isinstance(late[TopicPartition(TOPIC, 0)], InvalidRecordStateError)
+    assert isinstance(late[TopicPartition(env.topic, 0)], InvalidRecordStateError)
     assert any(isinstance(error, InvalidRecordStateError) for error in reports)
     assert sorted(r.value for r in held) == sorted(r.value for r in again) == [b"0", b"1"]
     assert {r.delivery_count for r in again} == {2}
 
 
-async def test_close_releases_what_was_not_acknowledged(make_mock_cluster: Any) -> None:
-    cluster = share_cluster(make_mock_cluster, partitions=1)
-    await produce(cluster, 3, 1)
-    async with consumer(cluster, acknowledgement_mode="explicit") as c:
-        await c.subscribe([TOPIC])
+async def test_close_releases_what_was_not_acknowledged(share_env: Any) -> None:
+    env = await share_env(1)
+    await produce(env, 3, 1)
+    async with consumer(env, acknowledgement_mode="explicit") as c:
+        await c.subscribe([env.topic])
         got = await poll_until(c, 3)
         c.acknowledge(got[0], AcknowledgeType.ACCEPT)  # sent by close; the rest released
-    async with consumer(cluster, acknowledgement_mode="explicit") as c:
-        await c.subscribe([TOPIC])
+    async with consumer(env, acknowledgement_mode="explicit") as c:
+        await c.subscribe([env.topic])
         with anyio.fail_after(10):  # well before the 30 s lock would expire
             again = await poll_until(c, 2, type=AcknowledgeType.ACCEPT)
     assert sorted(r.value for r in again) == sorted(r.value for r in got[1:])
     assert {r.delivery_count for r in again} == {2}
 
 
-async def test_implicit_and_explicit_modes(make_mock_cluster: Any) -> None:
-    cluster = share_cluster(make_mock_cluster, partitions=1)
-    await produce(cluster, 2, 1)
-    async with consumer(cluster, acknowledgement_mode="explicit") as c:
-        await c.subscribe([TOPIC])
+async def test_implicit_and_explicit_modes(share_env: Any) -> None:
+    env = await share_env(1)
+    await produce(env, 2, 1)
+    async with consumer(env, acknowledgement_mode="explicit") as c:
+        await c.subscribe([env.topic])
         got = await poll_until(c, 2)
         with pytest.raises(IllegalStateError, match="acknowledged before the next poll"):
             await c.poll(timeout=0.1)
@@ -166,9 +175,9 @@ async def test_implicit_and_explicit_modes(make_mock_cluster: Any) -> None:
         with pytest.raises(IllegalStateError):
             c.acknowledge(got[0], AcknowledgeType.ACCEPT)  # already acknowledged
         c.acknowledge(got[1], AcknowledgeType.RELEASE)
-        assert await c.commit_sync(timeout=10) == {TopicPartition(TOPIC, 0): None}
-    async with consumer(cluster) as c:  # implicit (the default)
-        await c.subscribe([TOPIC])
+        assert await c.commit_sync(timeout=10) == {TopicPartition(env.topic, 0): None}
+    async with consumer(env) as c:  # implicit (the default)
+        await c.subscribe([env.topic])
         (record,) = await poll_until(c, 1)
         # released once; maybe twice (prefetched again after the commit, released by close)
         assert record.value == b"1" and record.delivery_count >= 2
@@ -178,16 +187,16 @@ async def test_implicit_and_explicit_modes(make_mock_cluster: Any) -> None:
         assert await poll_until(c, 1, seconds=1.0) == []
 
 
-async def test_commit_callback_and_commit_async(make_mock_cluster: Any) -> None:
-    cluster = share_cluster(make_mock_cluster, partitions=2)
-    await produce(cluster, 10, 2)
+async def test_commit_callback_and_commit_async(share_env: Any) -> None:
+    env = await share_env(2)
+    await produce(env, 10, 2)
     reports: list[tuple[dict[TopicPartition, frozenset[int]], Any]] = []
 
     def callback(offsets: Mapping[TopicPartition, frozenset[int]], error: Any) -> None:
         reports.append((dict(offsets), error))
 
-    async with consumer(cluster, acknowledgement_commit_callback=callback) as c:
-        await c.subscribe([TOPIC])
+    async with consumer(env, acknowledgement_commit_callback=callback) as c:
+        await c.subscribe([env.topic])
         got = await poll_until(c, 10)
         c.commit_async()
         with anyio.fail_after(10):
@@ -198,7 +207,7 @@ async def test_commit_callback_and_commit_async(make_mock_cluster: Any) -> None:
     assert all(error is None for _, error in reports)
 
 
-async def test_one_share_group_with_librdkafka_share_consumers(make_mock_cluster: Any) -> None:
+async def test_one_share_group_with_librdkafka_share_consumers(share_env: Any) -> None:
     """krafka and confluent-kafka's ShareConsumer read one topic together: every record
     accepted exactly once across both; the librdkafka member leaves, krafka finishes.
 
@@ -207,17 +216,18 @@ async def test_one_share_group_with_librdkafka_share_consumers(make_mock_cluster
     one producer stays open throughout, and the peer leaves once everything is settled."""
     import confluent_kafka
 
-    cluster = share_cluster(make_mock_cluster, partitions=6)
+    env = await share_env(6)
+    group = await env.new_group()
     peer_seen: Counter[bytes] = Counter()
     stop = threading.Event()
     peer_ready = threading.Event()
 
     def peer_loop() -> None:
         peer = confluent_kafka.ShareConsumer(
-            {"bootstrap.servers": cluster.bootstrap_servers, "group.id": "mixed",
+            {"bootstrap.servers": env.bootstrap_servers, "group.id": group,
              "share.acknowledgement.mode": "explicit", "log_level": 3}
         )  # fmt: skip
-        peer.subscribe([TOPIC])
+        peer.subscribe([env.topic])
         try:
             deadline = threading.Event()
             while not stop.is_set() and not deadline.is_set():
@@ -243,16 +253,16 @@ async def test_one_share_group_with_librdkafka_share_consumers(make_mock_cluster
 
     try:
         async with (
-            consumer(cluster, "mixed", acknowledgement_mode="explicit") as c,
-            Producer(cluster.bootstrap_servers, linger=0.002) as producer,
+            consumer(env, group, acknowledgement_mode="explicit") as c,
+            Producer(env.bootstrap_servers, linger=0.002) as producer,
         ):
-            await c.subscribe([TOPIC])
+            await c.subscribe([env.topic])
             with anyio.fail_after(30):  # both members in: the partitions are split
                 while not (peer_ready.is_set() and 0 < len(c.assignment()) < 6):
                     await c.poll(timeout=0.2)
             shared = c.assignment()
             for i in range(600):
-                await producer.send(TOPIC, b"%d" % i, partition=i % 6)
+                await producer.send(env.topic, b"%d" % i, partition=i % 6)
             await consume_until(600, 60)
             assert set((await c.commit_sync(timeout=10)).values()) <= {None}
             stop.set()  # the librdkafka member leaves; krafka takes every partition
@@ -261,7 +271,7 @@ async def test_one_share_group_with_librdkafka_share_consumers(make_mock_cluster
                 while len(c.assignment()) < 6:
                     await c.poll(timeout=0.2)
             for i in range(600, 1200):
-                await producer.send(TOPIC, b"%d" % i, partition=i % 6)
+                await producer.send(env.topic, b"%d" % i, partition=i % 6)
             await consume_until(1200, 60)
             await c.commit_sync(timeout=10)
     finally:
@@ -273,12 +283,13 @@ async def test_one_share_group_with_librdkafka_share_consumers(make_mock_cluster
     assert mine and peer_seen
 
 
-async def test_injected_errors_are_recovered(make_mock_cluster: Any) -> None:
+async def test_injected_errors_are_recovered(mock_env: Any) -> None:
     """Heartbeat errors (fenced, unknown member, coordinator moved) rejoin; lost share sessions
     reopen; settlements lost with a session come back as redeliveries (the lock is short), and
     every record is eventually accepted as the broker confirms, by the member's one id."""
-    cluster = share_cluster(make_mock_cluster, partitions=3, lock_ms=3000)
-    await produce(cluster, 300, 3)
+    env = await mock_env(3, lock_ms=3000)
+    cluster = env.mock
+    await produce(env, 300, 3)
     confirmed: set[tuple[int, int]] = set()
 
     def callback(offsets: Mapping[TopicPartition, frozenset[int]], error: Any) -> None:
@@ -286,9 +297,9 @@ async def test_injected_errors_are_recovered(make_mock_cluster: Any) -> None:
             confirmed.update((tp.partition, o) for tp, s in offsets.items() for o in s)
 
     async with consumer(
-        cluster, acknowledgement_mode="explicit", acknowledgement_commit_callback=callback
+        env, acknowledgement_mode="explicit", acknowledgement_commit_callback=callback
     ) as c:
-        await c.subscribe([TOPIC])
+        await c.subscribe([env.topic])
         await poll_until(c, 30, type=AcknowledgeType.ACCEPT)
         cluster.push_request_errors(
             ApiKey.SHARE_GROUP_HEARTBEAT,
@@ -308,38 +319,39 @@ async def test_injected_errors_are_recovered(make_mock_cluster: Any) -> None:
                 await c.commit_sync(10)
         assert len(cluster.sharegroup_member_ids("sg")) == 1
     assert confirmed == {(i % 3, i // 3) for i in range(300)}
-    async with consumer(cluster) as c:  # nothing is left unsettled
-        await c.subscribe([TOPIC])
+    async with consumer(env) as c:  # nothing is left unsettled
+        await c.subscribe([env.topic])
         assert await poll_until(c, 1, seconds=1.5) == []
 
 
-async def test_unsubscribe_releases_leaves_and_may_subscribe_again(make_mock_cluster: Any) -> None:
-    cluster = share_cluster(make_mock_cluster, partitions=1)
-    await produce(cluster, 2, 1)
-    async with consumer(cluster, acknowledgement_mode="explicit") as c:
-        await c.subscribe([TOPIC])
+async def test_unsubscribe_releases_leaves_and_may_subscribe_again(share_env: Any) -> None:
+    env = await share_env(1)
+    await produce(env, 2, 1)
+    async with consumer(env, acknowledgement_mode="explicit") as c:
+        await c.subscribe([env.topic])
         first = await poll_until(c, 2)
         await c.unsubscribe()
         assert c.subscription() == set() and c.assignment() == set()
-        assert cluster.sharegroup_member_ids("sg") == []
-        await c.subscribe([TOPIC])
+        assert await members(env, env.group) == []
+        await c.subscribe([env.topic])
         again = await poll_until(c, 2, type=AcknowledgeType.ACCEPT)
         assert set((await c.commit_sync(timeout=10)).values()) == {None}
     assert sorted(r.value for r in first) == sorted(r.value for r in again)
     assert {r.delivery_count for r in again} == {2}
 
 
-async def test_a_leader_move_mid_consumption_loses_nothing(make_mock_cluster: Any) -> None:
+async def test_a_leader_move_mid_consumption_loses_nothing(mock_env: Any) -> None:
     """Partition leaders move while records are acquired and settled: the consumer follows the
     new leaders (metadata refresh, a session there) and every record is accepted."""
-    cluster = share_cluster(make_mock_cluster, partitions=3)
-    await produce(cluster, 300, 3)
+    env = await mock_env(3)
+    cluster = env.mock
+    await produce(env, 300, 3)
     accepted: set[bytes] = set()
-    async with consumer(cluster, acknowledgement_mode="explicit", max_poll_records=10) as c:
-        await c.subscribe([TOPIC])
+    async with consumer(env, acknowledgement_mode="explicit", max_poll_records=10) as c:
+        await c.subscribe([env.topic])
         accepted.update(r.value for r in await poll_until(c, 40, type=AcknowledgeType.ACCEPT))
         assert len(accepted) < 300
-        cluster.set_partition_leader(TOPIC, 0, 2)  # partition 0 moves from broker 1 to 2
+        cluster.set_partition_leader(env.topic, 0, 2)  # partition 0 moves from broker 1 to 2
         cluster.start_request_tracking()
         with anyio.fail_after(60):
             while True:
@@ -354,16 +366,17 @@ async def test_a_leader_move_mid_consumption_loses_nothing(make_mock_cluster: An
     assert fetches[1] <= 3 < fetches[2]
 
 
-async def test_a_broker_down_then_up_loses_nothing(make_mock_cluster: Any) -> None:
+async def test_a_broker_down_then_up_loses_nothing(mock_env: Any) -> None:
     """A partition leader goes down with records acquired through it: its share session and
     locks are gone; after it comes back every record is still accepted."""
-    cluster = share_cluster(make_mock_cluster, partitions=3)
-    await produce(cluster, 300, 3)
+    env = await mock_env(3)
+    cluster = env.mock
+    await produce(env, 300, 3)
     accepted: set[bytes] = set()
     async with consumer(
-        cluster, acknowledgement_mode="explicit", max_poll_records=10, request_timeout=2.0
+        env, acknowledgement_mode="explicit", max_poll_records=10, request_timeout=2.0
     ) as c:
-        await c.subscribe([TOPIC])
+        await c.subscribe([env.topic])
         accepted.update(r.value for r in await poll_until(c, 40, type=AcknowledgeType.ACCEPT))
         cluster.broker_down(3)
         accepted.update(r.value for r in await poll_until(c, 40, 2.0, type=AcknowledgeType.ACCEPT))
@@ -378,11 +391,11 @@ async def test_a_broker_down_then_up_loses_nothing(make_mock_cluster: Any) -> No
     assert accepted == {b"%d" % i for i in range(300)}
 
 
-async def test_async_for_yields_records_one_by_one(make_mock_cluster: Any) -> None:
-    cluster = share_cluster(make_mock_cluster, partitions=1)
-    await produce(cluster, 5, 1)
-    async with consumer(cluster) as c:
-        await c.subscribe([TOPIC])
+async def test_async_for_yields_records_one_by_one(share_env: Any) -> None:
+    env = await share_env(1)
+    await produce(env, 5, 1)
+    async with consumer(env) as c:
+        await c.subscribe([env.topic])
         got = []
         with anyio.fail_after(20):
             async for record in c:
