@@ -181,7 +181,7 @@ async def test_list_offsets_latest_and_by_timestamp(make_mock_cluster: Any) -> N
         got = await consume(consumer, 1)
         assert (got[0].partition, got[0].offset, got[0].value) == (1, 50, b"new")
         # The mock answers every lookup by time with -1 (and Tansu 0.6 with wrong offsets):
-        # lookups by time are covered by the admin client's scripted ListOffsets tests.
+        # lookups by time are tested on Apache Kafka (test_offset_lookups_and_resets.py).
         far = await consumer.offsets_for_times({tps[0]: int(time.time() * 1000) + 3_600_000})
         assert far[tps[0]] is None
 

@@ -1,10 +1,12 @@
-"""Classic groups under churn on Tansu: a slow handler exceeding max_poll_interval, paused
-partitions kept across a cooperative rebalance, and a rebalance storm of asyncio and trio
-members (a short one by default, the issue's 60 s / 100k-record one marked slow).
+"""Classic groups under churn on a live cluster (Apache Kafka and Tansu): a slow handler
+exceeding max_poll_interval, paused partitions kept across a cooperative rebalance, and a
+rebalance storm of asyncio and trio members (a short one by default, the issue's 60 s /
+100k-record one marked slow).
 
-The storm runs on Tansu only: the librdkafka mock cluster completes a SyncGroup round as soon
-as the leader's assignments arrive and answers followers whose SyncGroup comes later with
-INVALID_REQUEST, so a group whose members sync at the same instant rarely settles there."""
+The storm runs on the live clusters only: the librdkafka mock cluster completes a SyncGroup
+round as soon as the leader's assignments arrive and answers followers whose SyncGroup comes
+later with INVALID_REQUEST, so a group whose members sync at the same instant rarely settles
+there."""
 
 from __future__ import annotations
 
@@ -91,8 +93,8 @@ class Storm:
     churn stops and the group drains the topic. Every record must be consumed at least once;
     duplicates (records consumed again after an uncommitted window) are counted and printed.
 
-    Members stay 2-6 s: every join waits out Tansu's 3 s rebalance delay, so shorter stays would
-    only measure joins that never finish."""
+    Members stay 2-6 s: on Tansu every join waits out its 3 s rebalance delay, so shorter stays
+    would only measure joins that never finish."""
 
     def __init__(self, bootstrap: str, topic: str, seconds: float, records: int) -> None:
         self.bootstrap, self.topic, self.seconds, self.records = bootstrap, topic, seconds, records
