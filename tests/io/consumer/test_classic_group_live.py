@@ -91,6 +91,11 @@ async def test_two_members_share_and_hand_over(broker: Any, strategy: str) -> No
 
 
 async def test_mixed_group_with_librdkafka_cooperative(broker: Any) -> None:
+    """krafka and librdkafka members of one cooperative-sticky group, both auto-committing (so
+    what a member read is committed before its partitions move, and no record is read twice):
+    the partitions end up split, every record read once. A manual commit racing a rebalance
+    fails (Java's RebalanceInProgressException, librdkafka's ILLEGAL_GENERATION), which is
+    why both leave committing to the rebalance."""
     from confluent_kafka import Consumer as RdConsumer
 
     topic = await make_topic(broker.bootstrap_servers, 4, 400)
@@ -106,7 +111,7 @@ async def test_mixed_group_with_librdkafka_cooperative(broker: Any) -> None:
                 "group.id": group,
                 "partition.assignment.strategy": "cooperative-sticky",
                 "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
+                "auto.commit.interval.ms": 500,
                 "session.timeout.ms": 6000,
                 "heartbeat.interval.ms": 500,
                 "fetch.wait.max.ms": 100,
@@ -118,7 +123,6 @@ async def test_mixed_group_with_librdkafka_cooperative(broker: Any) -> None:
             rd_assigned.append(len(rd.assignment()))
             if message is not None and message.error() is None:
                 rd_seen.append(message.value())
-                rd.commit(message=message, asynchronous=False)
         rd.close()
 
     thread = threading.Thread(target=run_librdkafka, daemon=True)
@@ -126,7 +130,11 @@ async def test_mixed_group_with_librdkafka_cooperative(broker: Any) -> None:
     mine: list[Any] = []
     try:
         async with member(
-            broker.bootstrap_servers, group, partition_assignment_strategy="cooperative-sticky"
+            broker.bootstrap_servers,
+            group,
+            partition_assignment_strategy="cooperative-sticky",
+            enable_auto_commit=True,
+            auto_commit_interval=0.5,
         ) as consumer:
             await consumer.subscribe([topic])
 
@@ -134,20 +142,17 @@ async def test_mixed_group_with_librdkafka_cooperative(broker: Any) -> None:
                 theirs = rd_assigned[-1] if rd_assigned else 0
                 return 0 < len(consumer.assignment()) < 4 and theirs > 0
 
-            with anyio.fail_after(60):
+            with anyio.move_on_after(60):
                 while len(mine) + len(rd_seen) < 400 or not shared():
-                    records = await consumer.poll(timeout=0.2)
-                    mine.extend(records)
-                    if records:
-                        await consumer.commit()
-            assert 0 < len(consumer.assignment()) < 4
+                    mine.extend(await consumer.poll(timeout=0.2))
+            ours = sorted(tp.partition for tp in consumer.assignment())
+            assert shared(), (ours, rd_assigned[-1:], len(mine), len(rd_seen))
     finally:
         stop.set()
         await anyio.to_thread.run_sync(thread.join, 20)
     values = Counter([r.value for r in mine] + rd_seen)
     assert set(values) == {b"%d" % i for i in range(400)}
     assert all(c == 1 for c in values.values()), "a record consumed by both members"
-    assert max(rd_assigned) >= 1
 
 
 @pytest.mark.one_backend
