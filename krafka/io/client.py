@@ -69,7 +69,7 @@ from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import MetadataRequest, MetadataResponse
 from krafka.protocol.schema import Request
-from krafka.sansio.actions import AnyBroker, LeaderOf, SendRequest, Versioned
+from krafka.sansio.actions import AnyBroker, Coordinator, LeaderOf, SendRequest, Versioned
 from krafka.sansio.backoff import Backoff, BackoffPolicy
 from krafka.sansio.codes import COORDINATOR_MOVED_CODES
 from krafka.sansio.connection import ConnectionConfig, Priority
@@ -333,6 +333,12 @@ class KafkaClient:
         if isinstance(target, LeaderOf):
             leader = await self.leader_for(target.topic, target.partition)
             return await self.send(action.request, node_id=leader.node_id, **options)
+        if isinstance(target, Coordinator):
+            request = action.request
+            assert not isinstance(request, Versioned), "coordinator requests are built whole"
+            return await self.send_to_coordinator(
+                target.key, request, key_type=target.key_type, **options
+            )
         if target.host is not None and target.port is not None:
             broker = BrokerInfo(target.node_id, target.host, target.port)
             return await self._send_to(broker, action.request, **options)

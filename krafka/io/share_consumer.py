@@ -29,7 +29,8 @@ from krafka.errors import InvalidStateError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
-from krafka.sansio.group.events import GroupFailed, MetadataNeeded
+from krafka.sansio.actions import RefreshMetadata
+from krafka.sansio.group.events import GroupFailed
 from krafka.sansio.share import (
     AcknowledgementMode,
     AcknowledgementsCommitted,
@@ -309,7 +310,7 @@ class ShareConsumer:
                 self._callbacks.append(event)
             if event.error is not None:
                 log.info("krafka share consumer: acknowledgements refused: %s", event.error)
-        elif isinstance(event, MetadataNeeded):
+        elif isinstance(event, RefreshMetadata):
             self._metadata_wanted.set()
         elif isinstance(event, GroupFailed):
             self._failure = event.error

@@ -7,18 +7,25 @@ KIP-848, share groups) speaks it, h11 style:
   (`on_response(sent, response, now)`, `on_failure(sent, error, now)`), the time passing
   (`next_actions(now)`), and the application's calls (machine-specific methods, also with `now`);
 * **outputs**: `next_actions(now)` returns what to do now — `SendRequest`s (a request for a
-  `Target`) and events for the application — and `next_deadline()` says when to ask again.
+  `Target`), `RefreshMetadata` and events for the application — and `next_deadline()` says when
+  to ask again: None while the machine waits for an input (an answer, an application call),
+  never a time already past while there is nothing it can do.
 
-The machine never calls back into its driver and the driver never reads the machine's
-internals: everything crosses as values. A `SendRequest` object is its own correlation handle:
-the driver hands the very same object back with the response or failure.
+After every input the driver calls `next_actions(now)` at once, so what a response causes comes
+out with it. The machine never calls back into its driver and the driver never reads the
+machine's internals: everything crosses as values. A `SendRequest` object is its own
+correlation handle: the driver hands the very same object back with the response or failure.
+Operation ids (`Completed`, `Failed`) come from `next_op()`, unique across every machine of the
+process.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from enum import IntEnum
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from krafka.errors import KrafkaError
 from krafka.protocol.schema import Request
@@ -49,7 +56,43 @@ class LeaderOf:
     partition: int
 
 
-Target = AnyBroker | Broker | LeaderOf
+class CoordinatorType(IntEnum):
+    """FindCoordinator's key type."""
+
+    GROUP = 0
+    TRANSACTION = 1
+    SHARE = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Coordinator:
+    """The coordinator of `key` (a group id, a transactional id, a share group id): the driver
+    finds it (FindCoordinator), follows it when it moves, and talks to it on a connection of its
+    own, so coordinator traffic never queues behind a long-poll Fetch (as Java's)."""
+
+    key: str
+    key_type: CoordinatorType = CoordinatorType.GROUP
+
+
+Target = AnyBroker | Broker | LeaderOf | Coordinator
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshMetadata:
+    """Ask the driver for fresh metadata about `topics` (None: every topic of the cluster, for
+    a pattern subscription). The one way a machine asks; the answer arrives through the
+    metadata view the machine was given (and a `metadata_updated(now)` input where it has one).
+    """
+
+    topics: frozenset[str] | None = None
+
+
+_OPS: Final = itertools.count(1)
+
+
+def next_op() -> int:
+    """A new operation id, unique among every machine of the process."""
+    return next(_OPS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,10 +172,14 @@ __all__ = [
     "AnyBroker",
     "Broker",
     "Completed",
+    "Coordinator",
+    "CoordinatorType",
     "Failed",
     "LeaderOf",
     "Machine",
+    "RefreshMetadata",
     "SendRequest",
     "Target",
     "Versioned",
+    "next_op",
 ]

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from enum import Enum, IntEnum
+from enum import Enum
 from typing import Any, Final
 
 from krafka.errors import KrafkaError, error_for_code
 from krafka.protocol.error_codes import ErrorCode, known
 from krafka.protocol.messages import ApiKey, FindCoordinatorRequest, FindCoordinatorResponse
-from krafka.sansio.actions import AnyBroker, Broker, SendRequest, Versioned
+from krafka.sansio.actions import AnyBroker, Broker, CoordinatorType, SendRequest, Versioned
 from krafka.sansio.backoff import Backoff, BackoffPolicy
 from krafka.sansio.codes import COORDINATOR_MOVED_CODES
 from krafka.sansio.connection import Priority
@@ -27,14 +27,6 @@ from krafka.sansio.connection import Priority
 #: retry.backoff.ms / retry.backoff.max.ms.
 DEFAULT_COORDINATOR_BACKOFF: Final = BackoffPolicy(initial=0.1, maximum=1.0, max_retries=None)
 _BATCHED_FIND_COORDINATOR: Final = 4
-
-
-class CoordinatorType(IntEnum):
-    """FindCoordinator's key type."""
-
-    GROUP = 0
-    TRANSACTION = 1
-    SHARE = 2
 
 
 class CoordinatorState(Enum):

@@ -427,7 +427,7 @@ class Consumer(OffsetLookups):
         elif isinstance(event, ResetNeeded):
             if self._positions is not None:
                 self._positions.wake()
-        elif isinstance(event, RefreshMetadata):
+        elif isinstance(event, RefreshMetadata) and event.topics is not None:
             self._refresh_soon(event.topics)
 
     def _refresh_soon(self, topics: Iterable[str]) -> None:

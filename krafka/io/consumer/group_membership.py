@@ -26,6 +26,7 @@ from krafka.io.client import KafkaClient
 from krafka.io.consumer.membership import DrivenOffsets
 from krafka.io.driver import MachineDriver
 from krafka.protocol.error_codes import ErrorCode
+from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.backoff import Backoff, BackoffPolicy
 from krafka.sansio.consumer.subscription import SubscriptionState
 from krafka.sansio.group import (
@@ -37,7 +38,6 @@ from krafka.sansio.group import (
     GroupMember,
     LeaveReason,
     LosePartitions,
-    MetadataNeeded,
     RevokePartitions,
 )
 from krafka.sansio.group.consumer_events import PendingRevocation
@@ -182,7 +182,7 @@ class GroupMembership(DrivenOffsets):
         elif isinstance(event, GroupFailed):
             self._failure = event.error
             self._on_change()
-        elif isinstance(event, MetadataNeeded):
+        elif isinstance(event, RefreshMetadata):
             await self._refresh_metadata()
         elif isinstance(event, AutoCommitDone) and event.error is not None:
             log.warning("krafka consumer: auto-commit to %s failed: %s", self.group_id, event.error)

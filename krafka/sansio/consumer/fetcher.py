@@ -32,7 +32,7 @@ from krafka.errors import KrafkaError, OffsetOutOfRangeError, error_for_code
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ApiKey, FetchRequest, FetchResponse
 from krafka.protocol.messages.fetch_request import FetchPartition
-from krafka.sansio.actions import Broker, SendRequest, Versioned
+from krafka.sansio.actions import Broker, RefreshMetadata, SendRequest, Versioned
 from krafka.sansio.backoff import Backoff, BackoffPolicy
 from krafka.sansio.codes import STALE_METADATA_CODES
 from krafka.sansio.consumer.completed_fetch import CompletedFetch, Deserializer
@@ -103,13 +103,6 @@ class ResetNeeded:
     """A fetch found a position out of range: partitions await a reset by policy."""
 
 
-@dataclass(frozen=True, slots=True)
-class RefreshMetadata:
-    """Leaders of these topics are unknown or stale: refresh metadata, then wake the fetcher."""
-
-    topics: tuple[str, ...]
-
-
 @dataclass(slots=True)
 class _InFlight:
     node: int
@@ -166,7 +159,7 @@ class Fetcher:
         for node, wanted in self._plan(now).items():
             actions.append(self._fetch(node, wanted, now))
         if self._stale:
-            actions.append(RefreshMetadata(tuple(sorted(self._stale))))
+            actions.append(RefreshMetadata(frozenset(self._stale)))
             self._stale.clear()
         return actions
 

@@ -6,7 +6,7 @@
 * **Calls**, each with `now`: `subscribe(topics | re.Pattern)`; `poll()` at every application
   poll (restarts max_poll_interval; a rebalance only *starts* there; a due auto-commit is asked
   for there); `update_metadata({topic: partitions}, racks=...)` with the driver's whole topic
-  view (at start, after `MetadataNeeded`, on refreshes); `commit(offsets)`,
+  view (at start, after `RefreshMetadata`, on refreshes); `commit(offsets)`,
   `fetch_committed(partitions)` and `leave(reason=CLOSE | UNSUBSCRIBE)` return operation ids
   answered by `Completed` / `Failed`; `listener_done(step, offsets=None)` answers a step.
 * **Steps** (one outstanding at a time; the member waits for the answer):
@@ -16,7 +16,7 @@
   pause flags), `AssignPartitions` (set the assignment to `assignment` before running
   `on_partitions_assigned(added)`; `retained` keep their state; `added` need positions:
   `fetch_committed`, then `initial_offsets` / `auto_offset_reset`).
-* **Notices**: `GroupFailed(error)` (raise it from the next poll), `MetadataNeeded(topics)`,
+* **Notices**: `GroupFailed(error)` (raise it from the next poll), `RefreshMetadata(topics)`,
   `AutoCommitDone(offsets, error)`.
 * **Reads**: `assignment()`, `group_metadata()`, `state`, `generation`, `closed`.
 
@@ -26,6 +26,7 @@
 but names a group.
 """
 
+from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.group.config import GroupConfig
 from krafka.sansio.group.events import (
     AssignPartitions,
@@ -34,7 +35,6 @@ from krafka.sansio.group.events import (
     CommitReason,
     GroupFailed,
     LosePartitions,
-    MetadataNeeded,
     RevokePartitions,
     Step,
 )
@@ -56,8 +56,8 @@ __all__ = [
     "LeaveReason",
     "LosePartitions",
     "MemberState",
-    "MetadataNeeded",
     "OffsetClient",
+    "RefreshMetadata",
     "RevokePartitions",
     "StandaloneCommits",
     "StandaloneOffsets",

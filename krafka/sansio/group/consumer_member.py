@@ -5,7 +5,7 @@ classic `GroupMember`, so one io consumer drives either: the application's calls
 `poll`, `update_topic_ids`, `commit`, `fetch_committed`, `leave`, `listener_done`) each with
 `now`; out come heartbeats, commits, listener steps (`events.CommitPositions`,
 `RevokePartitions`, `AssignPartitions`, `LosePartitions`), notices (`GroupFailed`,
-`MetadataNeeded`, `AutoCommitDone`, `consumer_events.PendingRevocation`) and operation
+`RefreshMetadata`, `AutoCommitDone`, `consumer_events.PendingRevocation`) and operation
 outcomes. The coordinator assigns; the member reconciles (`membership_flows`) and acknowledges.
 
 Heartbeat errors, beyond the shared table (`membership`): STALE_MEMBER_EPOCH takes the epoch

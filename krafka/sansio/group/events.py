@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from krafka.errors import KrafkaError
+from krafka.sansio.actions import RefreshMetadata
 from krafka.structs import OffsetAndMetadata, TopicPartition
 
 Partitions = frozenset[TopicPartition]
@@ -98,14 +99,6 @@ class GroupFailed:
 
 
 @dataclass(frozen=True, slots=True)
-class MetadataNeeded:
-    """Notice: refresh metadata for `topics` (all topics when None, for a pattern subscription)
-    and report it with `update_metadata`; a group leader waits for it before assigning."""
-
-    topics: frozenset[str] | None
-
-
-@dataclass(frozen=True, slots=True)
 class AutoCommitDone:
     """Notice: an automatic commit finished (`error` None: committed), for interceptors and
     logs."""
@@ -114,7 +107,7 @@ class AutoCommitDone:
     error: KrafkaError | None
 
 
-Notice = GroupFailed | MetadataNeeded | AutoCommitDone
+Notice = GroupFailed | RefreshMetadata | AutoCommitDone
 
 
 __all__ = [
@@ -124,7 +117,6 @@ __all__ = [
     "CommitReason",
     "GroupFailed",
     "LosePartitions",
-    "MetadataNeeded",
     "Notice",
     "Partitions",
     "RevokePartitions",

@@ -10,7 +10,7 @@ It speaks the contract of `krafka.sansio.actions`; its driver (the io `Consumer`
 
 Out come `SendRequest`s (heartbeats on the control lane), operation outcomes
 (`Completed`/`Failed`), listener steps to run and answer (`events.Step`) and notices
-(`GroupFailed`, `MetadataNeeded`, `AutoCommitDone`). See `krafka.sansio.group.events`.
+(`GroupFailed`, `RefreshMetadata`, `AutoCommitDone`). See `krafka.sansio.group.events`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from enum import Enum
 from typing import Any
 
 from krafka.errors import InvalidStateError, KrafkaError
-from krafka.sansio.actions import Completed, SendRequest
+from krafka.sansio.actions import Completed, RefreshMetadata, SendRequest
 from krafka.sansio.coordinator import CoordinatorState
 from krafka.sansio.group.assignors import PartitionAssignor, RebalanceProtocol
 from krafka.sansio.group.commits import MemberCommits
@@ -32,7 +32,6 @@ from krafka.sansio.group.events import (
     CommitPositions,
     CommitReason,
     LosePartitions,
-    MetadataNeeded,
     Partitions,
     Step,
 )
@@ -129,7 +128,7 @@ class GroupMember:
         was_active = core.subscription.active
         core.subscription.subscribe(topics)
         if isinstance(topics, re.Pattern):
-            core.events.append(MetadataNeeded(None))
+            core.events.append(RefreshMetadata(None))
         if not was_active:
             core.request_rejoin("subscribed")
 

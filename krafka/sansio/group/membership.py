@@ -26,12 +26,12 @@ from typing import Any, Final
 
 from krafka.errors import KrafkaError, error_for_code
 from krafka.protocol.error_codes import ErrorCode
-from krafka.sansio.actions import Completed, SendRequest
+from krafka.sansio.actions import Completed, RefreshMetadata, SendRequest
 from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.codes import COORDINATOR_MOVED_CODES
 from krafka.sansio.connection import Priority
 from krafka.sansio.coordinator import CoordinatorLink, CoordinatorState, CoordinatorType
-from krafka.sansio.group.events import GroupFailed, MetadataNeeded
+from krafka.sansio.group.events import GroupFailed
 from krafka.sansio.group.heartbeat_timer import HeartbeatTimer
 from krafka.sansio.group.membership_flows import Flows, ReleaseKind
 from krafka.sansio.group.membership_state import MembershipState, check_move
@@ -318,7 +318,7 @@ class Membership:
     def need_metadata(self) -> None:
         if not self._metadata_asked:
             self._metadata_asked = True
-            self.events.append(MetadataNeeded(None))
+            self.events.append(RefreshMetadata(None))
 
     # -- answers ------------------------------------------------------------------------------
 

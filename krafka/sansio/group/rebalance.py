@@ -26,14 +26,13 @@ from krafka.errors import (
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import JoinGroupResponse, SyncGroupResponse
 from krafka.protocol.messages.join_group_response import JoinGroupResponseMember
-from krafka.sansio.actions import SendRequest
+from krafka.sansio.actions import RefreshMetadata, SendRequest
 from krafka.sansio.backoff import Backoff
 from krafka.sansio.group import leader, wire
 from krafka.sansio.group.assignors import PartitionAssignor, Subscription, lookup_assignor
 from krafka.sansio.group.consumer_protocol import encode_subscription
 from krafka.sansio.group.core import MemberCore, log
 from krafka.sansio.group.error_tables import JOIN_GROUP, SYNC_GROUP, Action, action
-from krafka.sansio.group.events import MetadataNeeded
 from krafka.sansio.group.state import Generation, MemberEvent, MemberState
 
 
@@ -190,7 +189,7 @@ class Rebalance:
         if work.asked_metadata_version is None:
             work.asked_metadata_version = version
             work.wait_until = now + self.core.config.request_timeout
-            self.core.events.append(MetadataNeeded(missing))
+            self.core.events.append(RefreshMetadata(missing))
             return True
         return version == work.asked_metadata_version and now < work.wait_until
 

@@ -5,7 +5,7 @@ Inputs, each with `now`: the application's `subscribe`, `poll`, `acknowledge`, `
 `unsubscribe` and `close`; the driver's metadata (`update_metadata`: topic ids and leaders);
 answers and failures of the requests it asked for. Outputs (`next_actions`): heartbeats,
 ShareFetch and ShareAcknowledge requests, and events - `RecordsAvailable`,
-`AcknowledgementsCommitted` (for the acknowledgement commit callback), `MetadataNeeded`,
+`AcknowledgementsCommitted` (for the acknowledgement commit callback), `RefreshMetadata`,
 `GroupFailed` - and the outcomes of `commit`, `unsubscribe` and `close`.
 
 One request is in flight per broker at a time (a session's epochs are sequential). A broker is
@@ -32,10 +32,9 @@ from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka.errors import InvalidRecordStateError, InvalidStateError, KrafkaError, error_for_code
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ShareAcknowledgeResponse, ShareFetchResponse
-from krafka.sansio.actions import Broker, Completed, SendRequest
+from krafka.sansio.actions import Broker, Completed, RefreshMetadata, SendRequest
 from krafka.sansio.backoff import Backoff, BackoffPolicy
 from krafka.sansio.codes import STALE_METADATA_CODES
-from krafka.sansio.group.events import MetadataNeeded
 from krafka.sansio.share.acknowledgements import AcknowledgeType
 from krafka.sansio.share.commits import AcknowledgementsCommitted, Commits
 from krafka.sansio.share.inflight import AcknowledgementMode, InFlightRecords
@@ -473,7 +472,7 @@ class ShareConsumerMachine:
                 self._close_ops.clear()
             elif isinstance(action, Completed) and action.op in self._unsubscribe_ops:
                 self._events.append(Completed(self._unsubscribe_ops.pop(action.op)))
-            elif isinstance(action, MetadataNeeded):
+            elif isinstance(action, RefreshMetadata):
                 self._need_metadata()
             else:
                 actions.append(action)
@@ -525,7 +524,7 @@ class ShareConsumerMachine:
     def _need_metadata(self) -> None:
         if not self._metadata_asked:
             self._metadata_asked = True
-            self._events.append(MetadataNeeded(None))
+            self._events.append(RefreshMetadata(None))
 
     def _move(self, new: Phase) -> None:
         if (self.phase, new) not in _PHASES:

@@ -12,13 +12,12 @@ import anyio
 from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
 from krafka.protocol.messages import SyncGroupRequest
-from krafka.sansio.actions import SendRequest
+from krafka.sansio.actions import RefreshMetadata, SendRequest
 from krafka.sansio.group import (
     CommitPositions,
     GroupConfig,
     GroupFailed,
     GroupMember,
-    MetadataNeeded,
 )
 
 
@@ -65,7 +64,7 @@ class App:
             self.member.poll(anyio.current_time())
             while self.events:
                 event = self.events.pop(0)
-                if isinstance(event, MetadataNeeded):
+                if isinstance(event, RefreshMetadata):
                     await self.metadata(sorted(event.topics or {self.topic}))
                 elif isinstance(event, GroupFailed):
                     self.failures.append(event.error)

@@ -13,6 +13,7 @@ from krafka.protocol.messages import (
     OffsetCommitRequest,
     OffsetCommitResponse,
 )
+from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.connection import Priority
 from krafka.sansio.group.consumer_events import PendingRevocation
 from krafka.sansio.group.events import (
@@ -20,7 +21,6 @@ from krafka.sansio.group.events import (
     AutoCommitDone,
     CommitPositions,
     CommitReason,
-    MetadataNeeded,
     RevokePartitions,
 )
 from krafka.sansio.group.membership_state import MembershipState as S
@@ -209,7 +209,7 @@ def test_unknown_topic_ids_wait_for_metadata_and_the_known_part_is_reconciled() 
     m.find_coordinator()
     sent, _ = m.heartbeat()
     m.reply(sent, epoch=1, assigned=tps("a-0", "b-0"))
-    assert m.events_of(MetadataNeeded) == [MetadataNeeded(None)]
+    assert m.events_of(RefreshMetadata) == [RefreshMetadata(None)]
     assign = m.expect_step(AssignPartitions)
     assert assign.assignment == tps("a-0")
     m.answer(assign)
@@ -236,7 +236,7 @@ def test_a_revoked_topic_missing_from_metadata_is_named_from_the_local_cache() -
     m.advance(5)
     sent, _ = m.heartbeat()
     m.reply(sent, epoch=2, assigned=tps("a-1", "b-0"))
-    assert m.events_of(MetadataNeeded) == []
+    assert m.events_of(RefreshMetadata) == []
     revoke = m.expect_step(RevokePartitions)
     assert revoke.partitions == tps("a-0")
 

@@ -103,7 +103,7 @@ def test_member_id_required_rejoins_at_once_with_the_given_id() -> None:
 
 
 def test_leader_waits_for_metadata_of_topics_other_members_want() -> None:
-    from krafka.sansio.group import MetadataNeeded
+    from krafka.sansio.actions import RefreshMetadata
 
     m = Member()
     m.topics(t=2)
@@ -111,7 +111,7 @@ def test_leader_waits_for_metadata_of_topics_other_members_want() -> None:
     sent, request = m.join_request()
     members = {"m1": request.protocols[0].metadata, "m2": metadata(["u"])}
     m.reply_join(sent, member_id="m1", members=members)
-    assert m.events_of(MetadataNeeded) == [MetadataNeeded(frozenset({"u"}))]
+    assert m.events_of(RefreshMetadata) == [RefreshMetadata(frozenset({"u"}))]
     m.nothing_sent()
     m.topics(t=2, u=1)
     _sync, request = m.sync_request()

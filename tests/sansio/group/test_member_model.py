@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from krafka.sansio.actions import Completed, Failed
+from krafka.sansio.actions import Completed, Failed, RefreshMetadata
 from krafka.sansio.group import (
     AssignPartitions,
     CommitPositions,
@@ -31,7 +31,6 @@ from krafka.sansio.group import (
     LeaveReason,
     LosePartitions,
     MemberState,
-    MetadataNeeded,
     RevokePartitions,
 )
 from krafka.sansio.group.assignors import (
@@ -209,7 +208,7 @@ class GroupModel(RuleBasedStateMachine):
         talk.step()
         for event in list(talk.events):
             talk.events.remove(event)
-            if isinstance(event, MetadataNeeded):
+            if isinstance(event, RefreshMetadata):
                 self.members[i].update_metadata(self.partitions, self.net.now)
             elif isinstance(event, GroupFailed):
                 pass

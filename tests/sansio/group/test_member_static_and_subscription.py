@@ -11,11 +11,11 @@ from _group_scripted import Member, metadata, tps
 from krafka.errors import FencedInstanceIdError
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import HeartbeatRequest, JoinGroupRequest
+from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.group import (
     AssignPartitions,
     GroupFailed,
     MemberState,
-    MetadataNeeded,
     RevokePartitions,
 )
 
@@ -140,7 +140,7 @@ def test_an_assignment_outside_the_subscription_is_not_applied() -> None:
 def test_pattern_subscription_waits_for_metadata_and_follows_new_topics() -> None:
     m = Member()
     m.member.subscribe(re.compile(r"orders-.*"), m.now)
-    assert m.events_of(MetadataNeeded) == [MetadataNeeded(None)]
+    assert m.events_of(RefreshMetadata) == [RefreshMetadata(None)]
     m.poll()
     m.nothing_sent()  # not matched against any metadata yet
     m.topics(**{"orders-eu": 1, "payments": 1, "__consumer_offsets": 50})

@@ -13,7 +13,7 @@ from krafka.errors import (
     ShareSessionNotFoundError,
 )
 from krafka.protocol.error_codes import ErrorCode
-from krafka.sansio.group.events import MetadataNeeded
+from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.share import AcknowledgementsCommitted, AcknowledgeType, Phase, RecordsAvailable
 
 ACCEPT, RELEASE, REJECT, RENEW = (int(t) for t in AcknowledgeType)
@@ -180,7 +180,7 @@ def test_settlements_for_a_lost_connection_fail_and_the_broker_backs_off() -> No
     share.talk.fail(sent, KafkaConnectionError("gone"))
     reports = share.events_of(AcknowledgementsCommitted)
     assert isinstance(reports[0].error, KafkaConnectionError)
-    assert share.events_of(MetadataNeeded)
+    assert share.events_of(RefreshMetadata)
     share.talk.expect_nothing()  # backing off
     share.talk.advance(0.2)
     _, request = share.fetch()
@@ -210,7 +210,7 @@ def test_stale_leader_asks_for_metadata() -> None:
     sent, _ = share.fetch()
     share.fetch()
     share.reply_fetch(sent, partition_codes={"a-0": ErrorCode.NOT_LEADER_OR_FOLLOWER})
-    assert share.events_of(MetadataNeeded)
+    assert share.events_of(RefreshMetadata)
 
 
 def test_close_settles_releases_closes_sessions_then_leaves() -> None:
