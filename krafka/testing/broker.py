@@ -7,6 +7,7 @@ free loopback port and is stopped by its PID.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import socket
@@ -29,10 +30,19 @@ def _stop_leftovers() -> None:
 
 def free_port() -> int:
     """A loopback TCP port that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct loopback TCP ports that nothing listens on right now: every socket is
+    held bound until all are chosen, so the kernel cannot hand the same port out twice."""
+    with contextlib.ExitStack() as stack:
+        ports = []
+        for _ in range(count):
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sock.bind(("127.0.0.1", 0))
+            ports.append(int(sock.getsockname()[1]))
+        return ports
 
 
 def broker_binary() -> str:

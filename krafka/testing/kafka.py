@@ -56,7 +56,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from krafka.testing.broker import free_port
+from krafka.testing.broker import free_ports
 from krafka.testing.netns import NetworkLab
 from krafka.testing.runtime import (
     KAFKA_VERSION,
@@ -220,7 +220,9 @@ class KafkaCluster:
         self._own_directory = directory is None
         self.directory = Path(directory or tempfile.mkdtemp(prefix="krafka-kafka-"))
         self.tls: TlsMaterial | None = None
-        self.nodes = [self._plan_node(i + 1) for i in range(nodes)]
+        per_node = len(self.listeners) + 2
+        ports = iter(free_ports(per_node * nodes))
+        self.nodes = [self._plan_node(i + 1, ports) for i in range(nodes)]
 
     # -- addresses ------------------------------------------------------------------------------
 
@@ -387,13 +389,13 @@ class KafkaCluster:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _plan_node(self, node_id: int) -> KafkaNode:
+    def _plan_node(self, node_id: int, free: Iterator[int]) -> KafkaNode:
         directory = self.directory / f"node-{node_id}"
-        ports = {name: free_port() for name in (*self.listeners, _INTERNAL)}
+        ports = {name: next(free) for name in (*self.listeners, _INTERNAL)}
         if self.first_port is not None:
             ports["PLAINTEXT"] = self.first_port + node_id - 1
         rack = f"rack-{node_id}" if self.racks else None
-        return KafkaNode(node_id, directory, ports, free_port(), rack)
+        return KafkaNode(node_id, directory, ports, next(free), rack)
 
     def _attach_network(self) -> None:
         if not self.netns or self.network is not None:
