@@ -86,21 +86,20 @@ async def test_without_idempotence_the_same_faults_duplicate(proxy: FaultProxy) 
     assert len(values) > N  # the control experiment: what idempotence prevents
 
 
-async def test_a_sequence_gap_fails_one_record_then_a_new_epoch_continues(broker: Any) -> None:
-    from krafka.errors import OutOfOrderSequenceNumberError
-
+async def test_a_sequence_gap_is_healed_by_a_new_epoch(broker: Any) -> None:
+    """OUT_OF_ORDER_SEQUENCE_NUMBER with no earlier batch to blame: the idempotent producer
+    bumps its epoch and retries the refused batch from sequence 0 (as Java's does)."""
     topic = unique("gap")
     async with Producer(bootstrap_servers=broker.bootstrap_servers, linger=0.001) as producer:
         await producer.send_and_wait(topic, b"a", partition=0)
         # No broker loses a sequence on request: skip 100 sequence numbers to make the gap.
         producer._loop.sender.idempotence._next[(topic, 0)] = 100  # type: ignore[union-attr]
-        gap = await producer.send(topic, b"lost", partition=0)
-        with pytest.raises(OutOfOrderSequenceNumberError):
-            await gap
+        gap = await producer.send_and_wait(topic, b"refused", partition=0)
         meta = await producer.send_and_wait(topic, b"c", partition=0)
-        assert meta.offset == 1
-    messages = await anyio.to_thread.run_sync(lambda: consume(broker.bootstrap_servers, topic, 2))
-    assert [m.value() for m in messages] == [b"a", b"c"]
+        assert (gap.offset, meta.offset) == (1, 2)
+    messages = await anyio.to_thread.run_sync(lambda: consume(broker.bootstrap_servers, topic, 3))
+    assert [m.value() for m in messages] == [b"a", b"refused", b"c"]
     async with KafkaClient(broker.bootstrap_servers) as client:
-        first, second = await fetch_batches(client, topic)
+        first, second, third = await fetch_batches(client, topic)
     assert (first.producer_id, first.producer_epoch) != (second.producer_id, second.producer_epoch)
+    assert (second.base_sequence, third.base_sequence) == (0, 1)

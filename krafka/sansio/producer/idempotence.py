@@ -2,8 +2,9 @@
 
 Each batch gets a base sequence when it is first sent and keeps it (and its bytes) on every
 retry, so the broker drops duplicates. When the broker no longer knows the producer
-(UNKNOWN_PRODUCER_ID) or sequences broke (OUT_OF_ORDER_SEQUENCE_NUMBER with no earlier batch
-to blame) the epoch is bumped (KIP-360): once nothing is in flight the driver sends
+(UNKNOWN_PRODUCER_ID), sequences broke (OUT_OF_ORDER_SEQUENCE_NUMBER with no earlier batch
+to blame) or a sent batch failed (expired, refused: the broker may or may not hold its
+sequences) the epoch is bumped (KIP-360): once nothing is in flight the driver sends
 InitProducerId with the current id and epoch, and sequences restart at 0 for every partition.
 """
 
@@ -47,6 +48,16 @@ class IdempotenceState:
 
     def request_bump(self) -> None:
         self.bump_needed = True
+
+    def stamped_now(self, batch: ProducerBatch) -> bool:
+        """`batch` carries a sequence of the current producer id and epoch."""
+        identity = self.identity
+        return (
+            identity is not None
+            and batch.base_sequence >= 0
+            and batch.producer_id == identity.producer_id
+            and batch.producer_epoch == identity.producer_epoch
+        )
 
     def stamp(self, batch: ProducerBatch) -> None:
         """Give `batch` the producer id, epoch and the partition's next base sequence."""

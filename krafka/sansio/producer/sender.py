@@ -8,8 +8,8 @@ should refresh (no leader known, stale-leader errors since the last drain). The 
 each plan and reports `on_response` or `on_failure`; the sender then completes batches,
 re-enqueues retriable ones in order after an exponential backoff bounded by `delivery_timeout`,
 splits batches the broker found too large, and asks for a new producer epoch when sequences
-broke (the transaction machine sends InitProducerId; queued batches are re-stamped with the new
-identity when they are drained).
+broke or a sent batch failed (the transaction machine sends InitProducerId; queued batches are
+re-stamped with the new identity when they are drained).
 
 A partition's batches are written in send order whatever fails, idempotent or not (Java keeps
 this with idempotence, `shouldStopDrainBatchesForPartition`): a retried batch goes back ahead
@@ -272,7 +272,7 @@ class Sender:
                 self._stale.add(tp[0])
                 self._retry(batch, now, error)
             else:
-                self._fail(batch, error)
+                self._give_up(batch, error)
 
     def _landed(self, plan: ProduceRequestPlan, now: float) -> None:
         self._in_flight -= 1
@@ -310,16 +310,21 @@ class Sender:
             if error.retriable:
                 self._retry(batch, now, error)
             else:
-                self._fail(batch, error)
+                self._give_up(batch, error)
 
     def _out_of_order(self, batch: ProducerBatch, result: PartitionResult, now: float) -> None:
+        """Innocent (an earlier batch is pending) or a gap in the partition's sequences: an
+        idempotent producer retries under a new epoch, where sequence 0 is accepted (Java's
+        `canRetry`); a transactional one fails it and aborts."""
         error = error_for_code(_OUT_OF_ORDER, result.error_message)
         if self._earlier_unacked(batch):
             self._retry(batch, now, error)
-            return
-        if self.idempotence is not None and self.transaction is None:
+        elif self.idempotence is not None and self.transaction is None:
             self.idempotence.request_bump()
-        self._fail(batch, OutOfOrderSequenceNumberError(str(error)))
+            batch.reset_identity()
+            self._retry(batch, now, error)
+        else:
+            self._fail(batch, OutOfOrderSequenceNumberError(str(error)))
 
     def _earlier_unacked(self, batch: ProducerBatch) -> bool:
         """An earlier batch of the same partition failed or is pending: this one is innocent."""
@@ -347,6 +352,16 @@ class Sender:
         self.metrics.batch_delivered(batch.count, size)
         batch.complete(result.base_offset, result.log_append_time)
 
+    def _give_up(self, batch: ProducerBatch, error: KrafkaError) -> None:
+        """Fail a batch that may have been sent: the broker may or may not have written it, so
+        the sequences after it cannot be trusted and an idempotent producer starts a new epoch
+        (Java's `handleFailedBatch`), else the partition's next batches would be refused as out
+        of order. A batch of an earlier producer id or epoch says nothing of the current ones."""
+        idem = self.idempotence
+        if idem is not None and self.transaction is None and idem.stamped_now(batch):
+            idem.request_bump()
+        self._fail(batch, error)
+
     def _fail(self, batch: ProducerBatch, error: KrafkaError) -> None:
         self.accumulator.release(batch)
         self.metrics.errors += 1
@@ -358,14 +373,14 @@ class Sender:
         delay = self._backoff(batch.attempts)
         deadline = batch.created + self.config.delivery_timeout
         if batch.attempts > self.config.retries:
-            self._fail(batch, error)
+            self._give_up(batch, error)
         elif now + delay >= deadline:
             timeout = KafkaTimeoutError(
                 f"{batch.topic}-{batch.partition}: not delivered within delivery_timeout="
                 f"{self.config.delivery_timeout}s ({batch.attempts} attempts, last error: {error})"
             )
             timeout.__cause__ = error
-            self._fail(batch, timeout)
+            self._give_up(batch, timeout)
         else:
             self.accumulator.reenqueue(batch, now + delay)
 
@@ -382,7 +397,7 @@ class Sender:
     def expire(self, now: float) -> None:
         """Fail queued batches that outlived `delivery_timeout`."""
         for batch in self.accumulator.expire(now):
-            self._fail(
+            self._give_up(
                 batch,
                 KafkaTimeoutError(
                     f"{batch.topic}-{batch.partition}: {batch.count} records expired after "

@@ -14,6 +14,7 @@ from krafka.errors import (
     TopicAuthorizationFailedError,
 )
 from krafka.protocol.error_codes import ErrorCode
+from krafka.protocol.messages import InitProducerIdRequest, InitProducerIdResponse
 from krafka.sansio.producer import Acks, BatchState, ProducerConfig, TxnState
 from krafka.sansio.producer.batch import BATCH_OVERHEAD
 
@@ -260,20 +261,115 @@ def test_a_single_record_too_large_fails() -> None:
     assert handle.done and type(handle.exception()).__name__ == "MessageTooLargeError"
 
 
-def test_out_of_order_without_an_earlier_failure_fails_and_bumps_the_epoch() -> None:
+def answer_bump(h: Harness, epoch: int) -> tuple[int, int]:
+    """Answer the machine's epoch bump; returns the (producer id, epoch) it asked with."""
+    assert h.talk is not None
+    sent = h.talk.expect(InitProducerIdRequest)
+    request = h.talk.request(sent)
+    h.talk.reply(sent, InitProducerIdResponse(producer_id=1000, producer_epoch=epoch))
+    h.talk.step()
+    return request.producer_id, request.producer_epoch
+
+
+def test_out_of_order_without_an_earlier_failure_is_retried_under_a_new_epoch() -> None:
+    """A gap in the sequences: an idempotent producer bumps its epoch and retries (Java's
+    `canRetry` retries every OUT_OF_ORDER_SEQUENCE_NUMBER of an idempotent producer)."""
     h = Harness(small_batches(1))
     bad = h.send(b"%09d" % 0)
     later = h.send(b"%09d" % 1)
     (plan,) = h.drain()
     h.answer(plan, OUT_OF_ORDER)
-    assert isinstance(bad.exception(), OutOfOrderSequenceNumberError)
+    assert not bad.done
     assert h.wants_producer_id()
     assert h.drain() == []  # nothing is sent with the broken epoch
     h.grant_id(1000, 1)
+    h.advance(1.0)
     (plan,) = h.drain()
     assert sequences(plan)[TP] == (0, 1, 1)  # new epoch, sequences restart at 0
     h.answer(plan, base_offset=5)
-    assert later.result().offset == 5
+    (plan,) = h.drain()
+    assert sequences(plan)[TP] == (1, 1, 1)
+    h.answer(plan, base_offset=6)
+    assert (bad.result().offset, later.result().offset) == (5, 6)
+
+
+@pytest.mark.parametrize("where", ["in-flight", "queued-retry"])
+def test_an_expired_sent_batch_bumps_the_epoch_and_later_batches_are_delivered(
+    where: str,
+) -> None:
+    """A sent batch that expires may or may not be in the log: the partition's later
+    sequences cannot be trusted (Java's `handleFailedBatch`). Without a new epoch the next
+    batch carries a sequence whose predecessor the broker never saw: OUT_OF_ORDER_SEQUENCE."""
+    h = Harness(cfg(delivery_timeout=5.0))
+    h.confirm()  # sequence 0 acknowledged under epoch 0
+    lost = h.send(b"lost")
+    (plan,) = h.drain()  # sequence 1: the network is cut
+    if where == "in-flight":
+        h.advance(5.5)
+        h.sender.on_failure(plan, KafkaConnectionError("request timed out"), h.now)
+    else:
+        h.sender.on_failure(plan, KafkaConnectionError("lost"), h.now)
+        h.advance(5.5)
+        h.sender.expire(h.now)
+    assert isinstance(lost.exception(), KafkaTimeoutError)
+    healthy = h.send(b"healthy")
+    assert h.wants_producer_id()
+    assert h.drain() == []  # nothing goes under the untrusted sequences
+    assert answer_bump(h, 1) == (1000, 0)  # KIP-360: the current id and epoch
+    (plan,) = h.drain()
+    assert sequences(plan)[TP] == (0, 1, 1)
+    h.answer(plan, base_offset=2)
+    assert healthy.result().offset == 2
+
+
+def test_out_of_order_behind_an_expired_batch_is_retried_under_a_new_epoch() -> None:
+    h = Harness(small_batches(1, delivery_timeout=5.0))
+    h.confirm()
+    lost = h.send(b"%09d" % 0)
+    (first,) = h.drain()  # sequence 1
+    h.advance(1.0)
+    behind = h.send(b"%09d" % 1)
+    (second,) = h.drain()  # sequence 2, pipelined
+    h.advance(4.5)
+    h.sender.on_failure(first, KafkaConnectionError("request timed out"), h.now)
+    assert isinstance(lost.exception(), KafkaTimeoutError)
+    h.answer(second, OUT_OF_ORDER)  # the broker never got sequence 1
+    assert not behind.done
+    assert h.wants_producer_id()
+    h.grant_id(1000, 1)
+    h.advance(0.1)
+    (plan,) = h.drain()
+    assert sequences(plan)[TP] == (0, 1, 1)
+    h.answer(plan, base_offset=3)
+    assert behind.result().offset == 3
+
+
+def test_a_batch_of_an_earlier_epoch_expiring_asks_for_no_new_one() -> None:
+    h = Harness(cfg(delivery_timeout=5.0))
+    other = ("t", 1)
+    h.leaders[other] = 2
+    h.confirm()
+    h.confirm(other)
+    h.send(b"a")
+    h.send(b"b", other)
+    stale, bumping = h.drain()
+    h.sender.on_failure(stale, KafkaConnectionError("lost"), h.now)  # queued for a retry
+    h.answer(bumping, UNKNOWN_PID)
+    assert answer_bump(h, 1) == (1000, 0)
+    h.advance(5.5)
+    h.sender.expire(h.now)  # "a" still carries its epoch 0 sequence
+    assert not h.wants_producer_id()
+
+
+def test_out_of_order_fails_a_transactional_batch() -> None:
+    h = Harness(cfg(transactional_id="tx"), transactional=True)
+    assert h.txn is not None
+    h.begin_with(TP)
+    handle = h.send(b"a")
+    (plan,) = h.drain()
+    h.answer(plan, OUT_OF_ORDER)
+    assert isinstance(handle.exception(), OutOfOrderSequenceNumberError)
+    assert h.txn.state is TxnState.ABORTABLE_ERROR
 
 
 def test_bump_waits_for_requests_in_flight() -> None:
@@ -386,6 +482,7 @@ def test_non_retriable_error_fails_the_batch() -> None:
     with pytest.raises(TopicAuthorizationFailedError):
         handle.result()
     assert h.sender.metrics.errors == 1
+    assert h.wants_producer_id()  # its sequence was not written: later ones need a new epoch
 
 
 def test_acks_zero_completes_without_offsets() -> None:
