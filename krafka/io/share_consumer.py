@@ -238,7 +238,8 @@ class ShareConsumer:
         """Records of the share group, waiting up to `timeout` for some ([] when none came).
 
         Implicit mode first accepts every record the last poll returned; explicit mode raises
-        `IllegalStateError` while one of them is unacknowledged."""
+        `IllegalStateError` while one of them is unacknowledged. Polling without a subscription
+        raises `IllegalStateError` (Java's "Consumer is not subscribed to any topics.")."""
         self._check_open()
         deadline = anyio.current_time() + timeout
         while True:

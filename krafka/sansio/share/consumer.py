@@ -29,7 +29,13 @@ from enum import Enum
 from typing import Any, Final
 
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
-from krafka.errors import InvalidRecordStateError, InvalidStateError, KrafkaError, error_for_code
+from krafka.errors import (
+    IllegalStateError,
+    InvalidRecordStateError,
+    InvalidStateError,
+    KrafkaError,
+    error_for_code,
+)
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ShareAcknowledgeResponse, ShareFetchResponse
 from krafka.sansio.actions import Broker, Completed, RefreshMetadata, SendRequest
@@ -154,8 +160,11 @@ class ShareConsumerMachine:
         self.member.subscribe(topics, now)
 
     def poll(self, now: float, max_records: int | None = None) -> list[ShareRecord]:
-        """Settle the last poll's records by the mode's rule, then hand out buffered ones."""
+        """Settle the last poll's records by the mode's rule, then hand out buffered ones.
+        Polling without a subscription is an `IllegalStateError` (as Java's)."""
         self._require_active()
+        if not self.member.subscription():
+            raise IllegalStateError("Consumer is not subscribed to any topics.")
         if self._errors and not self.records.has_records:
             raise self._errors.pop(0)
         self.records.before_poll()

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _share_env import ShareEnv
+from _share_env import ShareEnv, kafka_share_env
 
 from krafka import (
     AcknowledgeType,
@@ -403,3 +403,18 @@ async def test_async_for_yields_records_one_by_one(share_env: Any) -> None:
                 if len(got) == 5:
                     break
     assert got == [b"0", b"1", b"2", b"3", b"4"]
+
+
+@pytest.mark.one_backend
+async def test_poll_without_a_subscription_is_illegal(kafka: Any) -> None:
+    """Java's "Consumer is not subscribed to any topics.": before subscribing and after
+    unsubscribing."""
+    env = await kafka_share_env(kafka, 1)
+    async with consumer(env) as c:
+        with pytest.raises(IllegalStateError, match="not subscribed to any topics"):
+            await c.poll(timeout=0.1)
+        await c.subscribe([env.topic])
+        assert await c.poll(timeout=0.1) == []
+        await c.unsubscribe()
+        with pytest.raises(IllegalStateError, match="not subscribed to any topics"):
+            await c.poll(timeout=0.1)

@@ -282,3 +282,18 @@ def test_records_of_a_lost_session_are_dropped_and_their_settlements_fail_here()
     assert share.machine.poll(share.now) == []  # z was dropped with the session
     _, request = share.fetch()
     assert request.share_session_epoch == 0 and acks_in(request) == {}
+
+
+def test_poll_needs_a_subscription() -> None:
+    share = Share()
+    with pytest.raises(IllegalStateError, match="not subscribed to any topics"):
+        share.machine.poll(share.now)
+    share.join("a-0")
+    op = share.machine.unsubscribe(share.now)
+    sent, request = share.heartbeat()
+    assert request.member_epoch == -1
+    share.reply_heartbeat(sent, epoch=-1)
+    share.talk.outcome(op)
+    assert share.member.subscription() == frozenset()
+    with pytest.raises(IllegalStateError, match="not subscribed to any topics"):
+        share.machine.poll(share.now)
