@@ -2,6 +2,7 @@
 
     async with ShareConsumer(bootstrap_servers="127.0.0.1:9092", group_id="workers",
                              acknowledgement_mode="explicit") as consumer:
+        consumer.set_acknowledgement_commit_callback(on_complete)  # (offsets, error)
         await consumer.subscribe(["jobs"])
         for record in await consumer.poll(timeout=1.0):      # list[ShareRecord]
             consumer.acknowledge(record, AcknowledgeType.ACCEPT)
@@ -11,6 +12,13 @@ Members of a share group read the same partitions together: the brokers hand eac
 one member at a time (with a delivery count and an acquisition lock), and members settle each
 record. Everything is decided by the sans-IO `ShareConsumerMachine`, run by a `MachineDriver`;
 this class is its application face and feeds it metadata.
+
+The acknowledgement commit callback (Java's `AcknowledgementCommitCallback.onComplete`) gets
+`({partition: offsets}, error or None)` once per partition each time a broker answered
+settlements (in a ShareAcknowledge, or carried by a ShareFetch). As in Java it runs in the
+application's task, at the start of the next `poll`, `commit_sync` or `commit_async`, and in
+`close`; every answer gathered runs it, then the first exception it raised propagates from that
+call. It must be a plain function, and may not call the consumer (`IllegalStateError`).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from typing import Any
 import anyio
 
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
-from krafka.errors import InvalidStateError, KrafkaError
+from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
@@ -44,7 +52,7 @@ from krafka.sansio.share import (
 from krafka.structs import TopicPartition
 
 log = logging.getLogger(__name__)
-#: Called with ({partition: offsets}, error or None) each time the broker answers settlements.
+#: Called with ({partition: offsets}, error or None) each time a broker answered settlements.
 AcknowledgementCommitCallback = Callable[
     [Mapping[TopicPartition, frozenset[int]], KrafkaError | None], Any
 ]
@@ -143,8 +151,11 @@ class ShareConsumer:
         self._data = anyio.Event()
         self._metadata_wanted = anyio.Event()
         self._failure: KrafkaError | None = None
+        self._callback: AcknowledgementCommitCallback | None = None
         self._callbacks: list[AcknowledgementsCommitted] = []
+        self._in_callback = False
         self._state = "new"
+        self.set_acknowledgement_commit_callback(settings.acknowledgement_commit_callback)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> ShareConsumer:
@@ -182,7 +193,11 @@ class ShareConsumer:
 
     async def close(self, timeout: float = 30.0) -> None:
         """Explicit mode: send the acknowledgements made; both modes: release every other record
-        held, close the share sessions and leave the group, within `timeout`."""
+        held, close the share sessions and leave the group, within `timeout`. Then the
+        acknowledgement commit callback gets the answers (an exception it raises propagates,
+        the consumer closed all the same)."""
+        if self._in_callback:
+            raise _called_from_callback()
         if self._state != "started":
             self._state = "closed"
             return
@@ -195,11 +210,13 @@ class ShareConsumer:
                 await self._driver.outcome(op, timeout * 0.8)
             except KrafkaError as exc:
                 log.info("krafka share consumer: closing: %s", exc)
-        self._run_callbacks()
-        remaining = max(0.1, deadline - anyio.current_time())
-        await self._host.close(remaining / 2)
-        if self._own_client:
-            await self._client.close(remaining / 2)
+        try:
+            self._run_callbacks()
+        finally:
+            remaining = max(0.1, deadline - anyio.current_time())
+            await self._host.close(remaining / 2)
+            if self._own_client:
+                await self._client.close(remaining / 2)
 
     # -- the group ------------------------------------------------------------------------------
 
@@ -237,13 +254,14 @@ class ShareConsumer:
     async def poll(self, timeout: float = 1.0, max_records: int | None = None) -> list[ShareRecord]:
         """Records of the share group, waiting up to `timeout` for some ([] when none came).
 
-        Implicit mode first accepts every record the last poll returned; explicit mode raises
-        `IllegalStateError` while one of them is unacknowledged. Polling without a subscription
-        raises `IllegalStateError` (Java's "Consumer is not subscribed to any topics.")."""
+        Runs the acknowledgement commit callback first. Implicit mode then accepts every record
+        the last poll returned; explicit mode raises `IllegalStateError` while one of them is
+        unacknowledged. Polling without a subscription raises `IllegalStateError` (Java's
+        "Consumer is not subscribed to any topics.")."""
         self._check_open()
+        self._run_callbacks()
         deadline = anyio.current_time() + timeout
         while True:
-            self._run_callbacks()
             if self._failure is not None:
                 failure, self._failure = self._failure, None
                 raise failure
@@ -281,20 +299,41 @@ class ShareConsumer:
         self, timeout: float | None = None
     ) -> dict[TopicPartition, KrafkaError | None]:
         """Send the settlements made so far (implicit mode: accept every delivered record first)
-        and wait for the brokers: {partition: None, or the error that refused its settlements}."""
+        and wait for the brokers: {partition: None, or the error that refused its settlements}.
+        The callback runs first, for answers that came before; this commit's answers reach it
+        in the next call."""
         self._check_open()
+        self._run_callbacks()
         op = self._machine.commit(anyio.current_time())
         wait = self.settings.default_api_timeout if timeout is None else timeout
         result: dict[TopicPartition, KrafkaError | None] = await self._driver.outcome(op, wait)
-        self._run_callbacks()
         return result
 
     def commit_async(self) -> None:
-        """Send the settlements made so far without waiting; results go to the
-        `acknowledgement_commit_callback`."""
+        """Send the settlements made so far without waiting (the callback runs first, for
+        answers that came before); the answers go to the acknowledgement commit callback."""
         self._check_open()
+        self._run_callbacks()
         self._machine.commit(anyio.current_time())
         self._driver.wake()
+
+    def set_acknowledgement_commit_callback(
+        self, callback: AcknowledgementCommitCallback | None
+    ) -> None:
+        """Java's `setAcknowledgementCommitCallback`: `callback(offsets, error)` with
+        {partition: acknowledged offsets} and None or the error that refused them, for every
+        answer from now on (see the module's docstring for when it runs). None removes it and
+        drops the answers not yet reported. The constructor's `acknowledgement_commit_callback`
+        sets it too."""
+        if self._in_callback:
+            raise _called_from_callback()
+        if self._state == "closed":
+            raise InvalidStateError("the share consumer is closed")
+        if callback is not None and inspect.iscoroutinefunction(callback):
+            raise TypeError("the acknowledgement commit callback must be a plain function")
+        self._callback = callback
+        if callback is None:
+            self._callbacks.clear()
 
     async def __aiter__(self) -> Any:
         while self._state == "started":
@@ -307,7 +346,7 @@ class ShareConsumer:
         if isinstance(event, RecordsAvailable):
             self._data.set()
         elif isinstance(event, AcknowledgementsCommitted):
-            if self.settings.acknowledgement_commit_callback is not None:
+            if self._callback is not None:
                 self._callbacks.append(event)
             if event.error is not None:
                 log.info("krafka share consumer: acknowledgements refused: %s", event.error)
@@ -318,18 +357,27 @@ class ShareConsumer:
             self._data.set()
 
     def _run_callbacks(self) -> None:
-        """The commit callback runs in the application's task (Java: on the polling thread)."""
-        callback = self.settings.acknowledgement_commit_callback
+        """The commit callback runs in the application's task (Java: on the polling thread),
+        for every answer gathered; then the first exception it raised propagates."""
+        callback = self._callback
         pending, self._callbacks = self._callbacks, []
+        if callback is None or not pending:
+            return
+        first: Exception | None = None
         for event in pending:
-            assert callback is not None
+            self._in_callback = True
             try:
                 result = callback(event.offsets, event.error)
                 if inspect.isawaitable(result):
-                    log.warning("acknowledgement_commit_callback must not be async; ignored")
-                    result.close() if hasattr(result, "close") else None
-            except Exception:
-                log.exception("krafka share consumer: acknowledgement_commit_callback raised")
+                    _discard(result)
+                    raise TypeError("the acknowledgement commit callback must not be async")
+            except Exception as exc:
+                log.debug("krafka share consumer: the acknowledgement commit callback raised")
+                first = first or exc
+            finally:
+                self._in_callback = False
+        if first is not None:
+            raise first
 
     async def _metadata_loop(self) -> None:
         while True:
@@ -362,12 +410,26 @@ class ShareConsumer:
         self._driver.wake()
 
     def _check_open(self) -> None:
+        if self._in_callback:
+            raise _called_from_callback()
         if self._state != "started":
             raise InvalidStateError("the share consumer is not started (use async with) or closed")
 
 
 def _topics(partitions: Iterable[TopicPartition]) -> set[str]:
     return {tp.topic for tp in partitions}
+
+
+def _called_from_callback() -> IllegalStateError:
+    return IllegalStateError(
+        "the share consumer's methods are not accessible from the acknowledgement commit callback"
+    )
+
+
+def _discard(awaitable: Any) -> None:
+    close = getattr(awaitable, "close", None)
+    if close is not None:
+        close()
 
 
 __all__ = ["AcknowledgementCommitCallback", "ShareConsumer", "ShareConsumerSettings"]

@@ -8,6 +8,10 @@ and exceptions, plus iteration, for scripts and worker processes.
         for record in consumer:                      # until the consumer is closed
             handle(record)
             consumer.acknowledge(record, AcknowledgeType.ACCEPT)
+
+The acknowledgement commit callback (`set_acknowledgement_commit_callback`) runs on the
+consumer's loop thread while a `poll`, `commit_sync`, `commit_async` or `close` of the
+application waits for it, and an exception it raises propagates from that call.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class ShareConsumer(SyncClient[AsyncShareConsumer]):
     poll = blocking(_C.poll)
     commit_sync = blocking(_C.commit_sync)
     commit_async = on_loop(_C.commit_async)
+    set_acknowledgement_commit_callback = on_loop(_C.set_acknowledgement_commit_callback)
     acknowledge = on_loop(_C.acknowledge)
     subscription = on_loop(_C.subscription)
     assignment = on_loop(_C.assignment)

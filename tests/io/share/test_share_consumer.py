@@ -418,3 +418,52 @@ async def test_poll_without_a_subscription_is_illegal(kafka: Any) -> None:
         await c.unsubscribe()
         with pytest.raises(IllegalStateError, match="not subscribed to any topics"):
             await c.poll(timeout=0.1)
+
+
+@pytest.mark.one_backend
+async def test_acknowledgement_commit_callback_set_on_a_running_consumer(kafka: Any) -> None:
+    """Java's setAcknowledgementCommitCallback: answers reach the callback one partition at a
+    time, in the application's next poll / commit / close (not inside the commit_sync that got
+    them); what it raises propagates from that call; it may not call the consumer."""
+    env = await kafka_share_env(kafka, 2)
+    await produce(env, 4, 2)
+    reports: list[tuple[dict[TopicPartition, frozenset[int]], Any]] = []
+
+    def callback(offsets: Mapping[TopicPartition, frozenset[int]], error: Any) -> None:
+        reports.append((dict(offsets), error))
+
+    def calls_the_consumer(offsets: Mapping[TopicPartition, frozenset[int]], error: Any) -> None:
+        reports.append((dict(offsets), error))
+        c.commit_async()
+
+    def settled() -> set[tuple[int, int]]:
+        return {(tp.partition, o) for offsets, _ in reports for tp, s in offsets.items() for o in s}
+
+    async with consumer(env, acknowledgement_mode="explicit") as c:
+        c.set_acknowledgement_commit_callback(callback)
+        await c.subscribe([env.topic])
+        got = await poll_until(c, 4, type=AcknowledgeType.ACCEPT)
+        await c.commit_sync(timeout=10)
+        with anyio.fail_after(10):
+            while len(settled()) < 4:
+                c.commit_async()
+                await anyio.sleep(0.05)
+        assert settled() == {(r.partition, r.offset) for r in got}
+        assert {len(offsets) for offsets, _ in reports} == {1}  # one partition each
+        assert {error for _, error in reports} == {None}
+        reports.clear()
+        await produce(env, 1, 2, first=4)
+        (late,) = await poll_until(c, 1)
+        c.acknowledge(late, AcknowledgeType.ACCEPT)
+        assert await c.commit_sync(timeout=10) == {TopicPartition(env.topic, late.partition): None}
+        assert reports == []  # reported by a later call, as Java does
+        c.set_acknowledgement_commit_callback(calls_the_consumer)
+        with pytest.raises(IllegalStateError, match="acknowledgement commit callback"):
+            await c.poll(timeout=0.1)
+        assert settled() == {(late.partition, late.offset)}
+        c.set_acknowledgement_commit_callback(callback)
+        reports.clear()
+        await produce(env, 1, 2, first=5)
+        (last,) = await poll_until(c, 1)
+        c.acknowledge(last, AcknowledgeType.REJECT)  # sent, and reported, by close
+    assert settled() == {(last.partition, last.offset)}
