@@ -7,6 +7,7 @@
         for record in await consumer.poll(timeout=1.0):      # list[ShareRecord]
             consumer.acknowledge(record, AcknowledgeType.ACCEPT)
         results = await consumer.commit_sync()               # {TopicPartition: error or None}
+        consumer.metrics()["acknowledgements_sent_by_type"]  # {"accept": n, "release": n, ...}
 
 Members of a share group read the same partitions together: the brokers hand each record to
 one member at a time (with a delivery count and an acquisition lock), and members settle each
@@ -334,6 +335,17 @@ class ShareConsumer:
         self._callback = callback
         if callback is None:
             self._callbacks.clear()
+
+    def metrics(self) -> dict[str, Any]:
+        """Totals since the start (Java's share consumer metrics, seconds here):
+        `records_consumed` (returned by polls), `records_fetched` (acquired), `bytes_consumed`
+        (record batch bytes fetched), `polls`, `time_between_poll_avg` / `_max`,
+        `last_poll_seconds_ago`, `fetches`, `fetch_latency_avg` / `_max`,
+        `fetch_throttle_time_avg` / `_max`, `acknowledgements_sent` and
+        `acknowledgements_sent_by_type` ({"accept", "release", "reject", "renew", "gap": n};
+        gap: acquired offsets without a record), `acknowledgement_errors` (settlements refused),
+        `acknowledge_requests`, `acknowledge_latency_avg` / `_max` (ShareAcknowledge)."""
+        return self._machine.metrics.snapshot(anyio.current_time())
 
     async def __aiter__(self) -> Any:
         while self._state == "started":

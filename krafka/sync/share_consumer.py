@@ -36,6 +36,7 @@ class ShareConsumer(SyncClient[AsyncShareConsumer]):
     commit_sync = blocking(_C.commit_sync)
     commit_async = on_loop(_C.commit_async)
     set_acknowledgement_commit_callback = on_loop(_C.set_acknowledgement_commit_callback)
+    metrics = on_loop(_C.metrics)
     acknowledge = on_loop(_C.acknowledge)
     subscription = on_loop(_C.subscription)
     assignment = on_loop(_C.assignment)

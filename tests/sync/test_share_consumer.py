@@ -129,3 +129,50 @@ def test_on_kafka_release_reject_and_accept(kafka: Any) -> None:
     assert [r.delivery_count for r in deliveries if r.value == b"3"] == [1, 2]
     assert [r.delivery_count for r in deliveries if r.value == b"4"] == [1]
     assert sorted(r.value for r in deliveries) == sorted([b"%d" % i for i in range(20)] + [b"3"])
+
+
+def test_on_kafka_no_subscription_callback_and_metrics(kafka: Any) -> None:
+    """The blocking twin: polling unsubscribed is illegal, the callback set on the running
+    consumer gets the answers in the next call and its exception propagates there, and
+    metrics() counts the settlements by type."""
+    topic, group = f"sync-share-{uuid.uuid4().hex[:8]}", f"sync-share-{uuid.uuid4().hex[:8]}"
+    with AdminClient(kafka.bootstrap_servers) as admin:
+        admin.create_topics([NewTopic(topic, 1)]).raise_for_errors()
+        resource = ConfigResource.group(group)
+        admin.alter_configs({resource: {"share.auto.offset.reset": "earliest"}}).raise_for_errors()
+    with Producer(bootstrap_servers=kafka.bootstrap_servers) as producer:
+        for i in range(3):
+            producer.send(topic, b"%d" % i)
+        producer.flush()
+    reports: list[Any] = []
+    armed: list[bool] = []
+
+    def callback(offsets: Any, error: Any) -> None:
+        reports.append((dict(offsets), error))
+        if armed:
+            raise LookupError("from the callback")
+
+    with ShareConsumer(
+        bootstrap_servers=kafka.bootstrap_servers, group_id=group,
+        acknowledgement_mode="explicit", fetch_max_wait=0.1,
+    ) as consumer:  # fmt: skip
+        with pytest.raises(IllegalStateError, match="not subscribed to any topics"):
+            consumer.poll(0.1)
+        consumer.set_acknowledgement_commit_callback(callback)
+        consumer.subscribe([topic])
+        got: list[Any] = []
+        deadline = time.monotonic() + 20
+        while len(got) < 3:  # the group's config reaches the brokers a moment after
+            assert time.monotonic() < deadline, got
+            for record in consumer.poll(0.5):
+                consumer.acknowledge(record, "reject" if record.value == b"0" else "accept")
+                got.append(record)
+            consumer.commit_sync(10)
+        metrics = consumer.metrics()
+        armed.append(True)  # the last commit_sync's answers are reported by the next call
+        with pytest.raises(LookupError, match="from the callback"):
+            consumer.commit_async()
+    assert {o for offsets, _ in reports for s in offsets.values() for o in s} == {0, 1, 2}
+    assert metrics["records_consumed"] == 3 and metrics["bytes_consumed"] > 0
+    assert metrics["acknowledgements_sent_by_type"]["reject"] == 1
+    assert metrics["acknowledgements_sent_by_type"]["accept"] == 2

@@ -45,6 +45,7 @@ from krafka.sansio.share.acknowledgements import AcknowledgeType
 from krafka.sansio.share.commits import AcknowledgementsCommitted, Commits
 from krafka.sansio.share.inflight import AcknowledgementMode, InFlightRecords
 from krafka.sansio.share.member import ShareMember
+from krafka.sansio.share.metrics import ShareConsumerMetrics
 from krafka.sansio.share.record import Deserializer, ShareRecord, decode_share_data
 from krafka.sansio.share.session import SESSION_RESET_CODES, ShareSession
 from krafka.sansio.share.wire import (
@@ -123,6 +124,7 @@ class _Node:
     closing: bool = False
     backoff: Backoff | None = None
     retry_at: float = 0.0  # after a failed request: nothing is sent here before this
+    sent_at: float = 0.0  # when the request in flight went out
 
 
 class ShareConsumerMachine:
@@ -135,6 +137,7 @@ class ShareConsumerMachine:
         self.records = InFlightRecords(config.acknowledgement_mode)
         self.phase = Phase.ACTIVE
         self.acquisition_lock_timeout: float | None = None
+        self.metrics = ShareConsumerMetrics()
         self._policy = BackoffPolicy(
             initial=config.retry_backoff, maximum=config.retry_backoff_max, max_retries=None
         )
@@ -170,7 +173,9 @@ class ShareConsumerMachine:
         self.records.before_poll()
         self.member.poll(now)
         self._fetch_wanted = True
-        return self.records.take(max_records or self.config.max_poll_records)
+        records = self.records.take(max_records or self.config.max_poll_records)
+        self.metrics.polled(now, len(records))
+        return records
 
     def acknowledge(self, tp: TopicPartition, offset: int, kind: AcknowledgeType) -> None:
         self._require_active()
@@ -253,6 +258,11 @@ class ShareConsumerMachine:
             self.member.heartbeat_response(sent, response, now)
             return
         node.in_flight = None
+        if isinstance(response, ShareFetchResponse):
+            throttle = int(response.throttle_time_ms or 0) / 1000
+            self.metrics.fetch_answered(now - node.sent_at, throttle)
+        else:
+            self.metrics.acknowledge_answered(now - node.sent_at)
         code = int(response.error_code)
         was_open = node.session.is_open
         if node.closing:
@@ -297,6 +307,7 @@ class ShareConsumerMachine:
         if node.in_flight is not None or node.retry_at > now:
             return None
         node.retry_at = 0.0
+        node.sent_at = now
         acked = {tp for tp in self.records.with_pending() if self._leaders.get(tp) == node_id}
         if self.phase is Phase.FLUSHING:
             if not node.session.is_open:
@@ -331,6 +342,7 @@ class ShareConsumerMachine:
             return None
         session = node.session.next_request({w for w in wanted if w is not None})
         node.carried = self.records.take_pending(acked)
+        self.metrics.sent(kind for acks in node.carried.values() for kind in acks.values())
         carried = self._by_id(node.carried)
         request = fetch_request(
             self.group_id, self.member.member_id, session, carried, self._limits
@@ -345,6 +357,7 @@ class ShareConsumerMachine:
         if not acked and not closing:
             return None
         node.carried = self.records.take_pending(acked)
+        self.metrics.sent(kind for acks in node.carried.values() for kind in acks.values())
         epoch = node.session.closing_request().epoch if closing else node.session.epoch
         node.closing = closing
         request = acknowledge_request(
@@ -397,6 +410,7 @@ class ShareConsumerMachine:
                 value_deserializer=self.config.value_deserializer,
             )  # fmt: skip
             self._errors.extend(decoded.errors)
+            self.metrics.fetched(len(decoded.records), len(part.records or b""))
             self.records.add(tp, decoded.records, decoded.settled)
             if tp not in owned or self.phase is not Phase.ACTIVE:
                 self.records.release_partitions([tp])
@@ -443,6 +457,8 @@ class ShareConsumerMachine:
             if sent:
                 self.records.sent(tp)
             error = results.get(tp)
+            if error is not None:
+                self.metrics.refused(len(acks))
             self._commits.result(
                 tp, error, pending=tp in self.records.with_pending(), events=self._events
             )

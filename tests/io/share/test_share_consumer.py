@@ -467,3 +467,35 @@ async def test_acknowledgement_commit_callback_set_on_a_running_consumer(kafka: 
         (last,) = await poll_until(c, 1)
         c.acknowledge(last, AcknowledgeType.REJECT)  # sent, and reported, by close
     assert settled() == {(last.partition, last.offset)}
+
+
+@pytest.mark.one_backend
+async def test_metrics_count_records_bytes_and_acknowledgements_by_type(kafka: Any) -> None:
+    env = await kafka_share_env(kafka, 1)
+    await produce(env, 5, 1)
+    kinds = {b"0": AcknowledgeType.REJECT, b"1": AcknowledgeType.RELEASE}
+    got: list[ShareRecord] = []
+    async with consumer(env, acknowledgement_mode="explicit") as c:
+        assert c.metrics()["records_consumed"] == 0
+        await c.subscribe([env.topic])
+        with anyio.fail_after(20):
+            while len(got) < 6:
+                for record in await c.poll(timeout=0.2):
+                    again = record.delivery_count > 1
+                    c.acknowledge(record, AcknowledgeType.ACCEPT if again else
+                                  kinds.get(record.value, AcknowledgeType.ACCEPT))  # fmt: skip
+                    got.append(record)
+                await c.commit_sync(timeout=10)
+        metrics = c.metrics()
+    assert [r.value for r in got if r.delivery_count == 2] == [b"1"]
+    assert metrics["records_consumed"] == metrics["records_fetched"] == 6
+    assert metrics["bytes_consumed"] > 6
+    assert metrics["acknowledgements_sent_by_type"] == {
+        "accept": 4, "release": 1, "reject": 1, "renew": 0, "gap": 0
+    }  # fmt: skip
+    assert metrics["acknowledgements_sent"] == 6 and metrics["acknowledgement_errors"] == 0
+    assert metrics["fetches"] >= 2 and metrics["fetch_latency_max"] >= metrics["fetch_latency_avg"]
+    assert metrics["fetch_latency_avg"] > 0
+    assert metrics["acknowledge_requests"] >= 2 and metrics["acknowledge_latency_avg"] > 0
+    assert metrics["polls"] >= 2 and metrics["time_between_poll_max"] > 0
+    assert metrics["last_poll_seconds_ago"] >= 0

@@ -297,3 +297,29 @@ def test_poll_needs_a_subscription() -> None:
     assert share.member.subscription() == frozenset()
     with pytest.raises(IllegalStateError, match="not subscribed to any topics"):
         share.machine.poll(share.now)
+
+
+def test_metrics_count_records_bytes_settlements_by_type_and_latencies() -> None:
+    share = started("explicit")
+    sent, _ = share.fetch()
+    share.fetch()
+    data = batch(10, [b"p", b"q", b"r"])
+    share.talk.advance(0.25)
+    share.reply_fetch(sent, {"b-0": (data, [(10, 13, 1)])}, ack_codes={})
+    records = share.machine.poll(share.now)
+    for record, kind in zip(records, (ACCEPT, RELEASE, REJECT), strict=True):
+        share.machine.acknowledge(tp("b-0"), record.offset, AcknowledgeType(kind))
+    share.machine.commit(share.now)
+    sent, _ = share.acknowledge()
+    share.talk.advance(0.5)
+    share.reply_acknowledge(sent, codes={"b-0": ErrorCode.INVALID_RECORD_STATE})
+    metrics = share.machine.metrics.snapshot(share.now + 1)
+    assert metrics["records_consumed"] == metrics["records_fetched"] == 3
+    assert metrics["bytes_consumed"] == len(data)
+    assert metrics["acknowledgements_sent_by_type"] == {
+        "accept": 1, "release": 1, "reject": 1, "renew": 0, "gap": 1
+    }  # fmt: skip
+    assert metrics["acknowledgements_sent"] == metrics["acknowledgement_errors"] == 4
+    assert metrics["fetches"] == 1 and metrics["fetch_latency_max"] == 0.25
+    assert metrics["acknowledge_requests"] == 1 and metrics["acknowledge_latency_avg"] == 0.5
+    assert metrics["last_poll_seconds_ago"] == 1.5
