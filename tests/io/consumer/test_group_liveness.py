@@ -3,10 +3,15 @@ exceeding max_poll_interval, paused partitions kept across a cooperative rebalan
 rebalance storm of asyncio and trio members (a short one by default, the issue's 60 s /
 100k-record one marked slow).
 
-The storm runs on the live clusters only: the librdkafka mock cluster completes a SyncGroup
-round as soon as the leader's assignments arrive and answers followers whose SyncGroup comes
-later with INVALID_REQUEST, so a group whose members sync at the same instant rarely settles
-there."""
+The storm runs on Apache Kafka. The librdkafka mock cluster completes a SyncGroup round as soon
+as the leader's assignments arrive and answers followers whose SyncGroup comes later with
+INVALID_REQUEST, so a group whose members sync at the same instant rarely settles there. Tansu
+wedges a group whose leader leaves between its JoinGroup and SyncGroup answers (about one storm
+in twenty): every later generation names the departed leader, which Tansu never removes (no
+rejoin deadline, no session expiry for it), so the followers' SyncGroup is answered
+REBALANCE_IN_PROGRESS for ever (seen in a replay with each JoinGroup's leader logged: 90 s of
+generation 6 led by a member that had left in generation 3). Java's members loop the same way
+there; Apache Kafka removes the member and settles."""
 
 from __future__ import annotations
 
@@ -166,14 +171,14 @@ class Storm:
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.timeout(180)
-async def test_short_rebalance_storm(broker: Any) -> None:
-    topic = await make_topic(broker.bootstrap_servers, 6, prefix="live")
-    await Storm(broker.bootstrap_servers, topic, seconds=8.0, records=4000).run(members=4)
+async def test_short_rebalance_storm(kafka: Any) -> None:
+    topic = await make_topic(kafka.bootstrap_servers, 6, prefix="live")
+    await Storm(kafka.bootstrap_servers, topic, seconds=8.0, records=4000).run(members=4)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.timeout(600)
-async def test_rebalance_storm_sixty_seconds(broker: Any) -> None:
-    topic = await make_topic(broker.bootstrap_servers, 6, prefix="live")
-    await Storm(broker.bootstrap_servers, topic, seconds=60.0, records=100_000).run(members=6)
+async def test_rebalance_storm_sixty_seconds(kafka: Any) -> None:
+    topic = await make_topic(kafka.bootstrap_servers, 6, prefix="live")
+    await Storm(kafka.bootstrap_servers, topic, seconds=60.0, records=100_000).run(members=6)
