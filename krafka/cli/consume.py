@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from krafka.cli.common import add_command, properties_for, run, until_interrupted
-from krafka.cli.output import info
+from krafka.cli.output import count_of, info
 from krafka.cli.template import compile_template, render
 from krafka.errors import ConfigError
 from krafka.structs import TopicPartition
@@ -85,7 +85,7 @@ def run_consume(args: argparse.Namespace) -> int:
             interrupted = await until_interrupted(body)
             if interrupted and args.group:
                 await consumer.commit()
-        info(f"Consumed {printed} records from {args.topic}.")
+        info(f"Consumed {count_of(printed, 'record')} from {args.topic}.")
         return 0
 
     return run(main)

@@ -64,6 +64,11 @@ def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
 
 
+def count_of(n: int, noun: str) -> str:
+    """`1 record`, `2 records`: a count with its noun in the right number."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def info(message: str) -> None:
     """A status line for people (on stderr, so stdout stays data)."""
     console(stderr=True).print(escape(message))

@@ -30,7 +30,7 @@ from rich.progress import (
 )
 
 from krafka.cli.common import add_command, key_value, properties_for, run
-from krafka.cli.output import console, info
+from krafka.cli.output import console, count_of, info
 from krafka.errors import ConfigError
 
 #: Deliveries still unconfirmed before the oldest is awaited (bounds memory, not throughput).
@@ -160,7 +160,10 @@ def run_produce(args: argparse.Namespace) -> int:
             if args.file:
                 stream.close()
         elapsed = max(time.monotonic() - started, 1e-9)
-        info(f"Produced {count} records to {args.topic} ({count / elapsed:,.0f} records/s).")
+        info(
+            f"Produced {count_of(count, 'record')} to {args.topic} "
+            f"({count / elapsed:,.0f} records/s)."
+        )
         return 0
 
     return run(main)

@@ -57,6 +57,32 @@ def test_text_prints_one_line_per_batch_and_record(
     assert len(capsys.readouterr().out.splitlines()) == 7
 
 
+def test_legacy_entries_print_no_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Magic 0/1 entries have no v2 fields (sequence, producer id ...): none is printed as
+    `None`, and a magic-0 timestamp is Kafka's -1."""
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    raw = b""
+    for magic in (0, 1):
+        for codec in (0, 1):
+            builder = LegacyRecordBatchBuilder(
+                magic=magic, compression_type=codec, batch_size=1 << 16
+            )
+            builder.append(0, timestamp=None if magic == 0 else 1000, key=b"k", value=b"v")
+            builder.append(1, timestamp=None if magic == 0 else 1001, key=None, value=b"w")
+            raw += bytes(builder.build())
+    path = tmp_path / "legacy.log"
+    path.write_bytes(raw)
+    assert main(["segment", "dump", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out
+    assert out.count("magic: 0 ") == 3 and out.count("magic: 1 ") == 3
+    assert "NoTimestampType: -1 keySize: 1 valueSize: 1" in out
+    assert main(["segment", "dump", "--json", str(path)]) == 0
+    batches = [json.loads(line) for line in capsys.readouterr().out.splitlines()[1:]]
+    assert all(v is not None for b in batches if b["type"] == "batch" for v in b.values())
+
+
 def test_corrupt_segment_exits_1_naming_the_byte(
     testdata: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
