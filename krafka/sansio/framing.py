@@ -30,6 +30,22 @@ def frame(payload: bytes | bytearray | memoryview) -> bytes:
     return _SIZE.pack(len(payload)) + bytes(payload)
 
 
+def _bad_size(prefix: bytes, size: int, limit: int) -> str:
+    """Why a size prefix is refused, naming the peer when its first bytes give it away: a web
+    server answers `HTTP/...`, a TLS listener a TLS alert record (`0x15 0x03`)."""
+    reason = f"frame size {size} outside 0..{limit} in the size prefix"
+    if prefix == b"HTTP":
+        return (
+            f"the peer is not a Kafka broker but an HTTP server (it answered 'HTTP/...'; {reason})"
+        )
+    if prefix[:2] == b"\x15\x03":
+        return f"the peer answered with a TLS alert: the listener expects TLS ({reason})"
+    if all(32 <= b < 127 for b in prefix):
+        text = prefix.decode()
+        return f"the peer is not a Kafka broker (it answered in text: {text!r}...; {reason})"
+    return reason
+
+
 class ReceiveBuffer:
     """Bytes received but not yet parsed, with a read cursor and commit/rollback."""
 
@@ -121,9 +137,7 @@ class FrameReader:
         (size,) = _SIZE.unpack(prefix)
         if size < 0 or size > self.max_frame_size:
             buf.rollback()
-            raise RemoteProtocolError(
-                f"frame size {size} outside 0..{self.max_frame_size} in the size prefix"
-            )
+            raise RemoteProtocolError(_bad_size(prefix, size, self.max_frame_size))
         if size >= LARGE_FRAME_SIZE and len(buf) < size:
             rest = buf.take_rest()  # all of it belongs to this frame
             self._parts, self._missing = [rest], size - len(rest)

@@ -4,8 +4,12 @@ and when none answers the error names every address and why."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import ssl
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _hostile_servers import HostileServer, Misbehaviour
 
+from krafka import AdminClient
 from krafka.errors import KafkaConnectionError, KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.testing import free_port
@@ -101,3 +106,36 @@ async def test_tls_to_a_plaintext_listener_fails_within_the_connect_timeout(
     assert address in message and "TLS" in message
     if isinstance(info.value, KafkaTimeoutError):
         assert "1s" in message
+
+
+class _AnswersAtOnce(http.server.BaseHTTPRequestHandler):
+    """A web server's 400 to whatever arrives (http.server itself waits for a line end, which
+    a Kafka request need not hold)."""
+
+    def handle(self) -> None:
+        self.request.recv(65536)
+        self.request_version, self.command, self.requestline = "HTTP/1.1", "GET", "-"
+        self.send_error(400)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+@contextlib.contextmanager
+def _http_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AnswersAtOnce)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def test_an_http_server_is_named_as_not_a_kafka_broker() -> None:
+    with _http_server() as address, pytest.raises(KrafkaError) as info:
+        async with AdminClient(address, connect_timeout=CONNECT, default_api_timeout=5):
+            pass
+    message = str(info.value)
+    assert address in message and "not a Kafka broker but an HTTP server" in message

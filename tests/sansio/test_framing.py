@@ -55,6 +55,22 @@ def test_hostile_frame_size_rejected_before_allocation(size: int) -> None:
         reader.next_frame()
 
 
+@pytest.mark.parametrize(
+    ("first", "says"),
+    [
+        (b"HTTP/1.1 400 Bad Request\r\n", "not a Kafka broker but an HTTP server"),
+        (b"\x15\x03\x03\x00\x02\x02\x46", "TLS alert: the listener expects TLS"),
+        (b"+OK POP3 ready\r\n", "not a Kafka broker (it answered in text: '+OK '"),
+    ],
+)
+def test_a_peer_speaking_another_protocol_is_named(first: bytes, says: str) -> None:
+    reader = FrameReader(max_frame_size=1024)
+    reader.feed(first)
+    with pytest.raises(RemoteProtocolError, match="frame size") as info:
+        reader.next_frame()
+    assert says in str(info.value)
+
+
 @given(
     st.lists(st.sampled_from([0, 5, 65_535, 65_536, 70_001, 200_000]), min_size=1, max_size=5),
     st.data(),
