@@ -20,7 +20,7 @@ alias) plus `Error`, with `.code`, `.retriable` and Kafka's default message; the
     ├── ProtocolError ── LocalProtocolError (we built something invalid)
     │                └── RemoteProtocolError (the peer sent malformed bytes)
     ├── CorruptRecordError (also code 2, CORRUPT_MESSAGE), UnsupportedCodecError
-    ├── ConfigError, InvalidStateError
+    ├── ConfigError ── UnknownKeywordError (also a TypeError), InvalidStateError
     └── CommitFailedError (a group member's commit outside its active generation)
 """
 
@@ -92,6 +92,10 @@ class KafkaConnectionError(RetriableError):
 
 class ConfigError(KrafkaError):
     """A configuration value is missing, unknown or invalid."""
+
+
+class UnknownKeywordError(ConfigError, TypeError):
+    """A client constructor got a keyword it does not take (a `TypeError`, as Python's own)."""
 
 
 class InvalidStateError(KrafkaError):

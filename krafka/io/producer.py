@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 
 from krafka.codec import Compression
+from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.host import TaskHost
@@ -83,6 +84,9 @@ class Producer:
         client: KafkaClient | None = None,
         **client_options: Any,
     ) -> None:
+        check_arguments(
+            "Producer", "producer", bootstrap_servers, client_options, Producer, KafkaClient
+        )
         self.config = producer_config(
             acks=acks,
             compression=compression,

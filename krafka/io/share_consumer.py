@@ -34,6 +34,7 @@ from typing import Any
 import anyio
 
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
+from krafka.config.keywords import check_arguments
 from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
@@ -125,6 +126,8 @@ class ShareConsumer:
         client: KafkaClient | None = None,
         **options: Any,
     ) -> None:
+        check_arguments("ShareConsumer", "share_consumer", bootstrap_servers, options,
+                        ShareConsumerSettings, KafkaClient)  # fmt: skip
         settings, client_options = ShareConsumerSettings.split(options)
         self.settings = settings
         assert settings.group_id is not None

@@ -10,6 +10,7 @@ from typing import Any, Final, TypeVar
 
 import anyio
 
+from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
@@ -41,6 +42,9 @@ class AdminBase:
         client: KafkaClient | None = None,
         **client_options: Any,
     ) -> None:
+        check_arguments(
+            "AdminClient", "admin", bootstrap_servers, client_options, AdminBase, KafkaClient
+        )
         if default_api_timeout <= 0 or request_timeout <= 0:
             raise ValueError("timeouts must be positive")
         self.request_timeout = float(request_timeout)

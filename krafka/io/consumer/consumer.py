@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
+from krafka.config.keywords import check_arguments
 from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.admin import AdminClient
 from krafka.io.client import KafkaClient
@@ -62,6 +63,8 @@ class Consumer(OffsetLookups):
         client: KafkaClient | None = None,
         **options: Any,
     ) -> None:
+        check_arguments("Consumer", "consumer", bootstrap_servers, options, ConsumerSettings,
+                        KafkaClient)  # fmt: skip
         settings, client_options = ConsumerSettings.split(options)
         self.settings = settings
         self._client = client or KafkaClient(
