@@ -42,7 +42,7 @@ def partitioner_class(value: Any) -> Any:
     if name is None:
         raise ConfigError(
             f"{value} is not a partitioner krafka has: pass a partitioner object or callable, "
-            "or use partitioner=murmur2_random|round_robin"
+            "or name one: partitioner=murmur2_random, consistent_random, round_robin, ..."
         )
     return name
 

@@ -3,6 +3,10 @@
 * `DefaultPartitioner` — Java's and librdkafka's `murmur2_random`: a keyed record goes to
   `murmur2(key) & 0x7fffffff % n`; a null-keyed one sticks to one partition until a batch for
   that partition is sealed, then another is picked at random (KIP-480).
+* `KeyHashPartitioner` — librdkafka's other built-ins by their names: `consistent_random`
+  (librdkafka's default: CRC32 of the key, null and empty keys random), `consistent` (CRC32;
+  null and empty keys to one partition), `murmur2` (Java's hash, null keys to one partition),
+  `fnv1a` and `fnv1a_random`, each choosing exactly what librdkafka chooses for a key.
 * `RoundRobinPartitioner` — every record, keyed or not, to the next partition in turn.
 * `CallablePartitioner` — any `fn(topic, key, num_partitions) -> int`.
 
@@ -13,7 +17,9 @@ source is injectable for tests.
 from __future__ import annotations
 
 import random
+import zlib
 from collections.abc import Callable
+from enum import Enum
 from typing import Protocol
 
 from krafka.codec import murmur2_partition
@@ -55,6 +61,59 @@ class DefaultPartitioner:
         self._sticky[topic] = choice if choice < partition else choice + 1
 
 
+class Keyless(Enum):
+    """Which records a `KeyHashPartitioner` sends to a random (sticky) partition."""
+
+    HASHED = "hashed"  # none: a null key hashes as no bytes (librdkafka's consistent, murmur2)
+    NULL = "null"  # null keys (murmur2_random, fnv1a_random)
+    EMPTY = "empty"  # null and empty keys (consistent_random)
+
+
+def _crc32(key: bytes, num_partitions: int) -> int:
+    """librdkafka's `consistent`: `rd_crc32(key) % n` (the zlib CRC-32)."""
+    return zlib.crc32(key) % num_partitions
+
+
+def _fnv1a(key: bytes, num_partitions: int) -> int:
+    """librdkafka's (and Sarama's) `fnv1a`: the 32-bit FNV-1a of the key as a signed int,
+    modulo `n`, made positive."""
+    h = 0x811C9DC5
+    for byte in key:
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    signed = h - (1 << 32) if h & 0x80000000 else h
+    return abs(signed) % num_partitions
+
+
+class KeyHashPartitioner:
+    """`hash(key) % n` with one of librdkafka's hashes; keyless records (as `keyless` says)
+    stick to a random partition until its batch is sealed, as librdkafka's sticky ones do."""
+
+    __slots__ = ("_hash", "_keyless", "_random")
+
+    def __init__(
+        self,
+        hash_partition: Callable[[bytes, int], int],
+        keyless: Keyless,
+        rand: Callable[[int], int] | None = None,
+    ) -> None:
+        self._hash = hash_partition
+        self._keyless = keyless
+        self._random = DefaultPartitioner(rand)
+
+    def partition(self, topic: str, key: bytes | None, num_partitions: int) -> int:
+        if self._is_keyless(key):
+            return self._random.partition(topic, None, num_partitions)
+        return self._hash(b"" if key is None else key, num_partitions)
+
+    def _is_keyless(self, key: bytes | None) -> bool:
+        if self._keyless is Keyless.HASHED:
+            return False
+        return key is None or (self._keyless is Keyless.EMPTY and not key)
+
+    def on_batch_sealed(self, topic: str, partition: int, num_partitions: int) -> None:
+        self._random.on_batch_sealed(topic, partition, num_partitions)
+
+
 class RoundRobinPartitioner:
     """Each record to the next partition of its topic, ignoring keys (Java's RoundRobin)."""
 
@@ -93,6 +152,11 @@ class CallablePartitioner:
 _NAMED: dict[str, Callable[[], Partitioner]] = {
     "default": DefaultPartitioner,
     "murmur2_random": DefaultPartitioner,
+    "murmur2": lambda: KeyHashPartitioner(murmur2_partition, Keyless.HASHED),
+    "consistent": lambda: KeyHashPartitioner(_crc32, Keyless.HASHED),
+    "consistent_random": lambda: KeyHashPartitioner(_crc32, Keyless.EMPTY),
+    "fnv1a": lambda: KeyHashPartitioner(_fnv1a, Keyless.HASHED),
+    "fnv1a_random": lambda: KeyHashPartitioner(_fnv1a, Keyless.NULL),
     "sticky": DefaultPartitioner,
     "round_robin": RoundRobinPartitioner,
     "roundrobin": RoundRobinPartitioner,
@@ -100,14 +164,16 @@ _NAMED: dict[str, Callable[[], Partitioner]] = {
 
 
 def make_partitioner(spec: str | Partitioner | PartitionFunction | None) -> Partitioner:
-    """A partitioner from a name (`"murmur2_random"`, `"round_robin"`), an object or a callable."""
+    """A partitioner from a name (`"murmur2_random"`, `"consistent_random"`, `"round_robin"`,
+    librdkafka's other names), an object or a callable."""
     if spec is None:
         return DefaultPartitioner()
     if isinstance(spec, str):
         try:
             return _NAMED[spec.lower().replace("-", "_")]()
         except KeyError:
-            raise ValueError(f"unknown partitioner {spec!r}") from None
+            known = ", ".join(sorted(_NAMED))
+            raise ValueError(f"unknown partitioner {spec!r} (krafka has {known})") from None
     if hasattr(spec, "partition") and hasattr(spec, "on_batch_sealed"):
         return spec
     if callable(spec):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from typing import Any
+
 import pytest
 
 from krafka.codec import murmur2_partition
@@ -87,4 +90,67 @@ def test_make_partitioner() -> None:
     custom = RoundRobinPartitioner()
     assert make_partitioner(custom) is custom
     with pytest.raises(ValueError, match="unknown partitioner"):
-        make_partitioner("consistent")
+        make_partitioner("crc32")
+
+
+LIBRDKAFKA_HASHED = ["consistent_random", "consistent", "murmur2", "murmur2_random", "fnv1a",
+                     "fnv1a_random"]  # fmt: skip
+
+
+def _librdkafka_partitions(name: str, keys: list[bytes | None], partitions: int) -> list[int]:
+    """The partition librdkafka's producer (`partitioner=name`) gives each key, read from its
+    delivery reports from librdkafka's mock cluster."""
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    from krafka.testing.mockcluster import MockCluster
+
+    chosen: dict[int, int] = {}
+    with MockCluster(1, topics={"keys": partitions}) as cluster:
+        producer = confluent_kafka.Producer(
+            {"bootstrap.servers": cluster.bootstrap_servers, "partitioner": name,
+             "linger.ms": 5, "acks": 1}
+        )  # fmt: skip
+        for i, key in enumerate(keys):
+
+            def report(err: Any, msg: Any, i: int = i) -> None:
+                assert err is None, err
+                chosen[i] = msg.partition()
+
+            producer.produce("keys", b"", key, on_delivery=report)
+            producer.poll(0)
+        assert producer.flush(30) == 0
+        del producer  # before its cluster goes
+    return [chosen[i] for i in range(len(keys))]
+
+
+@pytest.mark.parametrize("name", LIBRDKAFKA_HASHED)
+def test_librdkafka_partitioners_choose_what_librdkafka_chooses(name: str) -> None:
+    rng = random.Random(name)
+    keys: list[bytes | None] = [rng.randbytes(rng.randrange(1, 40)) for _ in range(10_000)]
+    if not name.endswith("_random"):
+        keys += [None, b""]  # hashed too: always the same partition
+    elif name == "murmur2_random" or name == "fnv1a_random":
+        keys += [b""]  # only null keys are random
+    partitions = 13
+    ours = make_partitioner(name)
+    assert [ours.partition("keys", key, partitions) for key in keys] == _librdkafka_partitions(
+        name, keys, partitions
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "random_keys"),
+    [("consistent_random", [None, b""]), ("murmur2_random", [None]), ("fnv1a_random", [None])],
+)
+def test_random_variants_stick_keyless_records_to_a_random_partition(
+    name: str, random_keys: list[bytes | None]
+) -> None:
+    for key in random_keys:
+        seen = set()
+        for _ in range(200):
+            p = make_partitioner(name)
+            first = p.partition("t", key, 16)
+            assert p.partition("t", key, 16) == first  # sticky until its batch is sealed
+            p.on_batch_sealed("t", first, 16)
+            assert p.partition("t", key, 16) != first
+            seen.add(first)
+        assert len(seen) > 8
