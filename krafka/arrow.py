@@ -25,6 +25,7 @@ from krafka._codec.arrow import INT64_MAX, INT64_MIN, arrow_schema
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka._codec.records import parse_control
 from krafka._codec.types import BatchHeader, ControlType
+from krafka._optional import require
 from krafka.errors import CorruptRecordError
 
 Buffer = bytes | bytearray | memoryview
@@ -243,6 +244,7 @@ def new_sink(
     unit: str,
     window: Window,
 ) -> Any:
+    require("pyarrow", "decoding to Arrow")
     return sink_type(implementation)(
         topic,
         partition,
@@ -288,8 +290,7 @@ def decode_to_arrow(
     when `include_control`. A truncated trailing batch is ignored; anything malformed raises
     `CorruptRecordError`.
     """
-    import pyarrow as pa
-
+    pa = require("pyarrow", "decode_to_arrow")
     batches = list(
         iter_arrow_batches(
             buf,

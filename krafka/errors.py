@@ -21,6 +21,7 @@ alias) plus `Error`, with `.code`, `.retriable` and Kafka's default message; the
     │                └── RemoteProtocolError (the peer sent malformed bytes)
     ├── CorruptRecordError (also code 2, CORRUPT_MESSAGE), UnsupportedCodecError
     ├── ConfigError ── UnknownKeywordError (also a TypeError), InvalidStateError
+    ├── MissingDependencyError (also a ModuleNotFoundError: pip install 'krafka[extra]')
     └── CommitFailedError (a group member's commit outside its active generation)
 """
 
@@ -96,6 +97,10 @@ class ConfigError(KrafkaError):
 
 class UnknownKeywordError(ConfigError, TypeError):
     """A client constructor got a keyword it does not take (a `TypeError`, as Python's own)."""
+
+
+class MissingDependencyError(KrafkaError, ModuleNotFoundError):
+    """An optional dependency is not installed; the message names the extra that installs it."""
 
 
 class InvalidStateError(KrafkaError):

@@ -16,6 +16,7 @@ from typing import Any
 from krafka._codec import pure
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka._codec.types import BatchHeader, RecordBatch
+from krafka._optional import require
 
 Buffer = bytes | bytearray | memoryview
 
@@ -37,8 +38,7 @@ def arrow_schema(timestamp_unit: str = "ms") -> Any:
     key binary, value binary, headers array<struct<key:string,value:binary>>,
     producer_id long, is_transactional boolean` (with `timestamp_unit="us"`).
     """
-    import pyarrow as pa
-
+    pa = require("pyarrow", "arrow_schema")
     if timestamp_unit not in UNIT_FACTORS:
         raise ValueError(f"timestamp_unit must be 'ms' or 'us', not {timestamp_unit!r}")
     header = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])

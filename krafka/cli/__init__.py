@@ -18,6 +18,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
+from krafka import __version__
 from krafka.cli.common import global_options
 from krafka.cli.output import error
 from krafka.errors import KrafkaError
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A Kafka client for Python.",
         parents=[global_options(suppress=False)],
     )
+    parser.add_argument("--version", action="version", version=f"krafka {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in GROUPS:
         importlib.import_module(name).add_parser(subparsers)
