@@ -100,7 +100,12 @@ def _other_kind(kind: str, prop: str) -> str | None:
 
 
 def _equivalent(
-    owner: str, prop: str, keyword: str, convert: Callable[[Any], Any], value: Any, known: Any
+    owner: str,
+    prop: str,
+    keyword: str,
+    convert: Callable[[Any], Any],
+    value: Any,
+    known: frozenset[str],
 ) -> str:
     """krafka's keyword for property `prop`, with `value` in krafka's unit."""
     if keyword not in known:
@@ -112,5 +117,8 @@ def _equivalent(
             return f"krafka takes seconds: {keyword}=<{prop} / 1000>"
         return f"krafka takes seconds: {keyword}={seconds:g}"
     if convert is kbytes:
-        return f"krafka takes bytes: {keyword}=<{prop} * 1024>"
+        try:
+            return f"krafka takes bytes: {keyword}={kbytes(value)}"
+        except (TypeError, ValueError):
+            return f"krafka takes bytes: {keyword}=<{prop} * 1024>"
     return f"krafka's keyword is {keyword}={value!r}"

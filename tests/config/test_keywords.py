@@ -55,6 +55,8 @@ def test_the_error_names_the_public_class_and_the_closest_keyword(name: str, fla
         (krafka.Producer, {"sasl_plain_username": "u"}, "sasl_username='u'"),
         (krafka.Producer, {"security_protocol": "SSL"}, "Producer.from_config({'security.pr"),
         (krafka.Producer, {"group_id": "g"}, "group.id is a setting of Consumer"),
+        (krafka.Producer, {"queue_buffering_max_kbytes": 4}, "takes bytes: buffer_memory=4096"),
+        (krafka.Consumer, {"ssl_cafile": "ca.pem"}, "Consumer.from_config({'ssl.ca.location'"),
         (krafka.Consumer, {"session_timeout_ms": 10_000}, "seconds: session_timeout=10"),
         (krafka.Consumer, {"auto_commit_interval_ms": 500}, "auto_commit_interval=0.5"),
         (krafka.Consumer, {"fetch_max_wait_ms": 100}, "fetch_max_wait=0.1"),
