@@ -23,12 +23,10 @@ def test_from_beginning_count_format_and_offset(broker: Any) -> None:
     assert done.returncode == 0, done
     assert done.lines == [f"{i} k{i}=v{i}" for i in range(5)]
     assert "Consumed 5 records" in done.stderr
-    at = run_cli("-b", b, "consume", topic, "--offset", "18", "--count", "2", "--partition", "0")
-    assert at.lines == ["v18", "v19"]
     one = run_cli("-b", b, "produce", topic, input="v20\n")
     assert one.stderr.startswith(f"Produced 1 record to {topic} ("), one
-    last = run_cli("-b", b, "consume", topic, "--offset", "20", "--count", "1", "--partition", "0")
-    assert last.lines == ["v20"] and f"Consumed 1 record from {topic}." in last.stderr
+    at = run_cli("-b", b, "consume", topic, "--offset", "20", "--count", "1", "--partition", "0")
+    assert at.lines == ["v20"] and f"Consumed 1 record from {topic}." in at.stderr
 
 
 def test_group_commits_and_resumes(broker: Any, tmp_path: Path) -> None:
