@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import krafka
+import krafka.sync
 from krafka.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,6 +19,7 @@ def test_dir_lists_the_lazily_imported_public_names() -> None:
     names = dir(krafka)
     assert set(krafka.__all__) <= set(names)
     assert {"Producer", "Consumer", "ShareConsumer", "AdminClient", "__version__"} <= set(names)
+    assert set(krafka.sync.__all__) <= set(dir(krafka.sync))
 
 
 def test_python_m_krafka_prints_the_version_the_readme_commands_and_the_cli_help() -> None:

@@ -37,6 +37,11 @@ _LAZY = {
 __all__ = ["AdminClient", "Consumer", "DeliveryFuture", "Producer", "ShareConsumer"]
 
 
+def __dir__() -> list[str]:
+    """The public names (imported lazily, so not yet in the module's namespace) and the rest."""
+    return sorted({*globals(), *__all__})
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
