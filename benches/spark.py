@@ -29,7 +29,7 @@ import struct
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +149,8 @@ def outside_spark(template: bytes, count: int, repeat: int) -> list[list[str]]:
 
 
 # ---------------------------------------------------------------- inside Spark
-def start_spark() -> Any:
+def start_spark(jars: Sequence[Path] = ()) -> Any:
+    """Spark local[2] with the krafka data sources registered (and `jars` on its classpath)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -166,6 +167,7 @@ def start_spark() -> Any:
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "2g")
+        .config("spark.jars", ",".join(map(str, jars)))
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

@@ -1,4 +1,6 @@
-"""One local Spark session (local[2]) for the whole test session; skipped without Java/pyspark."""
+"""One local Spark session (local[2]) for the whole test session, with Spark's own Kafka
+connector on its classpath (`format("kafka")`, resolved from Maven Central once); skipped
+without Java/pyspark."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ def spark() -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
     from krafka.spark import register
+    from krafka.testing.spark_kafka import spark_kafka_jars
 
     session = (
         SparkSession.builder.master("local[2]")
@@ -41,6 +44,7 @@ def spark() -> Iterator[Any]:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "1g")
+        .config("spark.jars", ",".join(map(str, spark_kafka_jars())))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
