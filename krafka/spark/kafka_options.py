@@ -30,7 +30,7 @@ _SOURCE_OPTIONS = frozenset(
         "fetchoffset.numretries", "fetchoffset.retryintervalms", "groupidprefix",
     }
 )  # fmt: skip
-_SINK_OPTIONS = frozenset({"topic", "includeheaders"})
+_SINK_OPTIONS = frozenset({"topic", "includeheaders", "checkpointlocation"})
 #: Client properties the source sets itself (as Spark's Kafka source refuses them).
 _FORBIDDEN = frozenset(
     {

@@ -16,7 +16,15 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from krafka.arrow import AbortIndex, Options, Window, decode_into, new_sink, scan_headers
+from krafka.arrow import (
+    AbortIndex,
+    Options,
+    Window,
+    decode_into,
+    kafka_rows,
+    new_sink,
+    scan_headers,
+)
 from krafka.errors import (
     KafkaTimeoutError,
     KrafkaError,
@@ -28,7 +36,6 @@ from krafka.spark.kafka_options import SourceOptions
 from krafka.spark.kafka_plan import OffsetRange
 from krafka.structs import TopicPartition
 
-COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType")
 #: A task reads one partition: large fetches (unless `kafka.max.partition.fetch.bytes` says
 #: otherwise) cut its round trips.
 TASK_FETCH_BYTES = 8 << 20
@@ -36,6 +43,9 @@ TASK_FETCH_BYTES = 8 << 20
 #: waits past the end of the range, where the consumer prefetches: a long wait there would
 #: hold up the next task given the same pooled consumer (unless `kafka.fetch.max.wait.ms`).
 TASK_FETCH_WAIT_MS = 10
+#: Rows per Arrow batch a task hands Spark: fewer, larger batches cost the JVM less to take in
+#: (measured: 2^18 rows against 2^16 saves ~10% of a parquet write's CPU).
+TASK_CHUNK_ROWS = 1 << 18
 
 
 def spark_schema(include_headers: bool) -> Any:
@@ -67,18 +77,7 @@ def spark_schema(include_headers: bool) -> Any:
 
 def shape(wide: Any, include_headers: bool) -> Any:
     """The codec's wide Arrow rows in the Kafka source's columns."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    names = [*COLUMNS, "headers"] if include_headers else list(COLUMNS)
-    arrays = []
-    for name in names:
-        if name == "timestampType":
-            log_append = pc.equal(wide.column("timestamp_type"), "LogAppendTime")
-            arrays.append(pc.if_else(log_append, 1, 0).cast(pa.int32()))
-        else:
-            arrays.append(wide.column(name))
-    return pa.RecordBatch.from_arrays(arrays, names=names)
+    return kafka_rows(wide, include_headers)
 
 
 def read_range(r: OffsetRange, options: SourceOptions) -> Iterator[Any]:
@@ -202,7 +201,7 @@ class _RangeReader:
             aborted=aborted,
             window=Window(self.floor, self.range.end),
         )
-        for chunk in decode_into(self.sink, data, options):
+        for chunk in decode_into(self.sink, data, options, TASK_CHUNK_ROWS):
             yield shape(chunk, self.options.include_headers)
 
 
