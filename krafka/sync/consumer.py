@@ -32,6 +32,7 @@ class Consumer(SyncClient[AsyncConsumer]):
     batch_recv = blocking(_C.batch_recv)
     recv = blocking(_C.recv)
     poll_batches = blocking(_C.poll_batches)
+    poll_arrow = blocking(_C.poll_arrow)
     seek = blocking(_C.seek)
     seek_many = blocking(_C.seek_many)
     seek_to_beginning = blocking(_C.seek_to_beginning)

@@ -336,6 +336,16 @@ class Consumer(OffsetLookups):
         batches = await self._wait(timeout, self._fetch_batches)
         return batches or []
 
+    async def poll_arrow(
+        self, timeout: float | None = 0.0, max_records: int | None = None
+    ) -> list[Any]:
+        """Records ready within `timeout` seconds as `pyarrow.RecordBatch`es in Spark's Kafka
+        row (`krafka.arrow.kafka_schema()`), decoded with no object per record; positions and
+        commits as with `poll` (see `krafka.io.consumer.arrow_poll`). Needs pyarrow."""
+        from krafka.io.consumer.arrow_poll import poll_arrow
+
+        return await poll_arrow(self, timeout, max_records)
+
     def _fetch(self, limit: int) -> list[ConsumerRecord]:
         settings = self.settings
         try:
