@@ -28,6 +28,7 @@ _SOURCE_OPTIONS = frozenset(
         "maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay", "minpartitions",
         "includeheaders", "failondataloss", "kafkaconsumer.polltimeoutms",
         "fetchoffset.numretries", "fetchoffset.retryintervalms", "groupidprefix",
+        "commitoffsetstogroup",
     }
 )  # fmt: skip
 _SINK_OPTIONS = frozenset({"topic", "includeheaders", "checkpointlocation"})
@@ -81,6 +82,9 @@ class SourceOptions:
     max_offsets_per_trigger: int | None = None
     min_partitions: int | None = None
     poll_timeout: float = 120.0
+    #: `commitOffsetsToGroup`: the consumer group each finished micro-batch's end offsets are
+    #: committed to (streaming only), for lag monitoring.
+    commit_group: str | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
@@ -100,6 +104,11 @@ class SourceOptions:
         starting = _bound(o, "starting", LATEST if streaming else EARLIEST)
         if LATEST in starting.offsets.values() and not streaming:
             raise ConfigError("option startingOffsets: -1 (latest) is not allowed in a batch query")
+        commit_group = o.get("commitoffsetstogroup")
+        if commit_group is not None and not streaming:
+            raise ConfigError("option commitOffsetsToGroup: only for streaming queries")
+        if commit_group is not None and not commit_group.strip():
+            raise ConfigError("option commitOffsetsToGroup: needs a group id")
         return cls(
             client=client,
             topics=_topics(o),
@@ -111,6 +120,7 @@ class SourceOptions:
             max_offsets_per_trigger=_positive(o, "maxoffsetspertrigger"),
             min_partitions=_positive(o, "minpartitions"),
             poll_timeout=(_positive(o, "kafkaconsumer.polltimeoutms") or 120_000) / 1000,
+            commit_group=commit_group,
         )
 
 

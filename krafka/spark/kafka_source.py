@@ -25,7 +25,9 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
+from krafka.spark.group_progress import GroupProgress
 from krafka.spark.kafka_options import LATEST, SinkOptions, SourceOptions
 from krafka.spark.kafka_plan import OffsetRange, Offsets, Planner, cap, split
 from krafka.spark.kafka_read import read_range, spark_schema
@@ -91,13 +93,22 @@ class BatchReader(DataSourceReader):
         return read_range(partition.range, self.options)
 
 
-class StreamReader(DataSourceStreamReader):
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Micro-batches over the partitions the options select, new ones included (from their
-    earliest offset, as Spark's Kafka source does)."""
+    earliest offset, as Spark's Kafka source does). Under `trigger(availableNow=True)` the
+    query ends at the latest offsets of when it started, in as many micro-batches as
+    `maxOffsetsPerTrigger` makes."""
 
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
         self.planner = Planner(options)
+        self.target: Offsets | None = None
+        self.progress = None
+        if options.commit_group is not None:
+            self.progress = GroupProgress(options.commit_group, self.planner.admin_config)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.target = self.planner.latest(self.planner.partitions())
 
     def initialOffset(self) -> dict[str, Any]:
         tps = self.planner.partitions()
@@ -113,10 +124,12 @@ class StreamReader(DataSourceStreamReader):
         from pyspark.sql.streaming.datasource import ReadMaxRows
 
         begin = _from_json(start)
-        tps = self.planner.partitions()
+        if self.progress is not None:  # every batch up to `start` has completed
+            self.progress.commit(begin)
+        tps = self.planner.partitions() if self.target is None else sorted(self.target)
         new = [tp for tp in tps if tp not in begin]
         begin.update(self.planner.earliest(new))
-        latest = self.planner.latest(tps)
+        latest = self.planner.latest(tps) if self.target is None else dict(self.target)
         if isinstance(limit, ReadMaxRows):
             latest = cap(begin, latest, limit.max_rows)
         return _to_json({**begin, **latest})
@@ -138,7 +151,17 @@ class StreamReader(DataSourceStreamReader):
         return read_range(partition.range, self.options)
 
     def commit(self, end: dict[str, Any]) -> None:
-        """Nothing to do: the offsets live in Spark's checkpoint, not in Kafka."""
+        """The offsets live in Spark's checkpoint; with `commitOffsetsToGroup` they are
+        committed to that group as well (`krafka.spark.group_progress`). Spark calls this only
+        when it plans the next batch, so `latestOffset` commits its `start` too: Spark asks for
+        it once every batch before `start` is done, at each trigger, and once more when an
+        `availableNow` query has read everything."""
+        if self.progress is not None:
+            self.progress.commit(_from_json(end))
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.close()
 
 
 class Writer(DataSourceArrowWriter):

@@ -53,6 +53,7 @@ class Role(str, Enum):
     CONSUME = "consume"
     GROUP_MEMBER = "group-member"
     SHARE_CONSUME = "share-consume"
+    GROUP_OFFSETS = "group-offsets"
 
 
 class TransactionStep(str, Enum):
@@ -485,6 +486,23 @@ def java_consume(
     return [e.record() for e in events if e.kind == "record"]
 
 
+def java_group_offsets(
+    bootstrap_servers: str, group: str, *, timeout: float = 60.0
+) -> dict[TopicPartition, tuple[int, str]]:
+    """The group's committed offsets as Java's `Admin.listConsumerGroupOffsets` lists them:
+    `{partition: (offset, metadata)}`."""
+    with JavaPeer(Role.GROUP_OFFSETS, bootstrap_servers, timeout=timeout, group=group) as peer:
+        events = peer.wait(timeout)
+    return {
+        TopicPartition(e.data["topic"], int(e.data["partition"])): (
+            int(e.data["offset"]),
+            str(e.data.get("metadata") or ""),
+        )
+        for e in events
+        if e.kind == "offset"
+    }
+
+
 __all__ = [
     "SOURCE",
     "JavaPeer",
@@ -496,6 +514,7 @@ __all__ = [
     "Role",
     "TransactionStep",
     "java_consume",
+    "java_group_offsets",
     "java_produce",
     "peer_classes",
     "peer_command",

@@ -24,6 +24,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -69,6 +70,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                  KafkaShareConsumer with explicit acknowledgement; acknowledges each record and
  *                  commits after each poll, until "stop"/EOF/--duration. Out: "record"s (with
  *                  delivery_count), "acknowledged" per commit.
+ *   group-offsets  --group G
+ *                  Admin.listConsumerGroupOffsets: one "offset" event per partition the group
+ *                  committed (topic, partition, offset, metadata), then "done".
  * Common: --bootstrap HOST:PORT, --config k=v (repeatable, any client property), --timeout S.
  */
 public final class JavaPeer {
@@ -282,6 +286,23 @@ public final class JavaPeer {
     }
 
     // -- consume -----------------------------------------------------------------------------
+
+    private void groupOffsets() throws Exception {
+        try (Admin admin = Admin.create(properties())) {
+            Map<TopicPartition, OffsetAndMetadata> offsets = admin
+                .listConsumerGroupOffsets(required("group"))
+                .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+            for (Map.Entry<TopicPartition, OffsetAndMetadata> entry : offsets.entrySet()) {
+                ObjectNode out = event("offset");
+                out.put("topic", entry.getKey().topic());
+                out.put("partition", entry.getKey().partition());
+                out.put("offset", entry.getValue().offset());
+                out.put("metadata", entry.getValue().metadata());
+                emit(out);
+            }
+        }
+        emit(event("done"));
+    }
 
     private void consume() {
         Properties props = consumerProperties();
@@ -535,6 +556,7 @@ public final class JavaPeer {
                 case "consume": peer.consume(); break;
                 case "group-member": peer.groupMember(); break;
                 case "share-consume": peer.shareConsume(); break;
+                case "group-offsets": peer.groupOffsets(); break;
                 default: throw new IllegalArgumentException("unknown subcommand " + args[0]);
             }
         } catch (Throwable e) {
