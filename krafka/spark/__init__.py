@@ -7,6 +7,7 @@
     spark.read.format("krafka-segments").load("/data/kafka-logs")
     spark.read.format("krafka").option("kafka.bootstrap.servers", "host:9092") \
         .option("subscribe", "orders").load()   # live topics: see `krafka.spark.kafka_source`
+    spark.readStream.format("krafka-share")...  # a topic as a queue: `krafka.spark.share_source`
     read_segments(spark, "/data/kafka-logs", isolation="read_committed")   # same, via mapInArrow
 
 Row schema: `topic string, partition int, offset long, timestamp timestamp,
@@ -65,9 +66,12 @@ def read_segments(spark: Any, path: str, **options: Any) -> Any:
 
 
 def register(spark: Any) -> None:
-    """Register the `krafka-segments` and `krafka` (live topics) data sources with `spark`."""
+    """Register the `krafka-segments`, `krafka` (live topics) and `krafka-share` (share
+    groups) data sources with `spark`."""
     from krafka.spark.kafka_source import KafkaSource
+    from krafka.spark.share_source import ShareSource
     from krafka.spark.source import SegmentSource
 
     spark.dataSource.register(SegmentSource)
     spark.dataSource.register(KafkaSource)
+    spark.dataSource.register(ShareSource)

@@ -89,7 +89,7 @@ class SourceOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
         o = {k.lower(): v for k, v in options.items()}
-        client = _client_options(options, "consumer")
+        client = client_options(options, "consumer")
         unknown = sorted(k for k in o if not k.startswith("kafka.") and k not in _SOURCE_OPTIONS)
         if unknown:
             raise ConfigError(f"krafka source: unknown option {unknown[0]!r}")
@@ -135,10 +135,10 @@ class SinkOptions:
         unknown = sorted(k for k in o if not k.startswith("kafka.") and k not in _SINK_OPTIONS)
         if unknown:
             raise ConfigError(f"krafka sink: unknown option {unknown[0]!r}")
-        return cls(_client_options(options, "producer"), o.get("topic") or None)
+        return cls(client_options(options, "producer"), o.get("topic") or None)
 
 
-def _client_options(options: Mapping[str, str], kind: str) -> dict[str, str]:
+def client_options(options: Mapping[str, str], kind: str) -> dict[str, str]:
     client = {k[len("kafka.") :]: v for k, v in options.items() if k.lower().startswith("kafka.")}
     if not client.get("bootstrap.servers"):
         raise ConfigError("option kafka.bootstrap.servers is required")
@@ -251,4 +251,6 @@ def _positive(o: Mapping[str, str], key: str) -> int | None:
     return number
 
 
-__all__ = ["EARLIEST", "LATEST", "Bound", "SinkOptions", "SourceOptions", "Topics"]
+__all__ = [
+    "EARLIEST", "LATEST", "Bound", "SinkOptions", "SourceOptions", "Topics", "client_options",
+]  # fmt: skip
