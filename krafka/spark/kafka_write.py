@@ -8,7 +8,7 @@ the first delivery error fails it with the broker's message.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from krafka.errors import ConfigError, KrafkaError
@@ -39,12 +39,9 @@ def write_batches(batches: Iterable[Any], options: SinkOptions) -> int:
 
     sent = 0
     with Producer.from_config(dict(options.client), enable_idempotence=True) as producer:
-        futures = []
+        futures: list[Any] = []
         for batch in batches:
-            for topic, key, value, partition, headers in _rows(batch, options):
-                futures.append(
-                    producer.send(topic, value, key=key, partition=partition, headers=headers)
-                )
+            _send_rows(producer.send, batch, options, futures)
             if len(futures) >= 100_000:
                 sent += _settle(futures)
                 futures = []
@@ -61,30 +58,46 @@ def _settle(futures: list[Any]) -> int:
     return len(futures)
 
 
-def _rows(batch: Any, options: SinkOptions) -> Iterator[tuple[Any, ...]]:
+def _send_rows(send: Any, batch: Any, options: SinkOptions, futures: list[Any]) -> None:
+    """`send` every row of `batch`; the plain case (a fixed topic, no partition or headers
+    columns) runs as one tight loop over the key and value columns."""
     names = set(batch.schema.names)
     n = batch.num_rows
-
-    def column(name: str) -> list[Any]:
-        return batch.column(name).to_pylist() if name in names else [None] * n
-
-    topics = [options.topic] * n if options.topic is not None else column("topic")
-    keys, values = map(_as_bytes, column("key")), map(_as_bytes, column("value"))
-    partitions = column("partition")
+    keys, values = _binary(batch, "key", n), _binary(batch, "value", n)
+    if options.topic is not None and not names & {"partition", "headers"}:
+        topic, append = options.topic, futures.append
+        for key, value in zip(keys, values, strict=True):
+            append(send(topic, value, key))
+        return
+    topics = [options.topic] * n if options.topic is not None else _column(batch, "topic", n)
+    partitions = _column(batch, "partition", n)
     headers = [
         None if h is None else [(item["key"], item["value"]) for item in h]
-        for h in column("headers")
+        for h in _column(batch, "headers", n)
     ]
     for topic, key, value, partition, header in zip(
         topics, keys, values, partitions, headers, strict=True
     ):
         if topic is None:
             raise KrafkaError("krafka sink: a row has a null topic and no 'topic' option is set")
-        yield topic, key, value, partition, header
+        futures.append(send(topic, value, key=key, partition=partition, headers=header))
 
 
-def _as_bytes(value: Any) -> bytes | None:
-    return value.encode() if isinstance(value, str) else value
+def _column(batch: Any, name: str, n: int) -> list[Any]:
+    return batch.column(name).to_pylist() if name in batch.schema.names else [None] * n
+
+
+def _binary(batch: Any, name: str, n: int) -> list[Any]:
+    """A key or value column as bytes (strings are sent as their UTF-8 bytes)."""
+    import pyarrow as pa
+
+    if name not in batch.schema.names:
+        return [None] * n
+    column = batch.column(name)
+    if not pa.types.is_binary(column.type):
+        column = column.cast(pa.binary())
+    values: list[Any] = column.to_pylist()
+    return values
 
 
 __all__ = ["check_schema", "write_batches"]
