@@ -1,35 +1,43 @@
-"""`format("krafka")` reading a live topic, against Spark's own ceiling for Python data sources.
+"""`format("krafka")` against Spark's own Kafka connector, `format("kafka")`: same broker, same run.
 
-    python benches/spark_live.py [--records 2000000] [--repeat 3]
+    python benches/spark_live.py                       # every topic shape below, medians of 3
+    python benches/spark_live.py --partitions 4 --shape 100B --codec none --repeat 5
+    python benches/spark_live.py --lines count,parquet
 
-A local Tansu broker; a topic of 4 partitions filled with N records of 100-byte values (keys
-"key-<i>") by krafka's producer. Spark local[2], same run, medians of `--repeat`:
+Apache Kafka 4.4 (`krafka.testing.KafkaCluster`, one node) serves topics of 4 and 12
+partitions holding 2,000,000 records of 100-byte values or 500,000 of 1 KB values (keys
+"key-<i>", values cut from random base64 text: compressible as real payloads are), written
+uncompressed or with zstd by krafka's producer. Spark local[2] holds both connectors (the JVM
+one's jars come from Maven Central once, `krafka.testing.spark_kafka`), and each line runs with
+`format("kafka")` and with `format("krafka")`, by turns (the order alternating from round
+to round):
 
-- `format("krafka")` (4 tasks, one standalone consumer each) into `count()` and into a parquet
-  write;
-- `read_segments` (mapInArrow) over the same record batches fetched from the broker and written
-  as `.log` segments, into the same two sinks;
-- the ceiling: a Python data source emitting the same number of constant rows of the Kafka
-  schema (4 tasks), into the same sinks: what Spark's Python data source path costs by itself;
-- the same-rows ceiling: a Python data source replaying the topic's own rows, decoded
-  beforehand into one Arrow IPC file per partition (memory-mapped, 4 tasks): the same path
-  with the same data. Constant rows cost a parquet writer far less than real ones (they
-  repeat: dictionaries, runs), so for the parquet sink this is the like-for-like ceiling.
+- `count`: a batch read from the earliest offsets into `count()`;
+- `parquet`: the same read written to parquet;
+- `stream->parquet`: a streaming query, `trigger(availableNow=True)`, from the earliest offsets
+  to parquet (a fresh checkpoint each run);
+- `stream->kafka`: the same streaming query writing key and value back to a new topic of the
+  same partitions through the same connector (`kafka.compression.type` as the source topic).
 
-Ratios are `format("krafka")` / ceiling (the issue's goal: >= 0.8), for both ceilings. Beside
-each rate: the CPU seconds the whole machine and the broker alone spent per run (Linux /proc),
-for the CPU budget: on a small machine the broker serving the topic competes with Spark.
+For each: rows/s, and the CPU seconds per run of Spark (its JVM with every process under it:
+the Python workers) and of the broker (Linux /proc), medians of `--repeat`; the ratio is
+krafka / kafka on rows/s. The machine has 2 cores: broker, Spark and client share them, so
+CPU seconds say where the time went.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import os
+import random
+import shutil
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,200 +45,272 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benches"))
 
-from spark import ConstantSource, start_spark  # noqa: E402
+from spark import start_spark  # noqa: E402
 
-from krafka import NewTopic, TopicPartition  # noqa: E402
-from krafka.sync import AdminClient, Consumer, Producer  # noqa: E402
+from krafka import NewTopic  # noqa: E402
+from krafka.sync import AdminClient, Producer  # noqa: E402
 
-TOPIC = "spark-live"
-PARTITIONS = 4
+FORMATS = ("kafka", "krafka")
+LINES = ("count", "parquet", "stream->parquet", "stream->kafka")
+SHAPES = {"100B": (2_000_000, 100), "1KB": (500_000, 1000)}
 
 
-def fill(bootstrap: str, records: int) -> None:
+@dataclass(frozen=True)
+class TopicShape:
+    partitions: int
+    shape: str
+    codec: str
+
+    scale: float = 1.0
+
+    @property
+    def records(self) -> int:
+        return int(SHAPES[self.shape][0] * self.scale)
+
+    @property
+    def value_size(self) -> int:
+        return SHAPES[self.shape][1]
+
+    @property
+    def topic(self) -> str:
+        return f"bench-{self.partitions}p-{self.shape}-{self.codec}"
+
+    def __str__(self) -> str:
+        return f"{self.partitions} partitions, {self.records:,} x {self.shape}, {self.codec}"
+
+
+def values(size: int, count: int = 4096) -> list[bytes]:
+    rng = random.Random(size)
+    text = base64.b64encode(rng.randbytes(size * count))
+    return [text[i * size : (i + 1) * size] for i in range(count)]
+
+
+def fill(bootstrap: str, shape: TopicShape) -> None:
     with AdminClient(bootstrap) as admin:
-        admin.create_topics([NewTopic(TOPIC, PARTITIONS)]).raise_for_errors()
-    value = b"v" * 100
-    with Producer(bootstrap, linger=0.02, batch_size=1 << 20) as producer:
-        for i in range(records):
-            producer.send(TOPIC, value, key=b"key-%d" % i, partition=i % PARTITIONS)
+        admin.create_topics([NewTopic(shape.topic, shape.partitions)]).raise_for_errors()
+    pool = values(shape.value_size)
+    compression = None if shape.codec == "none" else shape.codec
+    with Producer(bootstrap, linger=0.02, batch_size=1 << 20, compression=compression) as producer:
+        for i in range(shape.records):
+            producer.send(shape.topic, pool[i % len(pool)], key=b"key-%d" % i,
+                          partition=i % shape.partitions)  # fmt: skip
         producer.flush()
 
 
-def dump_segments(bootstrap: str, records: int, root: Path) -> None:
-    """The topic's record batches, fetched raw, as one `.log` segment per partition."""
-    files = {}
-    for p in range(PARTITIONS):
-        folder = root / f"{TOPIC}-{p}"
-        folder.mkdir(parents=True)
-        files[p] = (folder / "00000000000000000000.log").open("wb")
-    with Consumer(bootstrap, auto_offset_reset="earliest") as consumer:
-        consumer.assign([TopicPartition(TOPIC, p) for p in range(PARTITIONS)])
-        ends = dict.fromkeys(range(PARTITIONS), 0)
-        while sum(ends.values()) < records:
-            for batch in consumer.poll_batches(1.0):
-                files[batch.partition.partition].write(batch.data)
-                ends[batch.partition.partition] = batch.next_offset
-    for f in files.values():
-        f.close()
-
-
-def kafka_chunk(segment: Path, rows: int) -> Any:
-    """`rows` rows of the Kafka schema decoded from real data (repeated to size)."""
-    import pyarrow as pa
-
-    from krafka.arrow import iter_arrow_batches
-    from krafka.spark.kafka_read import shape
-
-    wide = next(iter_arrow_batches(segment.read_bytes()[: 8 << 20], timestamp_unit="us"))
-    one = shape(wide, False)
-    table = pa.Table.from_batches([one] * (rows // one.num_rows + 1)).slice(0, rows)
-    return table.combine_chunks().to_batches()[0]
-
-
-def dump_arrow(logs: Path, out: Path) -> list[str]:
-    """Each partition's rows in the Kafka source's columns, as one Arrow IPC file."""
-    import pyarrow as pa
-
-    from krafka.arrow import iter_arrow_batches
-    from krafka.spark.kafka_read import shape
-
-    out.mkdir()
-    files = []
-    for segment in sorted(logs.glob("*/*.log")):
-        path = out / f"{segment.parent.name}.arrow"
-        batches = [shape(b, False) for b in iter_arrow_batches(segment.read_bytes(),
-                                                               timestamp_unit="us")]  # fmt: skip
-        with pa.ipc.new_file(str(path), batches[0].schema) as writer:
-            for batch in batches:
-                writer.write_batch(batch)
-        files.append(str(path))
-    return files
-
-
-class ReplaySource:
-    """A Python data source replaying Arrow IPC files, one task each (memory-mapped)."""
-
-    @staticmethod
-    def make(files: list[str], schema: Any, name: str) -> Any:
-        from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
-
-        paths = list(files)
-
-        class Reader(DataSourceReader):  # type: ignore[misc]
-            def partitions(self) -> list[Any]:
-                return [InputPartition(p) for p in paths]
-
-            def read(self, partition: Any) -> Iterator[Any]:
-                import pyarrow as pa
-
-                with pa.memory_map(partition.value) as source:
-                    reader = pa.ipc.open_file(source)
-                    for i in range(reader.num_record_batches):
-                        yield reader.get_batch(i)
-
-        class Source(DataSource):  # type: ignore[misc]
-            @classmethod
-            def name(cls) -> str:
-                return name
-
-            def schema(self) -> Any:
-                return schema
-
-            def reader(self, schema: Any) -> Any:
-                return Reader()
-
-        return Source
-
-
-def cpu_seconds(pid: int | None) -> tuple[float, float]:
-    """(CPU seconds the whole machine has been busy, CPU seconds of process `pid`) so far."""
+def process_tree_cpu(root: int) -> float:
+    """CPU seconds of `root` and every live process under it, with their reaped children."""
     tick = os.sysconf("SC_CLK_TCK")
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    busy = sum(fields) - fields[3] - fields[4]  # all but idle and iowait
-    own = 0
-    if pid is not None:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read().rsplit(")", 1)[1].split()
-        own = int(stat[11]) + int(stat[12])  # utime, stime
-    return busy / tick, own / tick
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent = int(fields[1])
+        stats[int(entry)] = (parent, sum(int(x) for x in fields[11:15]) / tick)
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _) in stats.items():
+        children.setdefault(parent, []).append(pid)
+    total, stack = 0.0, [root]
+    while stack:
+        pid = stack.pop()
+        if pid in stats:
+            total += stats[pid][1]
+        stack += children.get(pid, [])
+    return total
 
 
-def median_time(
-    fn: Callable[[], object], repeat: int, pid: int | None = None
-) -> tuple[float, float, float]:
-    """Median (seconds, machine CPU seconds, `pid`'s CPU seconds) of `repeat` runs."""
-    runs = []
+@dataclass
+class Meter:
+    """CPU seconds of Spark (the driver process and its JVM tree) and of the broker."""
+
+    spark_pid: int
+    broker_pid: int
+
+    def read(self) -> tuple[float, float]:
+        own = os.times()
+        driver = own.user + own.system
+        return driver + process_tree_cpu(self.spark_pid), process_tree_cpu(self.broker_pid)
+
+
+@dataclass(frozen=True)
+class Result:
+    seconds: float
+    spark_cpu: float
+    broker_cpu: float
+
+
+def timed(run: Callable[[], None], meter: Meter) -> tuple[float, float, float]:
+    """(seconds, Spark CPU seconds, broker CPU seconds) of one run."""
+    spark0, broker0 = meter.read()
+    start = time.perf_counter()
+    run()
+    elapsed = time.perf_counter() - start
+    spark1, broker1 = meter.read()
+    return elapsed, spark1 - spark0, broker1 - broker0
+
+
+def measure(jobs: dict[str, Callable[[], None]], meter: Meter, repeat: int) -> dict[str, Result]:
+    """Medians of `repeat` rounds; each round runs every connector once, the order alternating
+    from round to round (drift in a shared machine's load hits both alike)."""
+    runs: dict[str, list[tuple[float, float, float]]] = {fmt: [] for fmt in jobs}
+    order = list(jobs)
     for _ in range(repeat):
-        machine, broker = cpu_seconds(pid)
-        start = time.perf_counter()
-        fn()
-        elapsed = time.perf_counter() - start
-        machine_after, broker_after = cpu_seconds(pid)
-        runs.append((elapsed, machine_after - machine, broker_after - broker))
-    return statistics.median(runs)
+        for fmt in order:
+            runs[fmt].append(timed(jobs[fmt], meter))
+        order.reverse()
+    return {
+        fmt: Result(*(statistics.median(r[i] for r in rounds) for i in range(3)))
+        for fmt, rounds in runs.items()
+    }
+
+
+class Lines:
+    """The four jobs of one topic, for either connector."""
+
+    def __init__(self, spark: Any, bootstrap: str, shape: TopicShape, scratch: Path) -> None:
+        self.spark, self.bootstrap, self.shape, self.scratch = spark, bootstrap, shape, scratch
+        self.runs = 0
+
+    def _options(self, reader: Any, fmt: str) -> Any:
+        return (
+            reader.format(fmt)
+            .option("kafka.bootstrap.servers", self.bootstrap)
+            .option("subscribe", self.shape.topic)
+            .option("startingOffsets", "earliest")
+        )
+
+    def _fresh(self, name: str) -> Path:
+        self.runs += 1
+        path = self.scratch / f"{name}-{self.runs}"
+        shutil.rmtree(path, ignore_errors=True)
+        return path
+
+    def job(self, line: str, fmt: str) -> Callable[[], None]:
+        return {
+            "count": lambda: self.count(fmt),
+            "parquet": lambda: self.parquet(fmt),
+            "stream->parquet": lambda: self.stream_parquet(fmt),
+            "stream->kafka": lambda: self.stream_kafka(fmt),
+        }[line]
+
+    def count(self, fmt: str) -> None:
+        n = self._options(self.spark.read, fmt).load().count()
+        assert n == self.shape.records, (fmt, n)
+
+    def parquet(self, fmt: str) -> None:
+        out = self._fresh("parquet")
+        self._options(self.spark.read, fmt).load().write.parquet(str(out))
+        shutil.rmtree(out)
+
+    def _stream(self, fmt: str, sink: str, options: dict[str, str]) -> None:
+        checkpoint = self._fresh("checkpoint")
+        stream = self._options(self.spark.readStream, fmt).load()
+        if sink != "parquet":
+            stream = stream.select("key", "value")
+        writer = stream.writeStream.format(sink).option("checkpointLocation", str(checkpoint))
+        for key, value in options.items():
+            writer = writer.option(key, value)
+        query = writer.trigger(availableNow=True).start()
+        query.awaitTermination()
+        assert query.exception() is None, query.exception()
+        rows = sum(p["numInputRows"] for p in query.recentProgress)
+        assert rows == self.shape.records, (fmt, sink, rows)
+        shutil.rmtree(checkpoint)
+
+    def stream_parquet(self, fmt: str) -> None:
+        out = self._fresh("stream")
+        self._stream(fmt, "parquet", {"path": str(out)})
+        shutil.rmtree(out)
+
+    def stream_kafka(self, fmt: str) -> None:
+        topic = f"{self.shape.topic}-copy-{fmt}-{time.time_ns()}"
+        with AdminClient(self.bootstrap) as admin:
+            admin.create_topics([NewTopic(topic, self.shape.partitions)]).raise_for_errors()
+        options = {"kafka.bootstrap.servers": self.bootstrap, "topic": topic}
+        if self.shape.codec != "none":
+            options["kafka.compression.type"] = self.shape.codec
+        try:
+            self._stream(fmt, fmt, options)
+        finally:
+            with AdminClient(self.bootstrap) as admin:
+                admin.delete_topics([topic])
+
+
+def run_shape(spark: Any, bootstrap: str, shape: TopicShape, lines: list[str], meter: Meter,
+              repeat: int, scratch: Path) -> Iterator[tuple[str, dict[str, Result]]]:  # fmt: skip
+    jobs = Lines(spark, bootstrap, shape, scratch)
+    for fmt in FORMATS:  # warm both connectors (JIT, consumer pools, Python workers)
+        jobs.count(fmt)
+    for line in lines:
+        yield line, measure({fmt: jobs.job(line, fmt) for fmt in FORMATS}, meter, repeat)
+
+
+def report_line(shape: TopicShape, line: str, results: dict[str, Result]) -> str:
+    n = shape.records
+    kafka, krafka = results["kafka"], results["krafka"]
+    cells = []
+    for fmt in FORMATS:
+        r = results[fmt]
+        cells.append(f"{n / r.seconds:9,.0f} rows/s  cpu spark {r.spark_cpu:6.2f} s "
+                     f"broker {r.broker_cpu:5.2f} s")  # fmt: skip
+    ratio = kafka.seconds / krafka.seconds
+    return f"{line:16} | kafka {cells[0]} | krafka {cells[1]} | {ratio:5.2f}x"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--records", type=int, default=2_000_000)
+    parser.add_argument("--partitions", default="4,12")
+    parser.add_argument("--shape", default="100B,1KB")
+    parser.add_argument("--codec", default="none,zstd")
+    parser.add_argument("--lines", default=",".join(LINES))
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--scale", type=float, default=1.0, help="records x this (quick runs)")
     args = parser.parse_args()
-    from krafka.spark import read_segments
-    from krafka.testing import LocalBroker
+    from krafka.testing import KafkaCluster
+    from krafka.testing.spark_kafka import pyspark_version, spark_kafka_jars
 
-    n = args.records
-    with LocalBroker() as broker, tempfile.TemporaryDirectory(prefix="krafka-live-") as tmp:
-        bootstrap = broker.bootstrap_servers
-        fill(bootstrap, n)
-        dump_segments(bootstrap, n, Path(tmp) / "logs")
-        spark = start_spark()
-        live = (
-            spark.read.format("krafka")
-            .option("kafka.bootstrap.servers", bootstrap)
-            .option("subscribe", TOPIC)
-            .option("startingOffsets", "earliest")
-            .load()
-        )
-        segments = read_segments(spark, str(Path(tmp) / "logs"))
-        chunk = kafka_chunk(next((Path(tmp) / "logs").glob("*/*.log")), 65_536)
-        from krafka.spark.kafka_read import spark_schema
-
-        name = "krafka-bench-kafka-constant"
-        source = ConstantSource.make(chunk, n, PARTITIONS, spark_schema(False), name)
-        spark.dataSource.register(source)
-        ceiling = spark.read.format(name).load()
-        files = dump_arrow(Path(tmp) / "logs", Path(tmp) / "arrow")
-        replay_name = "krafka-bench-kafka-replay"
-        spark.dataSource.register(ReplaySource.make(files, spark_schema(False), replay_name))
-        replay = spark.read.format(replay_name).load()
-        assert live.count() == n == replay.count(), live.count()
-        out = Path(tmp) / "parquet"
-
-        def parquet(df: Any) -> Callable[[], None]:
-            return lambda: df.write.mode("overwrite").parquet(str(out))
-
-        rows = []
-        pid = broker.pid
-        for name, df in (("format('krafka')", live), ("read_segments", segments),
-                         ("ceiling: same rows", replay),
-                         ("ceiling: constant rows", ceiling)):  # fmt: skip
-            t_count, cpu_count, broker_count = median_time(df.count, args.repeat, pid)
-            t_parquet, cpu_parquet, broker_parquet = median_time(parquet(df), args.repeat, pid)
-            rows.append((name, n / t_count, n / t_parquet))
-            print(f"  {name:24} count {n / t_count / 1e6:6.2f} M rows/s "
-                  f"(CPU s: machine {cpu_count:.2f}, broker {broker_count:.2f})   "
-                  f"parquet {n / t_parquet / 1e6:6.2f} M rows/s "
-                  f"(CPU s: machine {cpu_parquet:.2f}, broker {broker_parquet:.2f})",
-                  flush=True)  # fmt: skip
+    shapes = [
+        TopicShape(int(p), s, c, args.scale)
+        for p in args.partitions.split(",")
+        for s in args.shape.split(",")
+        for c in args.codec.split(",")
+    ]
+    lines = [line for line in args.lines.split(",") if line]
+    unknown = set(lines) - set(LINES)
+    if unknown:
+        parser.error(f"unknown lines {sorted(unknown)}; known: {', '.join(LINES)}")
+    report: list[str] = []
+    with (
+        KafkaCluster(heap="1g") as cluster,
+        tempfile.TemporaryDirectory(prefix="krafka-live-") as tmp,
+    ):
+        bootstrap = cluster.bootstrap_servers
+        for shape in shapes:
+            fill(bootstrap, shape)
+        spark = start_spark(spark_kafka_jars())
+        gateway = spark.sparkContext._gateway  # the JVM spark-submit started
+        broker_pid = cluster.nodes[0].pid
+        assert broker_pid is not None
+        meter = Meter(gateway.proc.pid, broker_pid)
+        header = (f"## Apache Kafka 4.4, Spark {pyspark_version()} local[2], medians of "
+                  f"{args.repeat}; ratio = krafka rows/s / kafka rows/s")  # fmt: skip
+        print(header, flush=True)
+        report.append(header)
+        for shape in shapes:
+            title = f"\n### {shape}"
+            print(title, flush=True)
+            report.append(title)
+            for line, results in run_shape(spark, bootstrap, shape, lines, meter, args.repeat,
+                                           Path(tmp)):  # fmt: skip
+                text = report_line(shape, line, results)
+                print(text, flush=True)
+                report.append(text)
         spark.stop()
-    print(f"\n## {n:,} records x 100 B, {PARTITIONS} partitions, Tansu, Spark local[2] (medians)")
-    for ceiling in rows[-2:]:
-        print(f"\nagainst {ceiling[0]}:")
-        for name, count, parquet_rate in rows:
-            print(f"{name:24} count {count / 1e6:6.2f} M rows/s ({count / ceiling[1]:.2f}x)"
-                  f"   parquet {parquet_rate / 1e6:6.2f} M rows/s "
-                  f"({parquet_rate / ceiling[2]:.2f}x)")  # fmt: skip
+    print("\n" + "\n".join(report))
 
 
 if __name__ == "__main__":
