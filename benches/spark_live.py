@@ -19,10 +19,11 @@ to round):
 - `stream->kafka`: the same streaming query writing key and value back to a new topic of the
   same partitions through the same connector (`kafka.compression.type` as the source topic).
 
-For each: rows/s, and the CPU seconds per run of Spark (its JVM with every process under it:
-the Python workers) and of the broker (Linux /proc), medians of `--repeat`; the ratio is
-krafka / kafka on rows/s. The machine has 2 cores: broker, Spark and client share them, so
-CPU seconds say where the time went.
+For each: rows/s (streams also inside their micro-batches alone, Spark's `triggerExecution`:
+the rest is the query's start and stop), and the CPU seconds per run of Spark (its JVM with
+every process under it: the Python workers) and of the broker (Linux /proc), medians of
+`--repeat`; the ratio is krafka / kafka on rows/s. The machine has 2 cores: broker, Spark and
+client share them, so CPU seconds say where the time went.
 """
 
 from __future__ import annotations
@@ -141,31 +142,43 @@ class Result:
     seconds: float
     spark_cpu: float
     broker_cpu: float
+    batch_seconds: float | None  # streams: the time inside the micro-batches alone
 
 
-def timed(run: Callable[[], None], meter: Meter) -> tuple[float, float, float]:
-    """(seconds, Spark CPU seconds, broker CPU seconds) of one run."""
+Run = tuple[float, float, float, float | None]
+
+
+def timed(job: Callable[[], float | None], meter: Meter) -> Run:
+    """(seconds, Spark CPU seconds, broker CPU seconds, seconds in micro-batches) of one run."""
     spark0, broker0 = meter.read()
     start = time.perf_counter()
-    run()
+    in_batches = job()
     elapsed = time.perf_counter() - start
     spark1, broker1 = meter.read()
-    return elapsed, spark1 - spark0, broker1 - broker0
+    return elapsed, spark1 - spark0, broker1 - broker0, in_batches
 
 
-def measure(jobs: dict[str, Callable[[], None]], meter: Meter, repeat: int) -> dict[str, Result]:
+def measure(
+    jobs: dict[str, Callable[[], float | None]], meter: Meter, repeat: int
+) -> dict[str, Result]:
     """Medians of `repeat` rounds; each round runs every connector once, the order alternating
     from round to round (drift in a shared machine's load hits both alike)."""
-    runs: dict[str, list[tuple[float, float, float]]] = {fmt: [] for fmt in jobs}
+    runs: dict[str, list[Run]] = {fmt: [] for fmt in jobs}
     order = list(jobs)
     for _ in range(repeat):
         for fmt in order:
             runs[fmt].append(timed(jobs[fmt], meter))
         order.reverse()
-    return {
-        fmt: Result(*(statistics.median(r[i] for r in rounds) for i in range(3)))
-        for fmt, rounds in runs.items()
-    }
+    results = {}
+    for fmt, rounds in runs.items():
+        batches = [r[3] for r in rounds if r[3] is not None]
+        results[fmt] = Result(
+            statistics.median(r[0] for r in rounds),
+            statistics.median(r[1] for r in rounds),
+            statistics.median(r[2] for r in rounds),
+            statistics.median(batches) if batches else None,
+        )
+    return results
 
 
 class Lines:
@@ -189,7 +202,7 @@ class Lines:
         shutil.rmtree(path, ignore_errors=True)
         return path
 
-    def job(self, line: str, fmt: str) -> Callable[[], None]:
+    def job(self, line: str, fmt: str) -> Callable[[], float | None]:
         return {
             "count": lambda: self.count(fmt),
             "parquet": lambda: self.parquet(fmt),
@@ -206,7 +219,9 @@ class Lines:
         self._options(self.spark.read, fmt).load().write.parquet(str(out))
         shutil.rmtree(out)
 
-    def _stream(self, fmt: str, sink: str, options: dict[str, str]) -> None:
+    def _stream(self, fmt: str, sink: str, options: dict[str, str]) -> float:
+        """Runs the query; returns the seconds its micro-batches took (Spark's progress
+        `triggerExecution`), the rest of the wall time being the query's start and stop."""
         checkpoint = self._fresh("checkpoint")
         stream = self._options(self.spark.readStream, fmt).load()
         if sink != "parquet":
@@ -220,13 +235,19 @@ class Lines:
         rows = sum(p["numInputRows"] for p in query.recentProgress)
         assert rows == self.shape.records, (fmt, sink, rows)
         shutil.rmtree(checkpoint)
+        millis: float = sum(
+            p["durationMs"].get("triggerExecution", 0) for p in query.recentProgress
+        )
+        return millis / 1e3
 
-    def stream_parquet(self, fmt: str) -> None:
+    def stream_parquet(self, fmt: str) -> float:
         out = self._fresh("stream")
-        self._stream(fmt, "parquet", {"path": str(out)})
-        shutil.rmtree(out)
+        try:
+            return self._stream(fmt, "parquet", {"path": str(out)})
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
 
-    def stream_kafka(self, fmt: str) -> None:
+    def stream_kafka(self, fmt: str) -> float:
         topic = f"{self.shape.topic}-copy-{fmt}-{time.time_ns()}"
         with AdminClient(self.bootstrap) as admin:
             admin.create_topics([NewTopic(topic, self.shape.partitions)]).raise_for_errors()
@@ -234,7 +255,7 @@ class Lines:
         if self.shape.codec != "none":
             options["kafka.compression.type"] = self.shape.codec
         try:
-            self._stream(fmt, fmt, options)
+            return self._stream(fmt, fmt, options)
         finally:
             with AdminClient(self.bootstrap) as admin:
                 admin.delete_topics([topic])
@@ -258,7 +279,12 @@ def report_line(shape: TopicShape, line: str, results: dict[str, Result]) -> str
         cells.append(f"{n / r.seconds:9,.0f} rows/s  cpu spark {r.spark_cpu:6.2f} s "
                      f"broker {r.broker_cpu:5.2f} s")  # fmt: skip
     ratio = kafka.seconds / krafka.seconds
-    return f"{line:16} | kafka {cells[0]} | krafka {cells[1]} | {ratio:5.2f}x"
+    text = f"{line:16} | kafka {cells[0]} | krafka {cells[1]} | {ratio:5.2f}x"
+    if kafka.batch_seconds and krafka.batch_seconds:
+        rates = [n / r.batch_seconds for r in (kafka, krafka) if r.batch_seconds]
+        text += (f"\n{'  in batches':16} | kafka {rates[0]:9,.0f} rows/s | krafka "
+                 f"{rates[1]:9,.0f} rows/s | {rates[1] / rates[0]:5.2f}x")  # fmt: skip
+    return text
 
 
 def main() -> None:
