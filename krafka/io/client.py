@@ -45,7 +45,6 @@ import itertools
 import logging
 import random
 import ssl
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, TypeVar
@@ -92,10 +91,6 @@ from krafka.sansio.secret import Secret
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
-#: The clock of `ClusterMetadata`'s times. The producer's sender (which looks leaders up, and
-#: so keeps topics in use) runs on `time.monotonic` outside the event loop too; trio's clock
-#: is offset from it, so the metadata keeps to the one both can read.
-metadata_clock: Final = time.monotonic
 
 #: Requests that take the control lane and the HIGH priority queue.
 HIGH_PRIORITY_APIS: Final = frozenset(
@@ -195,6 +190,8 @@ class KafkaClient:
         self._connections_max_idle = connections_max_idle
         self._refresh_lock = anyio.Lock()
         self._refresh_generation = 0
+        #: Metadata requests the client sent for its own refreshes (one per broker tried).
+        self.metadata_requests = 0
         self._refresh_wanted = anyio.Event()
         self._links: dict[tuple[CoordinatorType, str], CoordinatorLink] = {}
         self._order_locks: dict[int | None, anyio.Lock] = {}
@@ -445,13 +442,13 @@ class KafkaClient:
         """
         meta = self.metadata
         if topics:
-            meta.add_topics(topics, metadata_clock())
+            meta.add_topics(topics, anyio.current_time())
         generation = self._refresh_generation
         async with self._refresh_lock:
             shared = not meta.unrequested(topics) and not all_topics
             if self._refresh_generation != generation and shared:
                 return meta
-            await anyio.sleep(meta.refresh_wait(metadata_clock(), topics))
+            await anyio.sleep(meta.refresh_wait(anyio.current_time(), topics))
             await self._refresh_once(all_topics)
         return meta
 
@@ -462,7 +459,7 @@ class KafkaClient:
         created, a leader election) metadata is refreshed with backoff for up to `timeout`
         seconds (default `request_timeout`); a non-retriable answer (an invalid topic name, no
         authorization) raises at once."""
-        self.metadata.touch(topic, metadata_clock())
+        self.metadata.touch(topic, anyio.current_time())
         leader = self.metadata.leader_for(topic, partition)
         if leader is not None:
             return leader
@@ -485,7 +482,7 @@ class KafkaClient:
         backoff, as Java's `partitionsFor` does, for up to `timeout` (default: the request
         timeout); one still without leaders then raises `KafkaTimeoutError`."""
         meta = self.metadata
-        meta.touch(topic, metadata_clock())
+        meta.touch(topic, anyio.current_time())
         if topic not in meta.topics or meta.topic_pending(topic):
             await self._wait_for_topic(topic, timeout)
         if meta.topic_pending(topic):
@@ -528,7 +525,7 @@ class KafkaClient:
     def touch_topics(self, topics: Sequence[str]) -> None:
         """Mark topics as in use, so their metadata stays refreshed (idle ones expire after
         `metadata_topic_idle_ttl`); `leader_for` and `partitions_for` do this themselves."""
-        now = metadata_clock()
+        now = anyio.current_time()
         for topic in topics:
             self.metadata.touch(topic, now)
         if self.metadata.refresh_due(now):
@@ -555,7 +552,7 @@ class KafkaClient:
     async def _refresh_once(self, all_topics: bool = False) -> None:
         meta = self.metadata
         for _ in range(2):  # a second round only after a REBOOTSTRAP_REQUIRED answer
-            now = metadata_clock()
+            now = anyio.current_time()
             if meta.rebootstrap_due(now):
                 self._rebootstrap(now)
             topics = meta.topics_to_refresh(now)
@@ -569,9 +566,9 @@ class KafkaClient:
             try:
                 response = await self._any_broker(request, max_version=12)
             except KrafkaError:
-                meta.refresh_failed(metadata_clock())
+                meta.refresh_failed(anyio.current_time())
                 raise
-            meta.update(response, metadata_clock(), topics)
+            meta.update(response, anyio.current_time(), topics)
             if not meta.rebootstrap_requested:
                 self._refresh_generation += 1
                 return
@@ -597,6 +594,7 @@ class KafkaClient:
         for _, host, port in candidates:
             try:
                 conn = await self._pool.get(host, port, Lane.CONTROL)
+                self.metadata_requests += 1
                 response = await conn.request(request, priority=Priority.HIGH, **kwargs)
             except KrafkaError as exc:
                 log.info("metadata from %s:%s failed: %s", host, port, exc)
@@ -604,7 +602,7 @@ class KafkaClient:
                 continue
             self.metadata.connection_succeeded()
             return response  # type: ignore[no-any-return]
-        self.metadata.connection_failed(metadata_clock())
+        self.metadata.connection_failed(anyio.current_time())
         raise _none_answered(errors)
 
     async def _connection_for(
@@ -652,21 +650,21 @@ class KafkaClient:
 
     async def _metadata_loop(self) -> None:
         while not self._closed:
-            delay = max(0.0, self.metadata.next_refresh_at() - metadata_clock())
+            delay = max(0.0, self.metadata.next_refresh_at() - anyio.current_time())
             with anyio.move_on_after(delay):
                 await self._refresh_wanted.wait()
             self._refresh_wanted = anyio.Event()
-            if not self.metadata.refresh_due(metadata_clock()):
+            if not self.metadata.refresh_due(anyio.current_time()):
                 continue
             try:
                 await self.refresh_metadata()
             except KrafkaError as exc:
                 log.debug("background metadata refresh failed: %s", exc)
-                if self.metadata.rebootstrap_due(metadata_clock()):
+                if self.metadata.rebootstrap_due(anyio.current_time()):
                     self.metadata.request_refresh(RefreshReason.REBOOTSTRAP)
             except Exception:  # a bug here must not cancel the application's task
                 log.exception("background metadata refresh crashed")
-                self.metadata.refresh_failed(metadata_clock())
+                self.metadata.refresh_failed(anyio.current_time())
 
 
 def _none_answered(errors: list[tuple[str, KrafkaError]]) -> KrafkaError:

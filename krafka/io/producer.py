@@ -176,6 +176,7 @@ class Producer:
         if self._started:
             return
         self._started = True
+        self._appender.start()
         try:
             await self._host.start()
             if self._own_client:

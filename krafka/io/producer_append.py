@@ -8,12 +8,13 @@ one, headers that are not `(str, bytes | None)` pairs, more bytes than `max_requ
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import anyio
 
 from krafka.errors import KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
+from krafka.io.clock import LoopClock
 from krafka.io.producer_handle import DeliveryHandle, Hooks, ProducerRecord
 from krafka.io.producer_sender import SenderLoop
 from krafka.io.producer_txn import Transactions
@@ -23,7 +24,6 @@ from krafka.sansio.producer.batch import BATCH_OVERHEAD
 from krafka.sansio.producer.record import Header, check_headers, estimate_size
 from krafka.sansio.topic_name import check_topic
 
-_monotonic = time.monotonic
 _wall = time.time
 
 
@@ -48,6 +48,12 @@ class Appender:
         self.max_block = max_block
         #: Partition counts of known topics, kept by the client's metadata (a live dict).
         self.partitions = client.metadata.partition_counts
+        #: The loop's clock, for `append_now` (called off the loop too); set by `start`.
+        self.clock: Callable[[], float] = anyio.current_time
+
+    def start(self) -> None:
+        """On the loop: fix the clock `append_now` reads from any thread."""
+        self.clock = LoopClock()
 
     async def append(
         self,
@@ -80,7 +86,7 @@ class Appender:
         if not self.accumulator.has_room(size):
             await self.loop.wait_for_room(size, self.max_block)
         appended, handle = self.accumulator.append(
-            topic, partition, timestamp, key, value, hdrs, size, _monotonic(),
+            topic, partition, timestamp, key, value, hdrs, size, anyio.current_time(),
             int(_wall() * 1000),
         )  # fmt: skip
         if appended == SEALED:
@@ -127,7 +133,7 @@ class Appender:
         if not self.accumulator.has_room(size):
             return None, partition, False
         appended, handle = self.accumulator.append(
-            topic, partition, timestamp, key, value, None, size, _monotonic(),
+            topic, partition, timestamp, key, value, None, size, self.clock(),
             int(_wall() * 1000),
         )  # fmt: skip
         return handle, partition, bool(appended)  # type: ignore[return-value]

@@ -10,7 +10,6 @@ answer goes back to the `Sender` and wakes whoever waits for progress (flush, a 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import Final
 
@@ -26,7 +25,6 @@ from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.sender import ProduceRequestPlan, Sender
 
 log = logging.getLogger(__name__)
-_monotonic = time.monotonic
 #: After sealing a batch, give the loop, the request task and the connection's writer a turn
 #: each, so the batch is on the wire while the caller fills the next one.
 _TURNS_PER_SEAL: Final = 3
@@ -170,7 +168,7 @@ class SenderLoop:
     async def _step(self) -> None:
         sender = self.sender
         self._wakeup = wakeup = anyio.Event()
-        now = _monotonic()
+        now = anyio.current_time()
         sender.expire(now)
         drained = sender.drain(now, self.client.metadata)
         self._refresh(drained.stale_topics)
@@ -181,7 +179,7 @@ class SenderLoop:
         if ready_at is None:
             await wakeup.wait()
             return
-        delay = max(ready_at - _monotonic(), 0.0)
+        delay = max(ready_at - anyio.current_time(), 0.0)
         if delay == 0.0:  # due but blocked: an answer will wake the loop, else look again soon
             delay = _BLOCKED_POLL if sender.in_flight == 0 else 1.0
         with anyio.move_on_after(delay):
@@ -194,14 +192,14 @@ class SenderLoop:
                 request, node_id=plan.node_id, timeout=self.config.request_timeout
             )
         except KrafkaError as exc:
-            self.sender.on_failure(plan, exc, _monotonic())
+            self.sender.on_failure(plan, exc, anyio.current_time())
         else:
             results = wire.produce_results(response)
             for (topic, _), result in results.items():
                 if result.error_code:
                     self.client.report_error(result.error_code, topic)
             throttle = (response.throttle_time_ms or 0) / 1000 if response is not None else 0.0
-            self.sender.on_response(plan, results, _monotonic(), throttle)
+            self.sender.on_response(plan, results, anyio.current_time(), throttle)
         self._wakeup.set()
         self.notify_progress()
         self._on_answer()

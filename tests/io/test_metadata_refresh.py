@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _producer_support import unique
+
+from krafka import Producer
 from krafka.errors import KafkaConnectionError, KafkaTimeoutError
 from krafka.io.client import KafkaClient
 from krafka.protocol.error_codes import ErrorCode
@@ -111,3 +117,21 @@ async def test_partitions_for_waits_while_a_topic_is_leaderless(make_mock_cluste
         assert await client.partitions_for("absent") == []
         with pytest.raises(KafkaTimeoutError, match="LEADER_NOT_AVAILABLE"):
             await client.partitions_for("stuck", timeout=0.3)
+
+
+async def test_a_steady_producer_refreshes_on_age_alone_under_either_backend(broker: Any) -> None:
+    """Issue 22: one clock. trio's clock is offset from `time.monotonic`; a producer whose
+    metadata lookups ran on another clock than the client's refreshes made every refresh
+    forget its topic (idle for hours, by the other clock), and ask for it again."""
+    max_age, seconds = 0.3, 3.0
+    topic = unique("one-clock")
+    client = KafkaClient(broker.bootstrap_servers, metadata_max_age=max_age)
+    async with client, Producer(client=client, linger=0.001) as producer:
+        await producer.send_and_wait(topic, b"warm-up")
+        start = client.metadata_requests
+        deadline = anyio.current_time() + seconds
+        while anyio.current_time() < deadline:
+            await producer.send_and_wait(topic, b"steady")
+            await anyio.sleep(0.01)
+        sent = client.metadata_requests - start
+    assert sent <= 1.3 * seconds / max_age + 1, sent
