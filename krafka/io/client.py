@@ -28,14 +28,15 @@ otherwise; an API the broker does not advertise raises
 `UnsupportedVersionError` without sending anything. Response error codes are the caller's to
 interpret; report stale-metadata codes with `report_error(code, topic)` so metadata refreshes.
 
-Connections are pooled per broker (`connections_per_broker` data connections plus a control
-lane for metadata, coordinator lookups and heartbeats), reconnect with exponential backoff and
-jitter, close after `connections_max_idle` seconds without a request (when set), and requests
-of read-only APIs are retried on a fresh connection when one drops. `KafkaClient.from_config`
-takes Java/librdkafka properties (`krafka.config`); `start()` and `close()` may be called from
-different tasks (`krafka.io.host.TaskHost`).
-Metadata refreshes in the background on age and on demand; after all brokers were unreachable
-for `rebootstrap_trigger` seconds, or on REBOOTSTRAP_REQUIRED, the client rebootstraps (KIP-899).
+Connections are pooled per broker (`connections_per_broker` data connections, a control lane for
+metadata, coordinator lookups and heartbeats, and a coordinator lane for what only a group or
+transaction coordinator answers, so a commit never waits behind a long-polling Fetch), reconnect
+with exponential backoff and jitter, close after `connections_max_idle` seconds without a
+request (when set), and requests of read-only APIs are retried on a fresh connection when one
+drops. `KafkaClient.from_config` takes Java/librdkafka properties (`krafka.config`); `start()`
+and `close()` may be called from different tasks (`krafka.io.host.TaskHost`). Metadata refreshes
+in the background on age and on demand; after all brokers were unreachable for
+`rebootstrap_trigger` seconds, or on REBOOTSTRAP_REQUIRED, the client rebootstraps (KIP-899).
 """
 
 from __future__ import annotations
@@ -99,6 +100,30 @@ HIGH_PRIORITY_APIS: Final = frozenset(
         ApiKey.FIND_COORDINATOR,
         ApiKey.HEARTBEAT,
         ApiKey.API_VERSIONS,
+    }
+)
+#: Requests only a coordinator answers (group, transaction, share group): they take the
+#: coordinator lane, a connection of their own to the coordinator, as Java's coordinator
+#: connection, so a commit never waits behind a long-polling Fetch. A classic Heartbeat stays
+#: on the control lane: it must not wait behind a JoinGroup the broker holds for a rebalance.
+COORDINATOR_APIS: Final = frozenset(
+    {
+        ApiKey.OFFSET_COMMIT,
+        ApiKey.OFFSET_FETCH,
+        ApiKey.OFFSET_DELETE,
+        ApiKey.JOIN_GROUP,
+        ApiKey.SYNC_GROUP,
+        ApiKey.LEAVE_GROUP,
+        ApiKey.DESCRIBE_GROUPS,
+        ApiKey.DELETE_GROUPS,
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+        ApiKey.CONSUMER_GROUP_DESCRIBE,
+        ApiKey.SHARE_GROUP_HEARTBEAT,
+        ApiKey.SHARE_GROUP_DESCRIBE,
+        ApiKey.ADD_PARTITIONS_TO_TXN,
+        ApiKey.ADD_OFFSETS_TO_TXN,
+        ApiKey.END_TXN,
+        ApiKey.TXN_OFFSET_COMMIT,
     }
 )
 #: Read-only requests that are safe to resend after a connection dropped.
@@ -287,8 +312,9 @@ class KafkaClient:
         }
         if ordered:
             return await self._send_ordered(request, node_id, prio, options)
+        lane = lane_for(api_key, prio)
         for attempt in range(attempts):
-            conn = await self._connection_for(node_id, prio, ordered)
+            conn = await self._connection_for(node_id, lane)
             try:
                 response: R = await conn.request(request, **options)
                 return response
@@ -311,7 +337,7 @@ class KafkaClient:
         if lock is None:
             lock = self._order_locks[node_id] = anyio.Lock()
         async with lock:
-            conn = await self._connection_for(node_id, priority, ordered=True)
+            conn = await self._connection_for(node_id, Lane.DATA, ordered=True)
             pending = conn.submit(request, **options)
         response: R = await pending.wait()
         return response
@@ -423,7 +449,7 @@ class KafkaClient:
 
     async def api_version(self, api_key: int, node_id: int | None = None) -> int:
         """The version of `api_key` requests to broker `node_id` will use."""
-        conn = await self._connection_for(node_id, Priority.NORMAL)
+        conn = await self._connection_for(node_id, Lane.DATA)
         return conn.version_for(api_key)
 
     # -- metadata -------------------------------------------------------------------------------
@@ -606,11 +632,10 @@ class KafkaClient:
         raise _none_answered(errors)
 
     async def _connection_for(
-        self, node_id: int | None, priority: Priority, ordered: bool = False
+        self, node_id: int | None, lane: Lane, ordered: bool = False
     ) -> Connection:
         if self._closed or self._pool is None:
             raise InvalidStateError("client is not started or already closed")
-        lane = Lane.CONTROL if priority is Priority.HIGH else Lane.DATA
         if node_id is None:
             live = self._pool.connections(lane=lane)
             if live and not ordered:
@@ -634,8 +659,7 @@ class KafkaClient:
         prio = kwargs.pop("priority", None) or (
             Priority.HIGH if api_key in HIGH_PRIORITY_APIS else Priority.NORMAL
         )
-        lane = Lane.CONTROL if prio is Priority.HIGH else Lane.DATA
-        conn = await self._pool.get(broker.host, broker.port, lane)
+        conn = await self._pool.get(broker.host, broker.port, lane_for(api_key, prio))
         response: R = await conn.request(request, priority=prio, **kwargs)
         return response
 
@@ -665,6 +689,14 @@ class KafkaClient:
             except Exception:  # a bug here must not cancel the application's task
                 log.exception("background metadata refresh crashed")
                 self.metadata.refresh_failed(anyio.current_time())
+
+
+def lane_for(api_key: ApiKey, priority: Priority) -> Lane:
+    """The lane a request takes: coordinator requests their own, HIGH priority the control
+    lane, everything else the data lane."""
+    if api_key in COORDINATOR_APIS:
+        return Lane.COORDINATOR
+    return Lane.CONTROL if priority is Priority.HIGH else Lane.DATA
 
 
 def _none_answered(errors: list[tuple[str, KrafkaError]]) -> KrafkaError:

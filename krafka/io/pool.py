@@ -1,11 +1,14 @@
 """Connections to brokers, pooled per broker address and lane, with reconnect backoff.
 
 Each broker gets up to `connections_per_broker` DATA connections (requests go to the least
-loaded, a new one opens while all are busy) and one CONTROL connection. The control lane
-carries heartbeats, metadata and coordinator lookups, so they never wait behind a large
-produce or a long-polling fetch on the same socket (Kafka answers a connection's requests in
-order). Failed connects back off exponentially with jitter; only retriable errors are retried,
-and only within `connect_timeout`: one `get` that has to connect fails within that time.
+loaded, a new one opens while all are busy), one CONTROL connection and, when it coordinates a
+group or transaction of this client, one COORDINATOR connection. The control lane carries
+heartbeats, metadata and coordinator lookups, the coordinator lane what only a coordinator
+answers (commits, offset fetches, joins, a transaction's requests), so neither waits behind
+a large produce or a long-polling fetch on the same socket (Kafka answers a connection's
+requests in order). Failed connects back off exponentially with jitter; only retriable errors
+are retried, and only within `connect_timeout`: one `get` that has to connect fails within that
+time.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from krafka.sansio.connection import ConnectionConfig
 class Lane(Enum):
     DATA = "data"
     CONTROL = "control"
+    COORDINATOR = "coordinator"
 
 
 @dataclass(slots=True)
@@ -149,7 +153,7 @@ class ConnectionPool:
         best = self._least_loaded(bucket, lane)
         if ordered:
             return bucket.lanes[lane][0] if bucket.lanes[lane] else None
-        limit = 1 if lane is Lane.CONTROL else self.connections_per_broker
+        limit = self.connections_per_broker if lane is Lane.DATA else 1
         if best is not None and (best.load == 0 or len(bucket.lanes[lane]) >= limit):
             return best
         return None
