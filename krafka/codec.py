@@ -82,7 +82,8 @@ def encode_batch(
     `records` are `Record`s (or objects with their fields) and/or `(key, value, headers,
     timestamp)` tuples, each written as `Record(0, timestamp, key, value, headers)` would be
     (headers and timestamp may be None) without building the Record. Records without a timestamp
-    are stamped `now_ms` (default: the wall clock); offset deltas are the records' positions.
+    are stamped `now_ms` (the caller's wall clock: the codec reads no clock; None leaves them
+    without one, Kafka's -1); offset deltas are the records' positions.
     """
     return bytes(
         impl.encode_batch(

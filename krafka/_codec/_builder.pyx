@@ -22,8 +22,6 @@ from krafka._codec._recordwrite cimport (
     write_batch_header, write_record,
 )
 
-import time
-
 from crc32c import crc32c as _crc32c
 
 from krafka._codec.types import Compression, TimestampType
@@ -49,10 +47,8 @@ cdef inline object _blob(object data):
 cdef class RecordsBuilder:
     """The records of one v2 batch, encoded as they are appended (see `records.RecordsBuilder`)."""
 
-    def __cinit__(self, default_timestamp=None):
-        self.default_timestamp = (
-            <int64_t>(time.time() * 1000) if default_timestamp is None else default_timestamp
-        )
+    def __cinit__(self, int64_t default_timestamp):
+        self.default_timestamp = default_timestamp
         self.first_timestamp = -1
         self.max_timestamp = -1
 

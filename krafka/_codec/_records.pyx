@@ -44,8 +44,6 @@ from krafka._codec._types cimport BatchHeader, Record, RecordBatch, new_record
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
 
-import time
-
 from crc32c import crc32c as _crc32c
 
 from krafka._codec import legacy as _legacy_py
@@ -65,11 +63,6 @@ except ImportError:  # pragma: no cover
 cdef dict _CODE_OF = {c: c.code for c in Compression}
 _CODE_OF.update({c.value: c.code for c in Compression})
 _CODE_OF[None] = 0
-
-
-cdef int64_t _now_ms():
-    """Wall-clock milliseconds (the default timestamp of records that carry none)."""
-    return <int64_t>(time.time() * 1000)
 
 
 cdef int HEADER_SIZE = 61
@@ -414,7 +407,7 @@ cdef enum:
 
 
 cdef struct Stamps:
-    int64_t default_ts      # for records without a timestamp: `now_ms`, else the clock
+    int64_t default_ts      # for records without a timestamp: `now_ms`, else NO_TIMESTAMP
     int64_t first_ts
     int64_t max_ts
 
@@ -541,9 +534,7 @@ def encode_batch(records, compression=Compression.NONE, int64_t base_offset=0,
         code_obj = Compression.parse(compression).code
     cdef int code = code_obj
     cdef Stamps stamps
-    # read before any record: the clock is Python code (it may be patched, as in tests), and
-    # the records are read with none running
-    stamps.default_ts = _now_ms() if now_ms is None else now_ms
+    stamps.default_ts = -1 if now_ms is None else now_ms
     cdef Slot stack_slots[STACK_SLOTS]
     cdef Slot* slots = stack_slots
     if count > STACK_SLOTS:

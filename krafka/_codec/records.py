@@ -10,7 +10,6 @@ length | attributes int8 | timestampDelta varlong | offsetDelta varint | key | v
 from __future__ import annotations
 
 import struct
-import time
 from collections.abc import Iterable, Iterator
 from typing import cast
 
@@ -41,6 +40,8 @@ HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
 CRC_START = 21  # attributes start here; the CRC covers [21, end)
 MIN_RECORD_SIZE = 7
+#: Kafka's timestamp of a record that has none.
+NO_TIMESTAMP = -1
 _INT64_MIN, _INT64_SPAN = -(2**63), 2**64
 _INT32_MIN, _INT32_SPAN = -(2**31), 2**32
 
@@ -280,17 +281,15 @@ class RecordsBuilder:
     `MemoryRecordsBuilder`): a producer keeps bytes, not record objects, until it sends the
     batch, and `build` frames them (header, compression, CRC).
 
-    Records without a timestamp get `default_timestamp` (default: the wall clock when the
-    builder is made); deltas are taken from the first record's timestamp, offset deltas are
+    Records without a timestamp get `default_timestamp` (the caller's wall clock: the codec
+    reads no clock); deltas are taken from the first record's timestamp, offset deltas are
     positions, as `encode_batch` writes them.
     """
 
     __slots__ = ("_body", "count", "default_timestamp", "first_timestamp", "max_timestamp")
 
-    def __init__(self, default_timestamp: int | None = None) -> None:
-        self.default_timestamp = (
-            int(time.time() * 1000) if default_timestamp is None else int(default_timestamp)
-        )
+    def __init__(self, default_timestamp: int) -> None:
+        self.default_timestamp = int(default_timestamp)
         self._body = bytearray()
         self.count = 0
         self.first_timestamp = -1
@@ -380,10 +379,10 @@ def encode_batch(
     """Encode one v2 record batch with its CRC32C filled in.
 
     `records` are Records (or any object with their fields) and/or `(key, value, headers,
-    timestamp)` tuples. Records without a timestamp get `now_ms` (default: the wall clock).
+    timestamp)` tuples. Records without a timestamp get `now_ms` (None: `NO_TIMESTAMP`, -1).
     Offset deltas are the records' positions in the batch.
     """
-    builder = RecordsBuilder(now_ms)
+    builder = RecordsBuilder(NO_TIMESTAMP if now_ms is None else now_ms)
     for rec in map(_record_like, records):
         builder.append(rec.timestamp, rec.key, rec.value, rec.headers)
     return builder.build(

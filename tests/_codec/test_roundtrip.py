@@ -177,19 +177,21 @@ def test_checksums_of_small_and_large_batches(codec: ModuleType, sizes: range):
             codec.decode_batches(bytes(blob))
 
 
-def test_clock_is_read_before_the_records(codec: ModuleType, monkeypatch: pytest.MonkeyPatch):
-    """The default timestamp comes from `time.time()`, which may be patched Python code: it
-    runs before any record is read, so what it changes is what gets encoded."""
+def test_the_codec_reads_no_clock(codec: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22: wall-clock timestamps are inputs. A record without a timestamp gets the
+    caller's `now_ms` (the builder's `default_timestamp`), else Kafka's "no timestamp", -1."""
     import time
 
-    hdrs = [("h", b"x")]
-
     def clock() -> float:
-        hdrs.extend([("more", b"y" * 500)] * 20)
-        return 1.5
+        raise AssertionError("the codec read the clock")
 
     monkeypatch.setattr(time, "time", clock)
-    blob = codec.encode_batch([codec.Record(0, None, b"k", b"v", hdrs)], "none")
-    (record,) = codec.decode_batches(blob)[0].records
-    assert (record.timestamp, record.headers) == (1500, hdrs)
-    assert len(hdrs) == 21
+    record = codec.Record(0, None, b"k", b"v", [])
+    for now_ms, stamped in ((1_700_000_000_123, 1_700_000_000_123), (None, -1)):
+        blob = codec.encode_batch([record], "none", now_ms=now_ms)
+        assert codec.decode_batches(blob)[0].records[0].timestamp == stamped
+    builder = codec.RecordsBuilder(1_700_000_000_456)
+    builder.append(None, b"k", b"v")
+    assert builder.records()[0].timestamp == 1_700_000_000_456
+    with pytest.raises(TypeError):
+        codec.RecordsBuilder()

@@ -148,12 +148,13 @@ class RecordAccumulator:
         headers: Sequence[tuple[str, bytes | None]] | None,
         size: int,
         now: float,
-        now_ms: int = -1,
+        now_ms: int,
     ) -> tuple[int, RecordHandle]:
         """Add a record (`size` estimated bytes): returns `APPENDED`, `OPENED` or `SEALED`
         (what the sender must know) and the record's handle.
 
-        `now_ms` (wall clock) stamps a new batch: records without a timestamp get it.
+        `now_ms` (the wall clock, an input like `now`) stamps a new batch: records without a
+        timestamp get it.
         """
         tp = (topic, partition)
         batch = self.open_batches.get(tp)

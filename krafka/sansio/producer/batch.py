@@ -60,7 +60,7 @@ class ProducerBatch:
     )
 
     def __init__(
-        self, topic: str, partition: int, created: float, order: float, created_ms: int = -1
+        self, topic: str, partition: int, created: float, order: float, created_ms: int
     ) -> None:
         self.topic = topic
         self.partition = partition
@@ -68,9 +68,9 @@ class ProducerBatch:
         self.order = order
         self.span = 1.0
         #: The records, encoded in send order.
-        self.builder: Any = RecordsBuilder(None if created_ms < 0 else created_ms)
-        #: The timestamp of records that carry none (`created_ms`, else the wall clock).
-        self.created_ms: int = self.builder.default_timestamp
+        self.builder: Any = RecordsBuilder(created_ms)
+        #: The timestamp of records that carry none: the wall clock when the batch opened.
+        self.created_ms = created_ms
         #: Every record's timestamp, once some record had its own (else all are `created_ms`).
         self.stamps: list[int] | None = None
         self.size = BATCH_OVERHEAD

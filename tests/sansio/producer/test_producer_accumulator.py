@@ -31,7 +31,7 @@ def test_append_opens_fills_and_seals_at_batch_size() -> None:
         ProducerConfig(batch_size=BATCH_OVERHEAD + 300, linger=1.0),
         on_seal=lambda t, p: sealed.append((t, p)),
     )
-    results = [acc.append("t", 0, *rec(), 100, 0.0)[0] for _ in range(4)]
+    results = [acc.append("t", 0, *rec(), 100, 0.0, 1)[0] for _ in range(4)]
     assert results == [OPENED, APPENDED, SEALED, OPENED]
     assert sealed == [TP]
     assert list(acc.sendable(0.0)) == [TP]  # the sealed batch goes without waiting for linger
@@ -41,9 +41,9 @@ def test_append_opens_fills_and_seals_at_batch_size() -> None:
 
 def test_a_record_that_does_not_fit_seals_the_open_batch_first() -> None:
     acc = make(batch_size=BATCH_OVERHEAD + 250)
-    acc.append("t", 0, *rec(), 100, 0.0)
-    acc.append("t", 0, *rec(), 100, 0.0)
-    result, handle = acc.append("t", 0, *rec(), 100, 0.0)
+    acc.append("t", 0, *rec(), 100, 0.0, 1)
+    acc.append("t", 0, *rec(), 100, 0.0, 1)
+    result, handle = acc.append("t", 0, *rec(), 100, 0.0, 1)
     assert result == SEALED and handle.locate()[1] == 0
     first = acc.pop(TP)
     assert first.count == 2 and handle.batch is not first
@@ -62,8 +62,8 @@ def test_linger_holds_an_open_batch_until_it_expires() -> None:
 
 def test_flush_makes_open_batches_sendable_at_once() -> None:
     acc = make(linger=10.0)
-    acc.append("t", 0, *rec(), 100, 0.0)
-    acc.append("t", 1, *rec(), 100, 0.0)
+    acc.append("t", 0, *rec(), 100, 0.0, 1)
+    acc.append("t", 1, *rec(), 100, 0.0, 1)
     assert list(acc.sendable(0.0)) == []
     acc.flush()
     assert sorted(acc.sendable(0.0)) == [("t", 0), ("t", 1)]
@@ -74,8 +74,8 @@ def test_flush_makes_open_batches_sendable_at_once() -> None:
 def test_buffer_memory_back_pressure_counts_open_and_sealed_batches() -> None:
     acc = make(buffer_memory=1000, batch_size=10_000)
     assert acc.has_room(5000)  # an empty buffer takes anything
-    acc.append("t", 0, *rec(), 400, 0.0)
-    acc.append("t", 1, *rec(), 400, 0.0)
+    acc.append("t", 0, *rec(), 400, 0.0, 1)
+    acc.append("t", 1, *rec(), 400, 0.0, 1)
     assert acc.has_room(200) and not acc.has_room(201)
     batch = acc.pop(TP)  # sealed: counted in `buffered` now
     assert acc.buffered == 400
@@ -99,7 +99,7 @@ def test_append_open_fills_the_open_batch_and_seals_it_when_full(kind: str) -> N
     acc = twin(make(buffer_memory=10_000, batch_size=BATCH_OVERHEAD + 300), kind)
     value = b"x" * 79  # 100 bytes with the record overhead
     assert acc.append_open("t", 0, None, value, None) == (None, False)  # no open batch
-    _, first = acc.append("t", 0, *rec(b"a" * 79), 100, 0.0)
+    _, first = acc.append("t", 0, *rec(b"a" * 79), 100, 0.0, 1)
     handle, sealed = acc.append_open("t", 0, None, b"b" * 79, None)
     assert handle is not None and not sealed
     assert handle.locate() == (first.batch, 1) and first.batch.stamps is None
@@ -123,7 +123,7 @@ def test_append_open_fills_the_open_batch_and_seals_it_when_full(kind: str) -> N
 def test_retried_batches_go_back_in_front_in_their_original_order() -> None:
     acc = make(linger=0.0, batch_size=BATCH_OVERHEAD + 100)
     for _ in range(4):
-        acc.append("t", 0, *rec(), 100, 0.0)
+        acc.append("t", 0, *rec(), 100, 0.0, 1)
     b1, b2, b3 = acc.pop(TP), acc.pop(TP), acc.pop(TP)
     acc.reenqueue(b3, retry_at=1.0)
     acc.reenqueue(b1, retry_at=1.0)
@@ -136,8 +136,8 @@ def test_retried_batches_go_back_in_front_in_their_original_order() -> None:
 
 def test_expire_and_drop_all() -> None:
     acc = make(delivery_timeout=5.0)
-    acc.append("t", 0, *rec(), 100, 0.0)
-    acc.append("t", 1, *rec(), 100, 3.0)
+    acc.append("t", 0, *rec(), 100, 0.0, 1)
+    acc.append("t", 1, *rec(), 100, 3.0, 1)
     expired = acc.expire(5.0)
     assert [b.tp for b in expired] == [("t", 0)]
     assert [b.tp for b in acc.drop_all()] == [("t", 1)]
@@ -147,8 +147,8 @@ def test_expire_and_drop_all() -> None:
 @pytest.mark.parametrize("kind", APPEND_OPEN)
 def test_append_open_takes_no_partition_outside_the_open_ones(kind: str) -> None:
     acc = twin(make(), kind)
-    acc.append("t", 0, *rec(), 100, 0.0)
-    acc.append("t", 1, *rec(), 100, 0.0)
+    acc.append("t", 0, *rec(), 100, 0.0, 1)
+    acc.append("t", 1, *rec(), 100, 0.0, 1)
     for partition in (-1, -2, 2):  # never counted from the end, never past the last
         assert acc.append_open("t", partition, None, b"v", None) == (None, False)
     assert acc.append_open("other", 0, None, b"v", None) == (None, False)
@@ -190,7 +190,7 @@ def test_a_record_that_could_never_be_sent_is_refused() -> None:
 def test_a_batch_never_grows_past_max_request_size() -> None:
     """batch_size above max_request_size: the fast path (`append_open`) still stops there."""
     acc = make(batch_size=10_000, max_request_size=1000, linger=1.0)
-    acc.append("t", 0, *rec(b"x" * 100), 121, 0.0)
+    acc.append("t", 0, *rec(b"x" * 100), 121, 0.0, 1)
     batch = acc.open_batches[TP]
     assert batch.limit == 1000
     appended = 0

@@ -31,8 +31,8 @@ ID = ProducerIdentity(5, 2)
 def test_produce_request_round_trips_at_every_record_batch_version() -> None:
     config = ProducerConfig(acks=Acks.ALL, linger=0.0, transactional_id="tx")
     acc = RecordAccumulator(config)
-    acc.append("a", 1, 1, b"k", b"v", [("h", b"1")], 30, 0.0)
-    acc.append("b", 0, 2, None, None, None, 30, 0.0)
+    acc.append("a", 1, 1, b"k", b"v", [("h", b"1")], 30, 0.0, 1)
+    acc.append("b", 0, 2, None, None, None, 30, 0.0, 1)
     (plan,) = Sender(config, acc).drain(0.0, Leaders()).plans
     request = wire.produce_request(plan, config)
     for version in range(3, 12):
