@@ -12,11 +12,12 @@ alias) plus `Error`, with `.code`, `.retriable` and Kafka's default message; the
     │   ├── KafkaTimeoutError ── RequestTimedOutError (7)
     │   ├── RetriableBrokerError ── NotLeaderOrFollowerError (6), ...   (retriable codes)
     │   └── KafkaConnectionError (a local connection failure, not a broker's code 13)
+    │       └── ProxyConnectionError (the SOCKS5 proxy is unreachable or cannot reach the broker)
     ├── BrokerError ── RetriableBrokerError / NonRetriableBrokerError   (every code)
     │   └── NonRetriableBrokerError ── ProducerFencedError (90), UnsupportedVersionError (35),
     │       AuthorizationError (*_AUTHORIZATION_FAILED), UnknownBrokerError, ...
     ├── AuthenticationError ── SaslAuthenticationError (58), UnsupportedSaslMechanismError (33),
-    │                          IllegalSaslStateError (34)
+    │                          IllegalSaslStateError (34), ProxyAuthenticationError
     ├── ProtocolError ── LocalProtocolError (we built something invalid)
     │                └── RemoteProtocolError (the peer sent malformed bytes)
     ├── CorruptRecordError (also code 2, CORRUPT_MESSAGE), UnsupportedCodecError
@@ -151,6 +152,25 @@ class CommitFailedError(KrafkaError):
 
 class AuthenticationError(KrafkaError):
     """Authentication (SASL, TLS) with a broker failed."""
+
+
+class ProxyError(KrafkaError):
+    """Reaching a broker through the SOCKS5 proxy (`socks5_proxy`) failed. The message names the
+    proxy by `host:port`, never by its credentials; catch this to handle every proxy failure."""
+
+
+class ProxyConnectionError(ProxyError, KafkaConnectionError):
+    """The proxy could not be reached, broke off the handshake, or could not connect to the
+    broker (its SOCKS5 reply says why). Retriable, as any connection failure."""
+
+    retriable = True
+
+
+class ProxyAuthenticationError(ProxyError, AuthenticationError):
+    """The proxy refused the username and password of `socks5_proxy`, or wants some and none
+    were given. Not retriable: reconnecting with the same credentials will not help."""
+
+    retriable = False
 
 
 class BrokerError(KrafkaError):

@@ -13,6 +13,7 @@ from krafka.config.options import (
     integer,
     listing,
     millis,
+    secret,
     table,
     text,
 )
@@ -60,6 +61,8 @@ CLIENT: Final = table(
         "allow.auto.create.topics": ("allow_auto_topic_creation", boolean),
         # krafka's own: data connections per broker (Produce always keeps to one).
         "connections.per.broker": ("connections_per_broker", integer),
+        # krafka's own: socks5://[user:pass@]host:port for every broker connection.
+        "socks5.proxy": ("socks5_proxy", secret),
         **security.OPTIONS,
     },
     ignored={

@@ -28,6 +28,8 @@ otherwise; an API the broker does not advertise raises
 `UnsupportedVersionError` without sending anything. Response error codes are the caller's to
 interpret; report stale-metadata codes with `report_error(code, topic)` so metadata refreshes.
 
+`socks5_proxy="socks5://[user:pass@]host:port"` sends every connection (bootstrap and brokers)
+through a SOCKS5 proxy (`krafka.io.socks5`; TLS runs inside it, checking the broker's name).
 Connections are pooled per broker (`connections_per_broker` data connections, a control lane for
 metadata, coordinator lookups and heartbeats, and a coordinator lane for what only a group or
 transaction coordinator answers, so a commit never waits behind a long-polling Fetch), reconnect
@@ -64,6 +66,7 @@ from krafka.io.connection import Connection
 from krafka.io.host import TaskHost
 from krafka.io.msk_iam import msk_iam_factory
 from krafka.io.pool import ConnectionPool, Lane
+from krafka.io.socks5 import Socks5Proxy, parse_socks5_proxy
 from krafka.io.transport import TransportConfig
 from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
@@ -175,6 +178,7 @@ class KafkaClient:
         rebootstrap_trigger: float = 300.0,
         allow_auto_topic_creation: bool = True,
         connections_max_idle: float | None = None,
+        socks5_proxy: str | Secret | Socks5Proxy | None = None,
     ) -> None:
         self.bootstrap = parse_bootstrap(bootstrap_servers)
         self.request_timeout = request_timeout
@@ -201,7 +205,12 @@ class KafkaClient:
                 token_provider=sasl_oauth_token_provider,
                 scram_token_auth=sasl_scram_token_auth,
             )
-        self._transport = TransportConfig(ssl_context, server_hostname, connect_timeout)
+        self._transport = TransportConfig(
+            ssl_context,
+            server_hostname,
+            connect_timeout,
+            None if socks5_proxy is None else parse_socks5_proxy(socks5_proxy),
+        )
         self._connection = ConnectionConfig(
             client_id=client_id,
             max_in_flight=max_in_flight,

@@ -24,6 +24,7 @@ from krafka.errors import (
     KafkaConnectionError,
     KafkaTimeoutError,
     KrafkaError,
+    ProxyConnectionError,
     UnsupportedVersionError,
 )
 from krafka.io.transport import TransportConfig, open_transport, transport_error
@@ -364,6 +365,12 @@ def _reset_on_close(stream: anyio.abc.ByteStream) -> None:
 
 def _handshake_error(conn: Connection, transport: TransportConfig | None) -> KrafkaError:
     error = conn.error or KafkaConnectionError(f"connection to {conn.where} failed")
+    if type(error) is KafkaConnectionError and transport is not None and transport.proxy:
+        return ProxyConnectionError(
+            f"{error} before the Kafka handshake completed, through the SOCKS5 proxy "
+            f"{transport.proxy.address}: can the proxy reach {conn.where}, and is it a Kafka "
+            "listener" + (" speaking TLS?" if transport.ssl_context else "?")
+        )
     if type(error) is KafkaConnectionError and transport is not None and transport.ssl_context:
         return KafkaConnectionError(
             f"{error} before the Kafka handshake completed; over TLS this usually means the "

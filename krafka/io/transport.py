@@ -8,6 +8,7 @@ problem (untrusted certificate, wrong hostname, rejected client certificate) is
 
 from __future__ import annotations
 
+import logging
 import ssl
 from dataclasses import dataclass
 from typing import Final
@@ -16,9 +17,17 @@ import anyio
 import anyio.abc
 from anyio.streams.tls import TLSStream
 
-from krafka.errors import AuthenticationError, KafkaConnectionError, KafkaTimeoutError, KrafkaError
+from krafka.errors import (
+    AuthenticationError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    KrafkaError,
+    ProxyConnectionError,
+)
+from krafka.io.socks5 import Socks5Proxy, connect_through
 from krafka.sansio.secret import Secret
 
+log = logging.getLogger(__name__)
 #: Alerts a broker ends the handshake with when it refuses the client's certificate (mTLS).
 _CLIENT_CERTIFICATE_ALERTS: Final = frozenset(
     {
@@ -38,11 +47,13 @@ _CLIENT_CERTIFICATE_ALERTS: Final = frozenset(
 class TransportConfig:
     """How to reach brokers. `ssl_context` enables TLS; load a client certificate into it
     (`load_cert_chain`) for mTLS. `server_hostname` overrides the name checked against the
-    broker certificate (default: the broker's host)."""
+    broker certificate (default: the broker's host). `proxy`: every connection goes through
+    this SOCKS5 proxy (TLS then runs inside the proxied stream)."""
 
     ssl_context: ssl.SSLContext | None = None
     server_hostname: str | None = None
     connect_timeout: float = 10.0
+    proxy: Socks5Proxy | None = None
 
 
 def create_ssl_context(
@@ -89,10 +100,19 @@ async def open_transport(
     seconds (default: the config's `connect_timeout`); a failure says which step failed."""
     limit = config.connect_timeout if timeout is None else timeout
     where = f"{host}:{port}"
+    proxy = config.proxy
     step = "connecting to"
+    if proxy is not None:
+        step = f"connecting through the SOCKS5 proxy {proxy.address} to"
     try:
         with anyio.fail_after(limit):
-            stream: anyio.abc.ByteStream = await anyio.connect_tcp(host, port)
+            stream: anyio.abc.ByteStream = await (
+                anyio.connect_tcp(host, port)
+                if proxy is None
+                else connect_through(proxy, host, port)
+            )
+            if proxy is not None:
+                log.debug("connected to %s through the SOCKS5 proxy %s", where, proxy.address)
             if config.ssl_context is None:
                 return stream
             step = "the TLS handshake with"
@@ -115,9 +135,14 @@ async def open_transport(
         if error is None:
             raise
         if step.startswith("the TLS") and type(error) is KafkaConnectionError:
-            error = KafkaConnectionError(
-                f"the TLS handshake with {where} failed: the connection closed ({exc!r}); "
-                "is it a TLS listener?"
+            message = f"the TLS handshake with {where} failed: the connection closed ({exc!r}); "
+            error = (
+                KafkaConnectionError(message + "is it a TLS listener?")
+                if proxy is None
+                else ProxyConnectionError(
+                    f"{message}can the SOCKS5 proxy {proxy.address} reach it, and is it a TLS "
+                    "listener?"
+                )
             )
         raise error from exc
 

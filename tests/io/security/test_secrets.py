@@ -18,12 +18,13 @@ from _security import krafka_debug_logs, run_cli, sasl, unique, write_properties
 
 from krafka import Consumer, Producer, ScramUpsertion
 from krafka.config import keywords_from_config
-from krafka.errors import AuthenticationError
+from krafka.errors import AuthenticationError, ProxyAuthenticationError
 from krafka.io.admin import AdminClient
 from krafka.io.oauth import UnsecuredJwtProvider
 from krafka.sansio.sasl import OAuthBearerToken
 from krafka.sansio.secret import Secret
 from krafka.testing.kafka import KafkaCluster
+from krafka.testing.socks5 import Socks5Server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -143,6 +144,35 @@ async def test_no_secret_in_reprs_debug_logs_or_errors(kafka: KafkaCluster, mech
     assert "authenticated to" in logs.text  # the DEBUG lines were there to look at
     assert not leaks(revealed, texts)
     assert not leaks(revealed, logs.lines)
+
+
+async def test_no_socks5_proxy_credential_in_reprs_debug_logs_or_errors(
+    kafka: KafkaCluster,
+) -> None:
+    """The user and password of `socks5_proxy` (keyword or `socks5.proxy` property) show
+    nowhere: not while clients work through the proxy, not when it refuses them."""
+    user, password, wrong = unique("Pr0xy-user"), unique("Pr0xy-pass"), unique("Pr0xy-wr0ng")
+    bootstrap = kafka.bootstrap_for("PLAINTEXT")
+    texts: list[str] = []
+    with Socks5Server(username=user, password=password) as proxy, krafka_debug_logs() as logs:
+        options = {"bootstrap_servers": bootstrap, "socks5_proxy": proxy.url}
+        properties = {"bootstrap.servers": bootstrap, "socks5.proxy": proxy.url}
+        keywords = keywords_from_config(properties, "consumer")
+        async with Producer(**options) as producer, Consumer.from_config(properties) as consumer:
+            await producer.send_and_wait(unique("proxied"), b"v")
+            await consumer.assign([])
+            texts += [repr(keywords), *reachable_text(keywords, producer, consumer)]
+        bad = {**options, "socks5_proxy": proxy.url.replace(password, wrong)}
+        for client in (Producer, Consumer, AdminClient):
+            with pytest.raises(ProxyAuthenticationError) as info:
+                async with client(**bad):
+                    pass
+            texts += traceback.format_exception(info.value)
+            texts += [repr(info.value), str(info.value), *reachable_text(info.value)]
+    assert proxy.tunnels() and len(proxy.refusals()) >= 3
+    assert "through the SOCKS5 proxy" in logs.text  # the DEBUG lines were there to look at
+    assert not leaks([user, password, wrong], texts)
+    assert not leaks([user, password, wrong], logs.lines)
 
 
 def test_no_secret_in_configs_built_from_properties(kafka: KafkaCluster) -> None:
