@@ -7,38 +7,157 @@ exceptions, plus iteration, for scripts and notebooks.
         consumer.subscribe(["orders"])
         for record in consumer:              # until the consumer is closed
             print(record.offset, record.value)
+            consumer.commit_async(callback=on_commit)   # concurrent.futures.Future
+
+`commit_async(offsets=None, callback=None)` returns a `concurrent.futures.Future` of the offsets
+it commits, completed (from the loop thread) when the coordinator answered. The
+`callback(offsets, exception or None)` is Java's `OffsetCommitCallback`: it runs on the
+application's thread, inside a later call of that consumer - at the start of `poll` (and
+`batch_recv`, `recv`, `poll_batches`, `poll_arrow`, iteration) or `commit_async`, at the end of
+`commit` (which first waits for the commits started before it: commits are applied in call
+order) and of `close` (which first waits for commits in flight, within its timeout). Every
+finished commit runs its callback, then the first exception a callback raised propagates from
+that call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import concurrent.futures
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
+from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
 
+from krafka.errors import InvalidStateError
 from krafka.io.consumer import Consumer as AsyncConsumer
+from krafka.io.consumer.membership import PendingCommit
 from krafka.sansio.consumer.record import ConsumerRecord
+from krafka.structs import OffsetAndMetadata, TopicPartition
 from krafka.sync.client import SyncClient, blocking, on_loop, poll_until_closed
 
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:  # pragma: no cover
+    from typing_extensions import Self
+
 _C = AsyncConsumer
+A = TypeVar("A")
+R = TypeVar("R")
+P = ParamSpec("P")
+Offsets = dict[TopicPartition, OffsetAndMetadata]
+#: Java's `OffsetCommitCallback.onComplete(offsets, exception)`.
+CommitCallback = Callable[[Offsets, BaseException | None], object]
+#: How long `commit` waits for the futures of the commits started before it (answered already:
+#: commits are applied in call order) and `close()` without a timeout for commits in flight.
+SETTLE_TIMEOUT: Final = 30.0
+
+
+class _Commits:
+    """The `commit_async` calls of one consumer: those in flight, and the finished ones whose
+    callbacks wait for the application's next call. Filled from the loop thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._in_flight: set[Future[Offsets]] = set()
+        self._finished: deque[tuple[CommitCallback, Offsets, BaseException | None]] = deque()
+
+    def track(
+        self, future: Future[Offsets], offsets: Offsets, callback: CommitCallback | None
+    ) -> None:
+        with self._lock:
+            self._in_flight.add(future)
+        finished, lock, in_flight = self._finished, self._lock, self._in_flight
+
+        def done(future: Future[Offsets]) -> None:
+            with lock:
+                in_flight.discard(future)
+            if callback is not None:
+                finished.append((callback, offsets, _error_of(future)))
+
+        future.add_done_callback(done)
+
+    def in_flight(self) -> list[Future[Offsets]]:
+        with self._lock:
+            return list(self._in_flight)
+
+    def run_callbacks(self) -> None:
+        """Every finished commit's callback, on this thread; then the first one's exception."""
+        errors: list[Exception] = []
+        while self._finished:
+            callback, offsets, error = self._finished.popleft()
+            try:
+                callback(offsets, error)
+            except Exception as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+
+def _error_of(future: Future[Offsets]) -> BaseException | None:
+    if future.cancelled():
+        return InvalidStateError(
+            "the commit's future was cancelled (or the consumer stopped) before it was "
+            "answered: the offsets may or may not be committed"
+        )
+    return future.exception()
+
+
+async def _outcome(pending: PendingCommit) -> Offsets:
+    await pending
+    return pending.offsets
+
+
+async def _begin(consumer: AsyncConsumer, offsets: Any) -> PendingCommit:
+    return consumer.commit_async(offsets)
+
+
+class _polling(blocking[A, P, R], Generic[A, P, R]):
+    """A blocking poll that first runs the callbacks of finished `commit_async` calls."""
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any]) -> Self: ...
+
+    @overload
+    def __get__(self, obj: SyncClient[Any], owner: type[Any]) -> Callable[P, R]: ...
+
+    def __get__(self, obj: SyncClient[Any] | None, owner: type[Any]) -> Any:
+        if obj is None:
+            return self
+        method = super().__get__(obj, owner)
+        commits: _Commits = obj._commits  # type: ignore[attr-defined]
+
+        def sync_method(*args: P.args, **kwargs: P.kwargs) -> R:
+            commits.run_callbacks()
+            result: R = method(*args, **kwargs)
+            return result
+
+        sync_method.__name__ = self._name
+        sync_method.__doc__ = self.__doc__
+        return sync_method
 
 
 class Consumer(SyncClient[AsyncConsumer]):
     """`krafka.Consumer` with blocking methods, on a background thread of its own."""
 
     _async_class = AsyncConsumer
+    _commits: _Commits
 
     assign = blocking(_C.assign)
     subscribe = blocking(_C.subscribe)
     unsubscribe = blocking(_C.unsubscribe)
-    poll = blocking(_C.poll)
-    batch_recv = blocking(_C.batch_recv)
-    recv = blocking(_C.recv)
-    poll_batches = blocking(_C.poll_batches)
-    poll_arrow = blocking(_C.poll_arrow)
+    poll = _polling(_C.poll)
+    batch_recv = _polling(_C.batch_recv)
+    recv = _polling(_C.recv)
+    poll_batches = _polling(_C.poll_batches)
+    poll_arrow = _polling(_C.poll_arrow)
     seek = blocking(_C.seek)
     seek_many = blocking(_C.seek_many)
     seek_to_beginning = blocking(_C.seek_to_beginning)
     seek_to_end = blocking(_C.seek_to_end)
     position = blocking(_C.position)
-    commit = blocking(_C.commit)
+    _commit = blocking(_C.commit)
     committed = blocking(_C.committed)
     beginning_offsets = blocking(_C.beginning_offsets)
     end_offsets = blocking(_C.end_offsets)
@@ -52,6 +171,51 @@ class Consumer(SyncClient[AsyncConsumer]):
     current_lag = on_loop(_C.current_lag)
     metrics = on_loop(_C.metrics)
     group_metadata = on_loop(_C.group_metadata)
+
+    def _started(self) -> None:
+        self._commits = _Commits()
+
+    def commit(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        """Commit `offsets` (default: the positions of everything returned so far) and wait;
+        then the callbacks of the `commit_async` calls before it run here."""
+        self._commits.run_callbacks()
+        earlier = self._commits.in_flight()
+        self._commit(offsets, timeout=timeout)
+        concurrent.futures.wait(earlier, SETTLE_TIMEOUT if timeout is None else timeout)
+        self._commits.run_callbacks()
+
+    def commit_async(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
+        callback: CommitCallback | None = None,
+    ) -> Future[Offsets]:
+        """Start a commit (default: the positions of everything returned so far) and return
+        at once: a `concurrent.futures.Future` of the offsets it commits. `callback(offsets,
+        exception or None)` runs on this thread during a later call (see the module's doc).
+        A commit that cannot start (no group_id, a partition not assigned) raises here."""
+        self._commits.run_callbacks()
+        pending = self._call(_begin, self._client, offsets)
+        future = self._thread.submit(_outcome, pending)
+        self._commits.track(future, pending.offsets, callback)
+        return future
+
+    def close(self, timeout: float | None = None) -> None:
+        """Wait for the commits in flight (within `timeout`), close, then run the callbacks
+        of the finished `commit_async` calls on this thread."""
+        if self.closed:
+            return
+        concurrent.futures.wait(
+            self._commits.in_flight(), SETTLE_TIMEOUT if timeout is None else timeout
+        )
+        try:
+            super().close(timeout)
+        finally:
+            self._commits.run_callbacks()
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
         """Records one by one (fetched in polls of `max_poll_records`), until closed."""

@@ -27,6 +27,7 @@ import contextlib
 import selectors
 import threading
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
 import anyio
@@ -117,6 +118,14 @@ class LoopThread:
             raise RuntimeError("this client's loop has stopped")
         _, value = portal.start_task(func, *args)
         return value
+
+    def submit(self, func: Callable[..., Awaitable[T]], *args: Any) -> Future[T]:
+        """Start `func(*args)` as a task on the loop and return at once: its outcome arrives in
+        the `concurrent.futures.Future` (cancelled if the loop stops first)."""
+        portal = self._portal
+        if portal is None or not self._thread.is_alive():
+            raise RuntimeError("this client's loop has stopped (the client is closed)")
+        return portal.start_task_soon(func, *args)
 
     def call_soon(self, func: Callable[..., object], *args: Any) -> None:
         """Schedule `func(*args)` on the loop and return at once (ignored once stopped)."""

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import threading
 import time
 from typing import Any
 
 import pytest
 
-from krafka import TopicPartition
-from krafka.errors import IllegalStateError
+from krafka import OffsetAndMetadata, TopicPartition
+from krafka.errors import IllegalStateError, OffsetMetadataTooLargeError
 from krafka.sync import Consumer, Producer
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(60)]
@@ -67,3 +69,63 @@ def test_inside_a_running_event_loop(broker: Any) -> None:
             return out
 
     assert asyncio.run(notebook_cell()) == list(range(10))
+
+
+def test_commit_async_gives_a_future_and_calls_back_on_the_application_thread(
+    kafka_cluster: Any,
+) -> None:
+    """Java's `commitAsync(offsets, callback)`: the future completes from the loop, the
+    callback runs on the application's thread during its next poll / commit / close."""
+    bootstrap = kafka_cluster.bootstrap_for("PLAINTEXT")
+    topic, group = f"sync-async-{time.time_ns()}", f"g-{time.time_ns()}"
+    tp, here = TopicPartition(topic, 0), threading.current_thread()
+    fill(bootstrap, topic, 5)
+    calls: list[tuple[threading.Thread, dict[TopicPartition, OffsetAndMetadata], Any]] = []
+
+    def on_commit(offsets: dict[TopicPartition, OffsetAndMetadata], error: Any) -> None:
+        calls.append((threading.current_thread(), offsets, error))
+
+    with Consumer(
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        auto_offset_reset="earliest",
+        fetch_max_wait=0.05,
+    ) as consumer:
+        consumer.assign([tp])
+        got: list[Any] = []
+        while len(got) < 5:
+            got += consumer.poll(10.0)
+        future = consumer.commit_async(callback=on_commit)
+        assert isinstance(future, concurrent.futures.Future)
+        assert future.result(10)[tp].offset == 5  # with the leader epoch of the record
+        assert calls == []  # not on the loop's thread: on the application's, later
+        assert consumer.poll(0) == []
+        assert calls == [(here, future.result(0), None)]
+        assert consumer.committed([tp])[tp].offset == 5
+
+        refused = consumer.commit_async({tp: OffsetAndMetadata(1, "m" * 5000)}, on_commit)
+        later = [consumer.commit_async({tp: offset}, on_commit) for offset in (2, 3)]
+        consumer.commit({tp: 4})  # the commits before it have finished, their callbacks ran
+        assert isinstance(refused.exception(0), OffsetMetadataTooLargeError)
+        assert [f.result(0) for f in later] == [
+            {tp: OffsetAndMetadata(2)},
+            {tp: OffsetAndMetadata(3)},
+        ]
+        assert [(t, o[tp].offset) for t, o, _ in calls[1:]] == [(here, 1), (here, 2), (here, 3)]
+        errors = [type(error) for _, _, error in calls[1:]]
+        assert errors == [OffsetMetadataTooLargeError, type(None), type(None)]
+        assert consumer.committed([tp])[tp].offset == 4
+
+        with pytest.raises(IllegalStateError):  # cannot start: raised at once
+            consumer.commit_async({TopicPartition(topic, 1): 1}, on_commit)
+
+        def failing(offsets: Any, error: Any) -> None:
+            raise ValueError("from the callback")
+
+        consumer.commit_async({tp: 5}, failing).result(10)
+        with pytest.raises(ValueError, match="from the callback"):
+            consumer.poll(0)
+        assert consumer.poll(0) == []  # it ran once
+        consumer.commit_async({tp: 5}, on_commit)  # still in flight when close begins
+        before = len(calls)
+    assert calls[before:] == [(here, {tp: OffsetAndMetadata(5)}, None)]

@@ -30,7 +30,7 @@ from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.admin import AdminClient
 from krafka.io.client import KafkaClient
 from krafka.io.consumer.group_membership import GroupMembership
-from krafka.io.consumer.membership import Membership, NoGroup, StandaloneGroup
+from krafka.io.consumer.membership import Membership, NoGroup, PendingCommit, StandaloneGroup
 from krafka.io.consumer.offsets_api import OffsetLookups
 from krafka.io.consumer.positions import PositionUpdater
 from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
@@ -582,8 +582,10 @@ class Consumer(OffsetLookups):
 
     def commit_async(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
-    ) -> Any:
-        """Start a commit; await the result to learn how it went."""
+    ) -> PendingCommit:
+        """Start a commit (default: the positions of everything returned so far); await the
+        result to learn how it went. Its `offsets` are what it commits. Commits are applied in
+        call order, `commit_async` and `commit` alike."""
         self._check_open()
         return self._membership.commit_async(self._commit_offsets(offsets))
 

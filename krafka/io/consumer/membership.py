@@ -10,7 +10,7 @@ through the shared `SubscriptionState`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -47,7 +47,7 @@ class Membership(Protocol):
 
     async def commit(self, offsets: Offsets, timeout: float | None = None) -> None: ...
 
-    def commit_async(self, offsets: Offsets) -> Awaitable[None]: ...
+    def commit_async(self, offsets: Offsets) -> PendingCommit: ...
 
     async def committed(
         self, partitions: Iterable[TopicPartition], timeout: float | None = None
@@ -75,7 +75,7 @@ class NoGroup:
     async def commit(self, offsets: Offsets, timeout: float | None = None) -> None:
         raise InvalidStateError("commit needs a group_id")
 
-    def commit_async(self, offsets: Offsets) -> Awaitable[None]:
+    def commit_async(self, offsets: Offsets) -> PendingCommit:
         raise InvalidStateError("commit needs a group_id")
 
     async def committed(
@@ -118,8 +118,8 @@ class DrivenOffsets:
                 "committed; it is safe to commit them again (commits are applied in call order)"
             ) from exc
 
-    def commit_async(self, offsets: Offsets) -> Awaitable[None]:
-        return spawn(self._task_group, self.commit(dict(offsets)))
+    def commit_async(self, offsets: Offsets) -> PendingCommit:
+        return spawn(self._task_group, self.commit, offsets)
 
     async def committed(
         self, partitions: Iterable[TopicPartition], timeout: float | None = None
@@ -192,22 +192,35 @@ class StandaloneGroup(DrivenOffsets):
         return (self._timeout if timeout is None else timeout) + 5.0
 
 
-class _Result:
-    """The awaitable result of a commit running in the background."""
+class PendingCommit:
+    """A commit running in the background (`Consumer.commit_async`): `offsets` are what it
+    commits; awaiting it returns when the coordinator answered, raising its error. A commit cut
+    short by the consumer closing raises `InvalidStateError` (it may or may not have landed)."""
 
-    __slots__ = ("_done", "_error")
+    __slots__ = ("_done", "_error", "offsets")
 
-    def __init__(self) -> None:
+    def __init__(self, offsets: Offsets) -> None:
+        self.offsets = dict(offsets)
         self._done = anyio.Event()
         self._error: BaseException | None = None
 
-    async def run(self, work: Awaitable[None]) -> None:
+    async def run(self, commit: Callable[[Offsets], Awaitable[None]]) -> None:
         try:
-            await work
+            await commit(self.offsets)
         except Exception as exc:
             self._error = exc
+        except BaseException:
+            self._error = InvalidStateError(
+                "the consumer closed before the commit was answered: the offsets may or may "
+                "not be committed"
+            )
+            raise
         finally:
             self._done.set()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
 
     def __await__(self):  # type: ignore[no-untyped-def]
         return self._wait().__await__()
@@ -218,12 +231,17 @@ class _Result:
             raise self._error
 
 
-def spawn(task_group: anyio.abc.TaskGroup | None, work: Awaitable[None]) -> Awaitable[None]:
+def spawn(
+    task_group: anyio.abc.TaskGroup | None,
+    commit: Callable[[Offsets], Awaitable[None]],
+    offsets: Offsets,
+) -> PendingCommit:
+    """`commit(offsets)` running in the background of `task_group`."""
     if task_group is None:
         raise InvalidStateError("the consumer is not started")
-    result = _Result()
-    task_group.start_soon(result.run, work)
-    return result
+    pending = PendingCommit(offsets)
+    task_group.start_soon(pending.run, commit)
+    return pending
 
 
-__all__ = ["Membership", "NoGroup", "Offsets", "StandaloneGroup"]
+__all__ = ["Membership", "NoGroup", "Offsets", "PendingCommit", "StandaloneGroup"]
