@@ -149,7 +149,8 @@ def test_from_config_takes_every_client_and_producer_option() -> None:
                "partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner",
                "metadata.recovery.strategy": "rebootstrap", "interceptor.classes": [],
                "enable.idempotence": "true", "allow.auto.create.topics": "true",
-               "client.id": "c", "transactional.id": "tx"}  # fmt: skip
+               "client.id": "c", "transactional.id": "tx",
+               "socks5.proxy": "socks5://h:1080"}  # fmt: skip
     table: OptionTable = PRODUCER
     for prop in table.known():
         option = table.option(prop)
