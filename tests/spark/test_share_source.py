@@ -80,7 +80,12 @@ def test_a_failed_batch_is_delivered_again(spark: Any, kafka: Any, tmp_path: Pat
 
     failed = run(fail)
     assert "the sink is down" in str(failed.exception())
-    run(collect)  # same checkpoint: the failed batch runs empty, its records come back
+    # same checkpoint: the failed batch runs empty, its records come back (released when the
+    # failed query's member leaves; a release the broker has yet to apply under load comes
+    # back at the latest when the acquisition lock expires, hence a few runs)
+    deadline = time.monotonic() + 120
+    while len(seen) < 40 and time.monotonic() < deadline:
+        run(collect)
     assert sorted(int(v) for v, _, _ in seen) == list(range(40))
     redelivered = {v for v, count, _ in seen if count == 2}
     assert redelivered and {count for _, count, _ in seen} <= {1, 2}
