@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from krafka.protocol.error_codes import ErrorCode
+from krafka.protocol.error_codes import ErrorCode, known
 
 #: Partition/topic errors meaning the cached metadata is stale and must be refreshed.
 STALE_METADATA_CODES: Final = frozenset(
@@ -23,3 +23,10 @@ STALE_METADATA_CODES: Final = frozenset(
 COORDINATOR_MOVED_CODES: Final = frozenset(
     {ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE}
 )
+
+
+def code_name(code: int) -> str:
+    """The code's name (`NOT_COORDINATOR`), or `error N` for one krafka does not know (a newer
+    broker's, or a hostile one's): a message about an answer never raises."""
+    member = known(code)
+    return member.name if member is not None else f"error {code}"

@@ -5,7 +5,7 @@ CooperativeStickyAssignor on scenarios read from stdin. It is compiled with
 `krafka.testing.runtime.compile_java` against Apache Kafka's jars (resolved once from Maven Central
 into the user cache, compiled classes cached by source hash), so no Kafka checkout is needed.
 `golden.py` uses it to record the results krafka's assignors are tested against, and
-`tests/sansio/group/assignors/test_java_oracle.py` to check krafka on fresh scenarios.
+`tests/sansio/group/classic/assignors/test_java_oracle.py` to check krafka on fresh scenarios.
 
     python tools/assignor_oracle/build.py [KAFKA_VERSION]    # prints the oracle's command line
 

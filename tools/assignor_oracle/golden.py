@@ -6,7 +6,7 @@ Builds the oracle (`build.py`: against the real kafka-clients jar), then for eac
 random groups through several rebalances: members join, leave and change subscriptions; sticky
 members send their previous assignment as user data, cooperative members their owned partitions
 and generation, sometimes stale or conflicting. Every round's input is derived from *Java's* previous answer, and every
-round is stored with Java's answer; `tests/sansio/group/assignors/test_java_golden.py` checks
+round is stored with Java's answer; `tests/sansio/group/classic/assignors/test_java_golden.py` checks
 krafka computes exactly the same (member lists in Java's order).
 """
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from build import build, command  # noqa: E402
 
-from krafka.sansio.group.assignors.user_data import (  # noqa: E402
+from krafka.sansio.group.classic.assignors.user_data import (  # noqa: E402
     encode_cooperative_sticky_user_data,
     encode_sticky_user_data,
 )

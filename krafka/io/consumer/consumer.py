@@ -45,8 +45,8 @@ from krafka.sansio.consumer.subscription import (
     SubscriptionType,
 )
 from krafka.sansio.group import GroupConfig, GroupMember
-from krafka.sansio.group.assignors import assignors_for
-from krafka.sansio.group.consumer_member import ConsumerMember
+from krafka.sansio.group.classic.assignors import assignors_for
+from krafka.sansio.group.kip848.member import ConsumerMember
 from krafka.sansio.topic_name import check_topic
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 

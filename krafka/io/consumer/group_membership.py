@@ -40,8 +40,8 @@ from krafka.sansio.group import (
     LosePartitions,
     RevokePartitions,
 )
-from krafka.sansio.group.consumer_events import PendingRevocation
-from krafka.sansio.group.consumer_member import ConsumerMember
+from krafka.sansio.group.events import PendingRevocation
+from krafka.sansio.group.kip848.member import ConsumerMember
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver, OutcomeTimeout
 from krafka.sansio.consumer.subscription import SubscriptionState
-from krafka.sansio.group.standalone import StandaloneOffsets
+from krafka.sansio.group.offsets.standalone import StandaloneOffsets
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 Offsets = Mapping[TopicPartition, OffsetAndMetadata]

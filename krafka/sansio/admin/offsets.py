@@ -23,6 +23,7 @@ from krafka.protocol.messages.list_offsets_request import ListOffsetsPartition, 
 from krafka.sansio.admin.operation import Call, Handler
 from krafka.sansio.admin.outcome import LEADER_MOVED, Done, ItemResult, for_code
 from krafka.sansio.admin.routing import Target
+from krafka.sansio.isolation import IsolationLevel
 from krafka.structs import TopicPartition
 
 
@@ -35,11 +36,6 @@ class OffsetSpec(IntEnum):
     MAX_TIMESTAMP = -3  # the record with the largest timestamp (Kafka 3.0, KIP-734)
     EARLIEST_LOCAL = -4  # the first offset still on the broker's disk (tiered storage)
     LATEST_TIERED = -5  # the last offset moved to tiered storage
-
-
-class IsolationLevel(IntEnum):
-    READ_UNCOMMITTED = 0
-    READ_COMMITTED = 1
 
 
 #: The ListOffsets version each special lookup needs (v0's answer shape is not spoken).

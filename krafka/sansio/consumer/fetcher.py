@@ -24,7 +24,6 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Any, Final
 
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
@@ -41,6 +40,7 @@ from krafka.sansio.consumer.fetch_session import FetchSessionHandler, FetchSessi
 from krafka.sansio.consumer.metrics import ConsumerMetrics
 from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
 from krafka.sansio.consumer.subscription import ResetStrategy, SubscriptionState
+from krafka.sansio.isolation import IsolationLevel
 from krafka.sansio.metadata import ClusterMetadata
 from krafka.structs import TopicPartition
 
@@ -56,17 +56,6 @@ _RETRY_CODES: Final = STALE_METADATA_CODES | {
     ErrorCode.OFFSET_NOT_AVAILABLE,
     ErrorCode.UNKNOWN_SERVER_ERROR,
 }
-
-
-class IsolationLevel(IntEnum):
-    READ_UNCOMMITTED = 0
-    READ_COMMITTED = 1
-
-    @classmethod
-    def parse(cls, value: IsolationLevel | str | int) -> IsolationLevel:
-        if isinstance(value, str):
-            return cls[value.strip().upper()]
-        return cls(value)
 
 
 @dataclass(frozen=True, slots=True)

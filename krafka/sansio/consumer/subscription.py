@@ -230,9 +230,6 @@ class SubscriptionState:
         state = self.state_of(tp)
         return state.position if state.state is FetchState.FETCHING else None
 
-    def has_valid_position(self, tp: TopicPartition) -> bool:
-        return self.state_of(tp).state is FetchState.FETCHING
-
     def request_offset_reset(
         self, tp: TopicPartition, strategy: ResetStrategy | None = None
     ) -> None:

@@ -1,32 +1,45 @@
-"""Classic consumer groups (JoinGroup / SyncGroup / Heartbeat), sans-IO.
+"""Consumer groups, sans-IO: the group protocols a consumer can join, and committed offsets.
 
-`GroupMember` is the member machine (`krafka.sansio.actions.Machine`); run it with
-`MachineDriver`. What its driver (the io Consumer) does:
+* `classic/` — JoinGroup / SyncGroup members (`GroupMember`) and their partition assignors
+  (`classic.assignors`: range, roundrobin, sticky, cooperative-sticky, custom ones);
+* `kip848/` — KIP-848 members (`ConsumerMember`, ConsumerGroupHeartbeat: the coordinator
+  assigns);
+* `membership/` — the base KIP-848 and share-group (KIP-932) members share: liveness,
+  heartbeat timer, the state table, reconciliation;
+* `offsets/` — OffsetCommit / OffsetFetch (`OffsetClient`, `StandaloneOffsets` for a consumer
+  that assigns its partitions itself but names a group);
+* `config.GroupConfig` and `events` (listener steps and notices), shared by both protocols.
 
-* **Calls**, each with `now`: `subscribe(topics | re.Pattern)`; `poll()` at every application
-  poll (restarts max_poll_interval; a rebalance only *starts* there; a due auto-commit is asked
-  for there); `update_metadata({topic: partitions}, racks=...)` with the driver's whole topic
-  view (at start, after `RefreshMetadata`, on refreshes); `commit(offsets)`,
-  `fetch_committed(partitions)` and `leave(reason=CLOSE | UNSUBSCRIBE)` return operation ids
-  answered by `Completed` / `Failed`; `listener_done(step, offsets=None)` answers a step.
+Members speak the `krafka.sansio.actions` contract; every request goes to
+`Coordinator(group_id)`. What a driver (the consumer engine, `krafka.sansio.consumer.engine`)
+does with them:
+
+* **Calls**, each with `now`: `subscribe(topics | re.Pattern)`; `poll(now)` at every
+  application poll (restarts max_poll_interval; a rebalance only *starts* there);
+  `update_metadata` (classic: partition counts) or `update_topic_ids` (KIP-848);
+  `commit(offsets)`, `fetch_committed(partitions)` and `leave(reason=CLOSE | UNSUBSCRIBE)`
+  return operation ids answered by `Completed` / `Failed`; `listener_done(step, now, ...)`
+  answers a step.
 * **Steps** (one outstanding at a time; the member waits for the answer):
   `CommitPositions` (answer with the consumed positions of `partitions`; if
   `pending_revocation`, stop returning their records first), `RevokePartitions` /
-  `LosePartitions` (run the listener; then drop those partitions: positions, buffered records,
-  pause flags), `AssignPartitions` (set the assignment to `assignment` before running
-  `on_partitions_assigned(added)`; `retained` keep their state; `added` need positions:
-  `fetch_committed`, then `initial_offsets` / `auto_offset_reset`).
+  `LosePartitions` (run the listener; then drop those partitions), `AssignPartitions` (set the
+  assignment to `assignment` before running `on_partitions_assigned(added)`).
 * **Notices**: `GroupFailed(error)` (raise it from the next poll), `RefreshMetadata(topics)`,
-  `AutoCommitDone(offsets, error)`.
-* **Reads**: `assignment()`, `group_metadata()`, `state`, `generation`, `closed`.
-
-`assignors` holds the partition assignors (`PartitionAssignor`, `assignors_for`) and
-`consumer_protocol` the subscription and assignment bytes they speak. `OffsetClient` and
-`StandaloneOffsets` commit and fetch offsets for a consumer that assigns its partitions itself
-but names a group.
+  `AutoCommitDone(offsets, error)`, `PendingRevocation(partitions)` (KIP-848).
 """
 
 from krafka.sansio.actions import RefreshMetadata
+from krafka.sansio.group.classic.assignors import (
+    Assignment,
+    Cluster,
+    PartitionAssignor,
+    RebalanceProtocol,
+    Subscription,
+    assignors_for,
+)
+from krafka.sansio.group.classic.member import GroupMember
+from krafka.sansio.group.classic.state import Generation, MemberState
 from krafka.sansio.group.config import GroupConfig
 from krafka.sansio.group.events import (
     AssignPartitions,
@@ -34,21 +47,27 @@ from krafka.sansio.group.events import (
     CommitPositions,
     CommitReason,
     GroupFailed,
+    LeaveReason,
     LosePartitions,
+    PendingRevocation,
     RevokePartitions,
     Step,
 )
-from krafka.sansio.group.member import GroupMember, LeaveReason
-from krafka.sansio.group.offsets import CommitPolicy, OffsetClient, StandaloneCommits
-from krafka.sansio.group.standalone import StandaloneOffsets
-from krafka.sansio.group.state import Generation, MemberState
+from krafka.sansio.group.kip848.member import ConsumerMember
+from krafka.sansio.group.membership.member import Membership
+from krafka.sansio.group.membership.state import MembershipState
+from krafka.sansio.group.offsets.client import CommitPolicy, OffsetClient, StandaloneCommits
+from krafka.sansio.group.offsets.standalone import StandaloneOffsets
 
 __all__ = [
     "AssignPartitions",
+    "Assignment",
     "AutoCommitDone",
+    "Cluster",
     "CommitPolicy",
     "CommitPositions",
     "CommitReason",
+    "ConsumerMember",
     "Generation",
     "GroupConfig",
     "GroupFailed",
@@ -56,10 +75,17 @@ __all__ = [
     "LeaveReason",
     "LosePartitions",
     "MemberState",
+    "Membership",
+    "MembershipState",
     "OffsetClient",
+    "PartitionAssignor",
+    "PendingRevocation",
+    "RebalanceProtocol",
     "RefreshMetadata",
     "RevokePartitions",
     "StandaloneCommits",
     "StandaloneOffsets",
     "Step",
+    "Subscription",
+    "assignors_for",
 ]

@@ -23,6 +23,14 @@ from krafka.structs import OffsetAndMetadata, TopicPartition
 Partitions = frozenset[TopicPartition]
 
 
+class LeaveReason(Enum):
+    """Why a member leaves: on CLOSE it auto-commits first and is finished afterwards; on
+    UNSUBSCRIBE it does not commit and may subscribe again."""
+
+    CLOSE = "close"
+    UNSUBSCRIBE = "unsubscribe"
+
+
 class CommitReason(Enum):
     INTERVAL = "interval"  # auto_commit_interval elapsed (at a poll)
     REBALANCE = "rebalance"  # before the member rejoins (Java's onJoinPrepare)
@@ -90,6 +98,15 @@ Step = CommitPositions | RevokePartitions | LosePartitions | AssignPartitions
 
 
 @dataclass(frozen=True, slots=True)
+class PendingRevocation:
+    """Notice (KIP-848): `partitions` are about to be revoked (an auto-commit and
+    `RevokePartitions` follow). Stop handing out their records now, so their positions cannot
+    move past the commit (Java's markPendingRevocationToPauseFetching)."""
+
+    partitions: Partitions
+
+
+@dataclass(frozen=True, slots=True)
 class GroupFailed:
     """Notice: the member hit an error retrying cannot fix (authorization, a fenced static
     instance id, an inconsistent protocol ...). Raise it to the application at its next poll;
@@ -107,7 +124,7 @@ class AutoCommitDone:
     error: KrafkaError | None
 
 
-Notice = GroupFailed | RefreshMetadata | AutoCommitDone
+Notice = GroupFailed | RefreshMetadata | AutoCommitDone | PendingRevocation
 
 
 __all__ = [
@@ -116,9 +133,11 @@ __all__ = [
     "CommitPositions",
     "CommitReason",
     "GroupFailed",
+    "LeaveReason",
     "LosePartitions",
     "Notice",
     "Partitions",
+    "PendingRevocation",
     "RevokePartitions",
     "Step",
 ]

@@ -38,9 +38,9 @@ from krafka.errors import (
 )
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ShareAcknowledgeResponse, ShareFetchResponse
-from krafka.sansio.actions import Broker, Completed, RefreshMetadata, SendRequest
+from krafka.sansio.actions import Broker, Completed, RefreshMetadata, SendRequest, next_op
 from krafka.sansio.backoff import Backoff, BackoffPolicy
-from krafka.sansio.codes import STALE_METADATA_CODES
+from krafka.sansio.codes import STALE_METADATA_CODES, code_name
 from krafka.sansio.share.acknowledgements import AcknowledgeType
 from krafka.sansio.share.commits import AcknowledgementsCommitted, Commits
 from krafka.sansio.share.inflight import AcknowledgementMode, InFlightRecords
@@ -154,7 +154,6 @@ class ShareConsumerMachine:
         self._unsubscribe_ops: dict[int, int] = {}
         self._metadata_asked = False
         self._fetch_wanted = False
-        self._ops = member.ops
 
     # -- the application's calls ----------------------------------------------------------------
 
@@ -188,7 +187,7 @@ class ShareConsumerMachine:
         if self.config.acknowledgement_mode is AcknowledgementMode.IMPLICIT:
             self.records.settle_delivered(AcknowledgeType.ACCEPT)
         self._report_stale()
-        op = next(self._ops)
+        op = next_op()
         waiting = self.records.with_pending() | self._carried_partitions()
         self._commits.start(op, waiting, self._events)
         return op
@@ -197,12 +196,12 @@ class ShareConsumerMachine:
         """Release what is held, settle it, and leave the group (the consumer stays open)."""
         self._require_active()
         self.records.release_all()
-        op = next(self._ops)
+        op = next_op()
         self._unsubscribe_ops[self.member.leave(now, close=False)] = op
         return op
 
     def close(self, now: float) -> int:
-        op = next(self._ops)
+        op = next_op()
         self._close_ops.append(op)
         if self.phase is Phase.ACTIVE:
             self.records.release_all()
@@ -565,11 +564,7 @@ def _message(response: Any, sent: SendRequest[Any]) -> str:
     name = type(sent.request).__name__.removesuffix("Request")
     code = int(response.error_code)
     detail = f": {response.error_message}" if response.error_message else ""
-    try:
-        label = ErrorCode(code).name
-    except ValueError:
-        label = f"error {code}"
-    return f"{name} failed with {label}{detail}"
+    return f"{name} failed with {code_name(code)}{detail}"
 
 
 __all__ = ["Phase", "RecordsAvailable", "ShareConsumerMachine", "ShareFetchConfig"]

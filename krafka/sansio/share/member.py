@@ -21,13 +21,13 @@ from typing import Any
 from krafka.errors import InvalidStateError
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ShareGroupHeartbeatRequest
-from krafka.sansio.actions import Completed
+from krafka.sansio.actions import Completed, next_op
 from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.group.events import CommitReason, Partitions
-from krafka.sansio.group.membership import Membership, new_member_id
-from krafka.sansio.group.membership_flows import ReleaseKind
-from krafka.sansio.group.membership_state import MembershipState
-from krafka.sansio.group.target_assignment import Resolved
+from krafka.sansio.group.membership.assignment import Resolved
+from krafka.sansio.group.membership.flows import ReleaseKind
+from krafka.sansio.group.membership.member import Membership, new_member_id
+from krafka.sansio.group.membership.state import MembershipState
 
 S = MembershipState
 
@@ -79,10 +79,6 @@ class ShareMember(Membership):
     def assignment(self) -> Partitions:
         return self.flows.owned
 
-    def assigned_ids(self) -> Resolved:
-        """The owned partitions with their topic ids (what share sessions name)."""
-        return self.names.resolve(self.current.partitions)
-
     # -- the application's calls ----------------------------------------------------------------
 
     def subscribe(self, topics: Iterable[str], now: float) -> None:
@@ -106,7 +102,7 @@ class ShareMember(Membership):
     def leave(self, now: float, *, close: bool) -> int:
         """Release the partitions and send the leave heartbeat (epoch -1); completes when it is
         answered or could not be sent."""
-        op = next(self.ops)
+        op = next_op()
         if self.closed:
             self.events.append(Completed(op))
             return op

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from krafka.protocol.error_codes import ErrorCode
-from krafka.sansio.group.target_assignment import IdPartition
+from krafka.sansio.group.membership.assignment import IdPartition
 
 INITIAL_EPOCH: Final = 0
 FINAL_EPOCH: Final = -1

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from krafka.protocol.messages import ShareAcknowledgeRequest, ShareFetchRequest
-from krafka.sansio.group.target_assignment import IdPartition
+from krafka.sansio.group.membership.assignment import IdPartition
 from krafka.sansio.share.acknowledgements import AcknowledgeType, ack_batches
 from krafka.sansio.share.session import SessionRequest
 from krafka.structs import TopicPartition

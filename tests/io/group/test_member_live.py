@@ -14,7 +14,7 @@ from _group_apps import App, wait_until
 
 from krafka.io.client import KafkaClient
 from krafka.sansio.group import AssignPartitions
-from krafka.sansio.group.assignors import CooperativeStickyAssignor, RangeAssignor
+from krafka.sansio.group.classic.assignors import CooperativeStickyAssignor, RangeAssignor
 from krafka.structs import OffsetAndMetadata, TopicPartition
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(90)]

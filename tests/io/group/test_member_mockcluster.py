@@ -14,7 +14,7 @@ from _group_apps import App, LeaderSyncsLast, wait_until
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ApiKey
 from krafka.sansio.group import MemberState
-from krafka.sansio.group.assignors import CooperativeStickyAssignor
+from krafka.sansio.group.classic.assignors import CooperativeStickyAssignor
 from krafka.structs import OffsetAndMetadata, TopicPartition
 from krafka.testing.mockcluster import MockCluster, MockFault
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from krafka.sansio.group.assignors import (
+from krafka.sansio.group.classic.assignors import (
     Assignment,
     Cluster,
     RebalanceProtocol,

@@ -21,8 +21,8 @@ from krafka.protocol.messages import (
 )
 from krafka.sansio.actions import SendRequest
 from krafka.sansio.group import GroupConfig, GroupMember
-from krafka.sansio.group.assignors import Assignment, PartitionAssignor, Subscription
-from krafka.sansio.group.consumer_protocol import (
+from krafka.sansio.group.classic.assignors import Assignment, PartitionAssignor, Subscription
+from krafka.sansio.group.classic.consumer_protocol import (
     decode_assignment,
     decode_subscription,
     encode_assignment,

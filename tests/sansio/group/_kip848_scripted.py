@@ -15,8 +15,8 @@ from krafka.protocol.messages import (
 )
 from krafka.sansio.actions import SendRequest
 from krafka.sansio.group import GroupConfig
-from krafka.sansio.group.consumer_member import ConsumerMember
 from krafka.sansio.group.events import Step
+from krafka.sansio.group.kip848.member import ConsumerMember
 from krafka.structs import OffsetAndMetadata, TopicPartition
 from krafka.testing.conversation import Conversation
 

@@ -10,7 +10,7 @@ from krafka.errors import GroupMaxSizeReachedError, UnsupportedVersionError
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import FindCoordinatorRequest
 from krafka.sansio.group.events import GroupFailed
-from krafka.sansio.group.membership_state import MembershipState as S
+from krafka.sansio.group.membership.state import MembershipState as S
 
 
 def joined(*assigned: str) -> Share:
