@@ -366,10 +366,8 @@ class KafkaClient:
             leader = await self.leader_for(target.topic, target.partition)
             return await self.send(action.request, node_id=leader.node_id, **options)
         if isinstance(target, Coordinator):
-            request = action.request
-            assert not isinstance(request, Versioned), "coordinator requests are built whole"
             return await self.send_to_coordinator(
-                target.key, request, key_type=target.key_type, **options
+                target.key, action.request, key_type=target.key_type, **options
             )
         if target.host is not None and target.port is not None:
             broker = BrokerInfo(target.node_id, target.host, target.port)
@@ -386,7 +384,7 @@ class KafkaClient:
     async def send_to_coordinator(
         self,
         key: str,
-        request: Request[R],
+        request: Request[R] | Versioned[R],
         *,
         key_type: CoordinatorType = CoordinatorType.GROUP,
         error_codes: Callable[[R], Iterable[int]] | None = None,

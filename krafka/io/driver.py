@@ -24,7 +24,8 @@ import anyio.abc
 
 from krafka.errors import KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
-from krafka.sansio.actions import Completed, Failed, Machine, SendRequest
+from krafka.protocol.error_codes import ErrorCode
+from krafka.sansio.actions import Completed, CoordinatorMoved, Failed, Machine, SendRequest
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,8 @@ class MachineDriver:
                 self._tg.start_soon(self._send, action, name=f"{self.name} request")
             elif isinstance(action, Completed | Failed):
                 self._settle(action)
+            elif isinstance(action, CoordinatorMoved):
+                self.client.report_error(ErrorCode.NOT_COORDINATOR)
             elif self._on_event is not None:
                 self._on_event(action)
 

@@ -9,7 +9,8 @@ KIP-848, share groups) speaks it, h11 style:
 * **outputs**: `next_actions(now)` returns what to do now — `SendRequest`s (a request for a
   `Target`), `RefreshMetadata` and events for the application — and `next_deadline()` says when
   to ask again: None while the machine waits for an input (an answer, an application call),
-  never a time already past while there is nothing it can do.
+  never a time already past while there is nothing it can do. `CoordinatorMoved` tells the
+  driver that a `Coordinator` target must be looked up again.
 
 After every input the driver calls `next_actions(now)` at once, so what a response causes comes
 out with it. The machine never calls back into its driver and the driver never reads the
@@ -75,6 +76,17 @@ class Coordinator:
 
 
 Target = AnyBroker | Broker | LeaderOf | Coordinator
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorMoved:
+    """An answer from the coordinator of `key` said it is not the coordinator any more
+    (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE), possibly where the driver cannot see it (a
+    per-partition or per-group code): the driver looks the coordinator up again before the next
+    request to `Coordinator(key, key_type)` (Java's markCoordinatorUnknown)."""
+
+    key: str
+    key_type: CoordinatorType = CoordinatorType.GROUP
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +185,7 @@ __all__ = [
     "Broker",
     "Completed",
     "Coordinator",
+    "CoordinatorMoved",
     "CoordinatorType",
     "Failed",
     "LeaderOf",

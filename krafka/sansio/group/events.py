@@ -32,7 +32,7 @@ class LeaveReason(Enum):
 
 
 class CommitReason(Enum):
-    INTERVAL = "interval"  # auto_commit_interval elapsed (at a poll)
+    INTERVAL = "interval"  # auto_commit_interval elapsed (the consumer's own timer)
     REBALANCE = "rebalance"  # before the member rejoins (Java's onJoinPrepare)
     LEAVE = "leave"  # before the member leaves on close
 

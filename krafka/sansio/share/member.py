@@ -70,7 +70,7 @@ class ShareMember(Membership):
         return bool(self._topics)
 
     @property
-    def auto_commit(self) -> bool:
+    def auto_commit_enabled(self) -> bool:
         return False
 
     def subscription(self) -> frozenset[str]:

@@ -9,8 +9,6 @@ from _assignors import EagerRoundRobin
 
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,
@@ -19,7 +17,7 @@ from krafka.protocol.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from krafka.sansio.actions import SendRequest
+from krafka.sansio.actions import Coordinator, CoordinatorMoved, SendRequest
 from krafka.sansio.group import GroupConfig, GroupMember
 from krafka.sansio.group.classic.assignors import Assignment, PartitionAssignor, Subscription
 from krafka.sansio.group.classic.consumer_protocol import (
@@ -120,7 +118,9 @@ class Member:
         return self.talk.request(sent)
 
     def expect(self, kind: type[Any]) -> SendRequest[Any]:
-        return self.talk.expect(kind)
+        sent = self.talk.expect(kind)
+        assert sent.target == Coordinator(GROUP), "every group request goes to the coordinator"
+        return sent
 
     def events_of(self, kind: type[E]) -> list[E]:
         self.talk.step()
@@ -152,12 +152,9 @@ class Member:
 
     # -- the coordinator's side -----------------------------------------------------------------
 
-    def find_coordinator(self, node: int = 1, code: int = 0) -> None:
-        sent = self.expect(FindCoordinatorRequest)
-        entry = FindCoordinatorResponse.Coordinator(
-            key=GROUP, node_id=node, host=f"b{node}", port=9092, error_code=code
-        )
-        self.talk.reply(sent, FindCoordinatorResponse(coordinators=[entry]))
+    def coordinator_moved(self) -> None:
+        """The member told its driver the coordinator moved (the driver finds the new one)."""
+        assert self.events_of(CoordinatorMoved) == [CoordinatorMoved(GROUP)]
 
     def join_request(self) -> tuple[SendRequest[Any], JoinGroupRequest]:
         sent = self.expect(JoinGroupRequest)
@@ -261,11 +258,10 @@ class Member:
             if type(step).__name__ == "AssignPartitions":
                 return step
 
-    def start(self, *topics: str, node: int = 1) -> None:
-        """Subscribe, poll, find the coordinator."""
+    def start(self, *topics: str) -> None:
+        """Subscribe and poll."""
         self.subscribe(*topics)
         self.poll()
-        self.find_coordinator(node)
 
 
 __all__ = ["GROUP", "ErrorCode", "Member", "commit_response", "metadata", "tps"]

@@ -10,10 +10,8 @@ from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
 )
-from krafka.sansio.actions import SendRequest
+from krafka.sansio.actions import Coordinator, CoordinatorMoved, SendRequest
 from krafka.sansio.group import GroupConfig
 from krafka.sansio.group.events import Step
 from krafka.sansio.group.kip848.member import ConsumerMember
@@ -113,7 +111,10 @@ class Kip848:
     # -- what came out --------------------------------------------------------------------------
 
     def expect(self, kind: type[Any]) -> SendRequest[Any]:
-        return self.talk.expect(kind)
+        sent = self.talk.expect(kind)
+        if kind.__name__.endswith("HeartbeatRequest"):
+            assert sent.target == Coordinator(GROUP), "heartbeats go to the group coordinator"
+        return sent
 
     def request(self, sent: SendRequest[Any]) -> Any:
         return self.talk.request(sent)
@@ -150,10 +151,9 @@ class Kip848:
 
     # -- the coordinator's side -----------------------------------------------------------------
 
-    def find_coordinator(self, node: int = 1) -> None:
-        sent = self.expect(FindCoordinatorRequest)
-        entry = FindCoordinatorResponse.Coordinator(key=GROUP, node_id=node, host="b", port=9092)
-        self.talk.reply(sent, FindCoordinatorResponse(coordinators=[entry]))
+    def coordinator_moved(self) -> None:
+        """The member told its driver the coordinator moved (the driver finds the new one)."""
+        assert self.events_of(CoordinatorMoved) == [CoordinatorMoved(GROUP)]
 
     def heartbeat(self) -> tuple[SendRequest[Any], ConsumerGroupHeartbeatRequest]:
         """The next heartbeat; checks it survives the wire at the negotiated version."""
@@ -193,10 +193,9 @@ class Kip848:
         return out
 
     def join(self, *topics: str, assigned: Iterable[TopicPartition] = (), epoch: int = 1) -> None:
-        """Subscribe, poll, find the coordinator, join with `assigned`, reconcile, ack."""
+        """Subscribe, poll, join with `assigned`, reconcile, ack."""
         self.subscribe(*topics)
         self.poll()
-        self.find_coordinator()
         sent, _ = self.heartbeat()
         self.reply(sent, epoch=epoch, assigned=assigned)
         self.poll()

@@ -19,8 +19,6 @@ from typing import Any
 from krafka.errors import KafkaConnectionError
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupRequest,
@@ -80,9 +78,6 @@ class ModelCoordinator:
 
     def handle(self, talk: Any, sent: SendRequest[Any], request: Any, now: float) -> Any:
         """The answer to `request`, or None when it is held (JoinGroup, SyncGroup)."""
-        if isinstance(request, FindCoordinatorRequest):
-            entry = FindCoordinatorResponse.Coordinator(key="g", node_id=1, host="b1", port=9092)
-            return FindCoordinatorResponse(coordinators=[entry])
         if isinstance(request, JoinGroupRequest):
             return self._join(talk, sent, request, now)
         if isinstance(request, SyncGroupRequest):

@@ -14,8 +14,6 @@ from _share_scripted import IDS, NAMES, batch
 
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
     ShareAcknowledgeRequest,
     ShareAcknowledgeResponse,
     ShareFetchRequest,
@@ -66,9 +64,6 @@ class ModelCluster:
     # -- answering ------------------------------------------------------------------------------
 
     def answer(self, node: int, request: Any) -> Any:
-        if isinstance(request, FindCoordinatorRequest):
-            entry = FindCoordinatorResponse.Coordinator(key="sg", node_id=1, host="b", port=1)
-            return FindCoordinatorResponse(coordinators=[entry])
         if isinstance(request, ShareGroupHeartbeatRequest):
             return self._heartbeat(request)
         if isinstance(request, ShareFetchRequest):

@@ -11,8 +11,6 @@ from krafka.codec import Record, encode_batch
 from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
     ShareAcknowledgeRequest,
     ShareAcknowledgeResponse,
     ShareFetchRequest,
@@ -20,7 +18,7 @@ from krafka.protocol.messages import (
     ShareGroupHeartbeatRequest,
     ShareGroupHeartbeatResponse,
 )
-from krafka.sansio.actions import SendRequest
+from krafka.sansio.actions import Coordinator, CoordinatorMoved, SendRequest
 from krafka.sansio.share import ShareConsumerMachine, ShareFetchConfig, ShareMember
 from krafka.sansio.share.inflight import AcknowledgementMode
 from krafka.structs import TopicPartition
@@ -96,7 +94,10 @@ class Share:
         self.machine.update_metadata(IDS, {tp(s): n for s, n in leaders.items()}, self.now)
 
     def expect(self, kind: type[Any]) -> SendRequest[Any]:
-        return self.talk.expect(kind)
+        sent = self.talk.expect(kind)
+        if kind.__name__.endswith("HeartbeatRequest"):
+            assert sent.target == Coordinator(GROUP), "heartbeats go to the group coordinator"
+        return sent
 
     def request(self, sent: SendRequest[Any]) -> Any:
         return self.talk.request(sent)
@@ -109,10 +110,9 @@ class Share:
 
     # -- the coordinator ------------------------------------------------------------------------
 
-    def find_coordinator(self, node: int = 1) -> None:
-        sent = self.expect(FindCoordinatorRequest)
-        entry = FindCoordinatorResponse.Coordinator(key=GROUP, node_id=node, host="b", port=9092)
-        self.talk.reply(sent, FindCoordinatorResponse(coordinators=[entry]))
+    def coordinator_moved(self) -> None:
+        """The member told its driver the coordinator moved (the driver finds the new one)."""
+        assert self.events_of(CoordinatorMoved) == [CoordinatorMoved(GROUP)]
 
     def heartbeat(self) -> tuple[SendRequest[Any], ShareGroupHeartbeatRequest]:
         sent = self.expect(ShareGroupHeartbeatRequest)
@@ -149,7 +149,6 @@ class Share:
         self.machine.subscribe(sorted({tp(s).topic for s in assigned}), self.now)
         self.metadata(leaders or {s: 1 for s in assigned})
         self.machine.poll(self.now)
-        self.find_coordinator()
         sent, request = self.heartbeat()
         assert request.member_epoch == 0 and request.subscribed_topic_names
         self.reply_heartbeat(sent, assigned=assigned)

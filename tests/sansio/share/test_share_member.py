@@ -8,7 +8,6 @@ from _share_scripted import Share, tp
 
 from krafka.errors import GroupMaxSizeReachedError, UnsupportedVersionError
 from krafka.protocol.error_codes import ErrorCode
-from krafka.protocol.messages import FindCoordinatorRequest
 from krafka.sansio.group.events import GroupFailed
 from krafka.sansio.group.membership.state import MembershipState as S
 
@@ -62,14 +61,13 @@ def test_fenced_member_epoch_rejoins() -> None:
     assert request.member_epoch == 0
 
 
-def test_not_coordinator_looks_the_coordinator_up_again() -> None:
+def test_not_coordinator_is_reported_and_the_member_heartbeats_again() -> None:
     share = joined()
     share.talk.advance(5)
     sent, _ = share.heartbeat()
     share.reply_heartbeat(sent, code=ErrorCode.NOT_COORDINATOR)
-    share.find_coordinator(node=2)
-    sent, _ = share.heartbeat()
-    assert sent.target.node_id == 2
+    share.coordinator_moved()
+    share.heartbeat()
     assert share.member.assignment() == {tp("a-0"), tp("a-1")}
 
 
@@ -85,7 +83,6 @@ def test_fatal_errors_fail_the_member(code: int, error: type[Exception]) -> None
     share.machine.subscribe(["a"], share.now)
     share.metadata({"a-0": 1})
     share.machine.poll(share.now)
-    share.find_coordinator()
     sent, _ = share.heartbeat()
     share.reply_heartbeat(sent, code=code)
     (failed,) = share.events_of(GroupFailed)
@@ -93,14 +90,14 @@ def test_fatal_errors_fail_the_member(code: int, error: type[Exception]) -> None
     assert share.member.state is S.FATAL
 
 
-def test_coordinator_lookup_backs_off() -> None:
+def test_a_failed_heartbeat_backs_off() -> None:
     share = Share()
     share.machine.subscribe(["a"], share.now)
     share.machine.poll(share.now)
-    sent = share.expect(FindCoordinatorRequest)
+    sent, _ = share.heartbeat()
     from krafka.errors import KafkaConnectionError
 
     share.talk.fail(sent, KafkaConnectionError("down"))
     share.talk.expect_nothing()
     share.talk.advance_to_deadline()
-    share.expect(FindCoordinatorRequest)
+    share.heartbeat()

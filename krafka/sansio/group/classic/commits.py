@@ -48,7 +48,7 @@ class MemberCommits:
         self.core = core
         self.client = OffsetClient(
             core.config.group_id,
-            core.link,
+            core.coordinator,
             self,
             backoff=core.backoff,
             require_stable=core.config.require_stable,

@@ -1,5 +1,5 @@
 """The state every part of a group member shares: the member state and generation, the
-coordinator link, the clocks, the subscription, the partitions owned, the rejoin flag, the
+coordinator, the clocks, the subscription, the partitions owned, the rejoin flag, the
 outstanding listener step and the events waiting for the driver.
 
 The parts (`liveness`, `rebalance`, `flows`, `member`) each act on one `MemberCore`; only
@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 from krafka.errors import InvalidStateError, KrafkaError
 from krafka.sansio.actions import next_op
 from krafka.sansio.backoff import BackoffPolicy
-from krafka.sansio.coordinator import CoordinatorLink, CoordinatorType
 from krafka.sansio.group.classic.assignors import (
     PartitionAssignor,
     RebalanceProtocol,
@@ -33,6 +32,7 @@ from krafka.sansio.group.classic.state import (
 )
 from krafka.sansio.group.classic.subscription import GroupSubscription
 from krafka.sansio.group.config import GroupConfig
+from krafka.sansio.group.coordinator import GroupCoordinator
 from krafka.sansio.group.events import (
     AssignPartitions,
     CommitPositions,
@@ -55,7 +55,7 @@ class MemberCore:
     rand: Callable[[], float] = random.random
     protocol: RebalanceProtocol = field(init=False)
     backoff: BackoffPolicy = field(init=False)
-    link: CoordinatorLink = field(init=False)
+    coordinator: GroupCoordinator = field(init=False)
     clock: HeartbeatClock = field(init=False)
     subscription: GroupSubscription = field(default_factory=GroupSubscription)
     state: MemberState = MemberState.UNJOINED
@@ -76,8 +76,6 @@ class MemberCore:
     #: A rebalance cycle is under way (started by a poll, continues until stable or fatal).
     cycle: bool = False
     closed: bool = False
-    #: When the next periodic auto-commit is due (checked when the application polls).
-    next_auto_commit: float = float("inf")
     step: Step | None = None
     events: list[Any] = field(default_factory=list)
 
@@ -87,7 +85,7 @@ class MemberCore:
         self.backoff = BackoffPolicy(
             initial=config.retry_backoff, maximum=config.retry_backoff_max, max_retries=None
         )
-        self.link = CoordinatorLink(config.group_id, CoordinatorType.GROUP, self.backoff, self.rand)
+        self.coordinator = GroupCoordinator(config.group_id)
         self.clock = HeartbeatClock(
             config.heartbeat_interval,
             config.session_timeout,

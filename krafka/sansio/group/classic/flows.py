@@ -200,7 +200,6 @@ class CompleteFlow(_Flow):
             )
         except Exception as exc:  # a custom assignor's bug must not stop the member
             core.fail(InvalidStateError(f"assignor on_assignment failed: {exc!r}"))
-        core.next_auto_commit = now + core.config.auto_commit_interval
         core.applied, core.last_assigned = self.synced.generation, self.assigned
         core.assign_step(self.assigned)
         self.phase = Phase.ASSIGNING

@@ -52,13 +52,12 @@ class Liveness:
             return []
         if core.clock.poll_expired(now):
             return self._poll_expired()
-        coordinator = core.link.target()
-        if coordinator is None or not core.clock.due(now):
+        if not core.clock.due(now):
             return []
         core.clock.sent(now)
         self.sent_generation = core.generation
         self.sent = SendRequest(
-            coordinator,
+            core.coordinator.target,
             wire.heartbeat_request(core.config, core.generation),
             priority=Priority.HIGH,
             min_version=wire.static_min_version(core.config, wire.HEARTBEAT_STATIC_MIN_VERSION),
@@ -71,7 +70,7 @@ class Liveness:
             return None
         clock = core.clock
         times = [clock.session_deadline, clock.poll_deadline]
-        if not clock.in_flight and core.link.target() is not None:
+        if not clock.in_flight:
             times.append(clock.next_heartbeat)
         return min(times)
 
@@ -95,7 +94,6 @@ class Liveness:
             self._leaves.remove(sent)
             return
         self.sent = None
-        self.core.link.on_connection_failure()
         self.core.clock.failed(now)
 
     def stop(self) -> None:
@@ -110,7 +108,7 @@ class Liveness:
         current = self.sent_generation == core.generation
         todo = action(HEARTBEAT, code, error.retriable)
         if todo is Action.COORDINATOR_MOVED:
-            core.link.mark_unknown()
+            core.coordinator.moved()
             clock.failed(now)
         elif todo is Action.REBALANCING:
             # Java keeps the session alive: heartbeating on during a rebalance is the point.
@@ -142,7 +140,7 @@ class Liveness:
         core = self.core
         log.warning("group %r: %s", core.config.group_id, SESSION_EXPIRED)
         self.stop()
-        core.link.mark_unknown()
+        core.coordinator.moved()
         self.lost_reason = SESSION_EXPIRED
         core.reset(SESSION_EXPIRED, reset_member_id=False)
 
@@ -176,16 +174,10 @@ def leave_request(core: MemberCore, reason: str) -> SendRequest[Any] | None:
     the control lane: brokers answer one request per connection at a time, and a LeaveGroup
     queued behind the member's own pending JoinGroup would wait out the rebalance delay and be
     lost when the consumer closes, leaving a ghost (possibly the leader) in the group."""
-    coordinator = core.link.target()
-    if (
-        core.config.is_static
-        or coordinator is None
-        or core.state is MemberState.UNJOINED
-        or not core.generation.member_id
-    ):
+    if core.config.is_static or core.state is MemberState.UNJOINED or not core.generation.member_id:
         return None
     return SendRequest(
-        coordinator,
+        core.coordinator.target,
         wire.leave_group_request(core.config, core.generation.member_id, reason),
         priority=Priority.HIGH,
     )

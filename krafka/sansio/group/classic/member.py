@@ -1,16 +1,17 @@
 """A classic consumer-group member as one sans-IO machine (Java's ConsumerCoordinator).
 
-It speaks the contract of `krafka.sansio.actions`; its driver (the io `Consumer`, through
-`MachineDriver`) feeds it:
+It speaks the contract of `krafka.sansio.actions`; its driver (the consumer engine,
+`krafka.sansio.consumer.engine`) feeds it:
 
 * the application's calls, each with `now`: `subscribe`, `poll` (the application polled: the
   poll interval restarts and a rebalance may start, as in Java), `update_metadata`, `commit`,
   `fetch_committed`, `leave` (close or unsubscribe), and `listener_done` answering a step;
 * the answers to the requests it asked for, and the passing of time (`next_actions(now)`).
 
-Out come `SendRequest`s (heartbeats on the control lane), operation outcomes
-(`Completed`/`Failed`), listener steps to run and answer (`events.Step`) and notices
-(`GroupFailed`, `RefreshMetadata`, `AutoCommitDone`). See `krafka.sansio.group.events`.
+Out come `SendRequest`s to `Coordinator(group_id)` (heartbeats at HIGH priority), operation
+outcomes (`Completed`/`Failed`), listener steps to run and answer (`events.Step`), notices
+(`GroupFailed`, `RefreshMetadata`, `AutoCommitDone`; see `krafka.sansio.group.events`) and
+`CoordinatorMoved` when an answer says the coordinator moved.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import Any
 
 from krafka.errors import InvalidStateError, KrafkaError
 from krafka.sansio.actions import Completed, RefreshMetadata, SendRequest, next_op
-from krafka.sansio.coordinator import CoordinatorState
 from krafka.sansio.group.classic.assignors import PartitionAssignor, RebalanceProtocol
 from krafka.sansio.group.classic.commits import MemberCommits
 from krafka.sansio.group.classic.core import MemberCore
@@ -32,8 +32,6 @@ from krafka.sansio.group.classic.rebalance import Rebalance
 from krafka.sansio.group.classic.state import Generation, MemberState
 from krafka.sansio.group.config import GroupConfig
 from krafka.sansio.group.events import (
-    CommitPositions,
-    CommitReason,
     LeaveReason,
     LosePartitions,
     Partitions,
@@ -64,17 +62,12 @@ class GroupMember:
         self._complete: CompleteFlow | None = None
         self._leave: LeaveFlow | None = None
         self._step_owner: Flow | None = None
-        self._lookup_failure_reported = False
 
     # -- what the driver may read ---------------------------------------------------------------
 
     @property
     def state(self) -> MemberState:
         return self._core.state
-
-    @property
-    def coordinator_state(self) -> CoordinatorState:
-        return self._core.link.state
 
     @property
     def generation(self) -> Generation:
@@ -128,23 +121,24 @@ class GroupMember:
             core.request_rejoin("subscribed")
 
     def poll(self, now: float) -> None:
-        """The application polled: the poll interval restarts; a due rebalance may start and a
-        due auto-commit is asked for."""
+        """The application polled: the poll interval restarts; a due rebalance may start."""
         core = self._core
         core.clock.polled(now)
         core.polled = True
-        self._lookup_failure_reported = False
-        if (
-            core.config.enable_auto_commit
-            and now >= core.next_auto_commit
-            and core.state is MemberState.STABLE
-            and core.owned
-            and core.step is None
-            and not self._flows_busy
-        ):
-            core.next_auto_commit = now + core.config.auto_commit_interval
-            core.commit_step(CommitReason.INTERVAL)
-            self._step_owner = None
+
+    def auto_commit(
+        self, offsets: Mapping[TopicPartition, OffsetAndMetadata], now: float
+    ) -> int | None:
+        """Commit the consumed positions `offsets` as an automatic commit (its driver decides
+        when one is due), if the member may now: STABLE, owning partitions, no rebalance step
+        or flow under way. Its outcome comes as an `AutoCommitDone`; None: not now."""
+        core = self._core
+        flows = (self._prepare, self._complete, self._leave)
+        busy = any(f is not None and not f.done for f in flows)
+        if core.state is not MemberState.STABLE or core.step is not None or busy:
+            return None
+        timeout = min(core.config.auto_commit_interval, core.config.default_api_timeout)
+        return self._commits.auto(offsets, now, timeout)
 
     def update_metadata(
         self,
@@ -221,9 +215,6 @@ class GroupMember:
             owner.step_done(current, given, now)
         elif isinstance(current, LosePartitions):
             core.drop(current.partitions)
-        elif isinstance(current, CommitPositions):
-            timeout = min(core.config.auto_commit_interval, core.config.default_api_timeout)
-            self._commits.auto(given, now, timeout)
 
     # -- the contract ---------------------------------------------------------------------------
 
@@ -233,7 +224,7 @@ class GroupMember:
         actions += self._liveness.check(now)
         actions += self._commits.next_actions(now)
         self._advance(now, actions)
-        self._lookup(now, actions)
+        actions += core.coordinator.actions()
         actions[:0], core.events = core.events, []
         return actions
 
@@ -243,16 +234,11 @@ class GroupMember:
             self._commits.client.next_deadline(),
             self._rebalance.next_deadline() if self._may_rebalance() else None,
         ]
-        if self._needs_coordinator():
-            times.append(self._core.link.next_deadline())
         return min((t for t in times if t is not None), default=None)
 
     def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
         core = self._core
-        if core.link.owns(sent):
-            core.link.on_response(sent, response, now)
-            self._lookup_answered()
-        elif self._liveness.owns(sent):
+        if self._liveness.owns(sent):
             self._liveness.on_response(sent, response, now)
         elif self._rebalance.owns(sent):
             self._rebalance.on_response(sent, response, now)
@@ -267,11 +253,7 @@ class GroupMember:
             self._leave.on_response(response)
 
     def on_failure(self, sent: SendRequest[Any], error: KrafkaError, now: float) -> None:
-        core = self._core
-        if core.link.owns(sent):
-            core.link.on_failure(sent, error, now)
-            self._lookup_answered()
-        elif self._liveness.owns(sent):
+        if self._liveness.owns(sent):
             self._liveness.on_failure(sent, error, now)
         elif self._rebalance.owns(sent):
             self._rebalance.on_failure(sent, error, now)
@@ -362,34 +344,6 @@ class GroupMember:
         core.closed = leave.close
         core.rejoin_needed = not leave.close
         self._rebalance.is_leader = False
-
-    def _lookup(self, now: float, actions: list[Any]) -> None:
-        link = self._core.link
-        if not self._needs_coordinator():
-            return
-        request = link.lookup(now)
-        if request is not None:
-            actions.append(request)
-
-    def _lookup_answered(self) -> None:
-        """A lookup failed in a way retrying cannot fix (authorization): the operations waiting
-        for the coordinator fail; the application hears of it once per poll."""
-        error = self._core.link.fatal_error()
-        if error is None:
-            return
-        self._commits.client.fail_all(error)
-        if not self._lookup_failure_reported:
-            self._lookup_failure_reported = True
-            self._core.fail(error)
-
-    def _needs_coordinator(self) -> bool:
-        core = self._core
-        return (
-            core.cycle
-            or core.state.heartbeating
-            or self._commits.busy
-            or (self._leave is not None and not core.closed)
-        )
 
     def _timeout(self, timeout: float | None) -> float:
         return self.config.default_api_timeout if timeout is None else timeout

@@ -83,8 +83,8 @@ class Rebalance:
         """SyncGroup if JoinGroup answered, else JoinGroup (when the coordinator is known and
         no backoff runs)."""
         core = self.core
-        coordinator = core.link.target()
-        if self.in_flight or coordinator is None or self.backoff.wait_time(now) > 0:
+        coordinator = core.coordinator.target
+        if self.in_flight or self.backoff.wait_time(now) > 0:
             return None
         if self._sync_due and core.state is not MemberState.COMPLETING_REBALANCE:
             self._sync_due, self._leader = False, None  # reset meanwhile: join again
@@ -121,9 +121,9 @@ class Rebalance:
 
     def next_deadline(self) -> float | None:
         """When `next_request` may have something to send that it has not now: never while a
-        request is in flight or the coordinator is unknown (its lookup's answer wakes the
-        member), nor for a backoff once nothing waits on it."""
-        if self.in_flight or self.core.link.target() is None:
+        request is in flight (its answer wakes the member), nor for a backoff once nothing waits
+        on it."""
+        if self.in_flight:
             return None
         if self._sync_due and self._leader is not None:
             if self._leader.asked_metadata_version is not None:
@@ -214,7 +214,6 @@ class Rebalance:
             return
         self.join_sent = self.sync_sent = None
         self._sync_due, self._leader = False, None
-        self.core.link.on_connection_failure()
         self.core.request_rejoin(f"{type(error).__name__}: {error}")
         if error.retriable or isinstance(error, RemoteProtocolError):
             # an answer that could not be read ends this round like a lost connection does
@@ -263,7 +262,7 @@ class Rebalance:
             if self.sent_generation == core.generation:
                 core.reset(f"{code_name(code)} from JoinGroup", reset_member_id=True)
         elif todo is Action.COORDINATOR_MOVED:
-            core.link.mark_unknown()
+            core.coordinator.moved()
             self.backoff.failed(now, core.rand)
         elif todo is Action.RETRY_LATER:
             self.backoff.failed(now, core.rand)
@@ -309,7 +308,7 @@ class Rebalance:
                     reset_member_id=todo is Action.RESET_MEMBER,
                 )
         elif todo is Action.COORDINATOR_MOVED:
-            core.link.mark_unknown()
+            core.coordinator.moved()
             self.backoff.failed(now, core.rand)
         elif todo is Action.RETRY_LATER:
             self.backoff.failed(now, core.rand)

@@ -39,7 +39,6 @@ from krafka.protocol.messages import ConsumerGroupHeartbeatRequest
 from krafka.sansio.actions import Completed, Failed, SendRequest, Versioned, next_op
 from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.codes import code_name
-from krafka.sansio.coordinator import CoordinatorState
 from krafka.sansio.group.config import GroupConfig
 from krafka.sansio.group.events import (
     AssignPartitions,
@@ -100,7 +99,7 @@ class ConsumerMember(Membership):
         self._sent = SentFields()
         self._offsets = OffsetClient(
             config.group_id,
-            self.link,
+            self.coordinator,
             self,
             backoff=policy,
             require_stable=config.require_stable,
@@ -109,22 +108,17 @@ class ConsumerMember(Membership):
         self._step: Step | None = None
         self._step_in_flow = False
         self._commits: dict[int, tuple[dict[TopicPartition, OffsetAndMetadata], bool]] = {}
-        self._next_auto_commit = float("inf")
         self._close_when_left = False
         self._unreleased = 0
 
     # -- what the driver may read ---------------------------------------------------------------
 
     @property
-    def coordinator_state(self) -> CoordinatorState:
-        return self.link.state
-
-    @property
     def subscribed(self) -> bool:
         return bool(self._topics) or self._pattern is not None
 
     @property
-    def auto_commit(self) -> bool:
+    def auto_commit_enabled(self) -> bool:
         return self.config.enable_auto_commit
 
     def assignment(self) -> Partitions:
@@ -161,12 +155,26 @@ class ConsumerMember(Membership):
     def poll(self, now: float) -> None:
         """The application polled: the poll interval restarts, joining starts after a
         subscribe, a stale member rejoins, a reconciliation may start (it commits positions
-        first when auto-commit is on), and a due auto-commit is asked for."""
+        first when auto-commit is on)."""
         self._require_open()
         self.polled(now)
         if self._step is None:
             self.flows.advance(self, can_commit=True)
-        self._maybe_auto_commit(now)
+
+    def auto_commit(
+        self, offsets: Mapping[TopicPartition, OffsetAndMetadata], now: float
+    ) -> int | None:
+        """Commit the consumed positions `offsets` as an automatic commit (its driver decides
+        when one is due), if the member may now: STABLE, owning partitions, no reconciliation
+        or step under way. Its outcome comes as an `AutoCommitDone`; None: not now."""
+        if self.state is not S.STABLE or self._step is not None or self.flows.busy:
+            return None
+        wanted = {tp: om for tp, om in offsets.items() if tp in self.flows.owned}
+        if not wanted:
+            return None
+        op = self._offsets.commit(wanted, now, self._commit_timeout(CommitReason.INTERVAL))
+        self._commits[op] = (wanted, False)
+        return op
 
     def commit(
         self,
@@ -230,7 +238,7 @@ class ConsumerMember(Membership):
         in_flow, self._step_in_flow = self._step_in_flow, False
         if not isinstance(current, CommitPositions):
             self.flows.step_done(failed=error is not None)
-            self.flows.advance(self, can_commit=not self.auto_commit)
+            self.flows.advance(self, can_commit=not self.auto_commit_enabled)
             return
         wanted = {tp: om for tp, om in (offsets or {}).items() if tp in self.flows.owned}
         if not wanted:
@@ -250,20 +258,14 @@ class ConsumerMember(Membership):
             else:
                 actions.append(item)
         if self._step is None:
-            self.flows.advance(self, can_commit=not self.auto_commit)
+            self.flows.advance(self, can_commit=not self.auto_commit_enabled)
         actions += self.heartbeat_actions(now)
-        if self._offsets.busy and self.link.target() is None:
-            lookup = self.link.lookup(now)
-            if lookup is not None:
-                actions.append(lookup)
         self._maybe_closed()
         actions[:0], self.events = self.events, []
         return actions
 
     def next_deadline(self) -> float | None:
         times = [self.heartbeat_deadline(), self._offsets.next_deadline()]
-        if self._offsets.busy and self.link.target() is None:
-            times.append(self.lookup_deadline())
         return min((t for t in times if t is not None), default=None)
 
     def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
@@ -393,22 +395,6 @@ class ConsumerMember(Membership):
 
     def _step_id(self) -> int:
         return next_op()
-
-    def _maybe_auto_commit(self, now: float) -> None:
-        if not self.auto_commit:
-            return
-        if self._next_auto_commit == float("inf"):
-            self._next_auto_commit = now + self.config.auto_commit_interval
-        if (
-            now >= self._next_auto_commit
-            and self.state is S.STABLE
-            and self.flows.owned
-            and self._step is None
-            and not self.flows.busy
-        ):
-            self._next_auto_commit = now + self.config.auto_commit_interval
-            step = CommitPositions(self._step_id(), self.flows.owned, CommitReason.INTERVAL)
-            self._issue(step, in_flow=False)
 
     def _commit_finished(self, result: Completed | Failed) -> None:
         offsets, in_flow = self._commits.pop(result.op)

@@ -64,7 +64,7 @@ class Steps(Protocol):
     def left(self) -> None: ...
 
     @property
-    def auto_commit(self) -> bool: ...
+    def auto_commit_enabled(self) -> bool: ...
 
 
 class _Phase(Enum):
@@ -184,7 +184,7 @@ class Flows:
             m.current = LocalAssignment(m.target.local_epoch, resolved.partitions)
             m.move(S.ACKNOWLEDGING)
             return True
-        if steps.auto_commit and not can_commit:
+        if steps.auto_commit_enabled and not can_commit:
             return False
         revoked = self.owned - resolved.topic_partitions
         self._reconciliation = _Reconciliation(self._incarnation, m.target, resolved, revoked)
@@ -195,7 +195,7 @@ class Flows:
     def _reconcile(self, steps: Steps, r: _Reconciliation) -> bool:
         if r.phase is _Phase.START:
             r.phase = _Phase.COMMIT
-            if steps.auto_commit and self.owned:
+            if steps.auto_commit_enabled and self.owned:
                 self.waiting = steps.issue_commit(CommitReason.REBALANCE)
             return True
         if r.phase is _Phase.COMMIT:
@@ -233,7 +233,7 @@ class Flows:
         m = self._m
         if r.phase is _Phase.START:
             r.phase = _Phase.COMMIT
-            if r.close and steps.auto_commit and self.owned and m.member_epoch > 0:
+            if r.close and steps.auto_commit_enabled and self.owned and m.member_epoch > 0:
                 self.waiting = steps.issue_commit(CommitReason.LEAVE)
             return True
         if r.phase is _Phase.COMMIT:

@@ -2,7 +2,7 @@
 AbstractMembershipManager and AbstractHeartbeatRequestManager), as one sans-IO base.
 
 The member makes its own id (KIP-1082: a random UUID, kept across rejoins) and heartbeats to
-the group coordinator (`CoordinatorLink`): at once while JOINING, ACKNOWLEDGING or LEAVING,
+the group coordinator (`Coordinator(group_id)`): at once while JOINING, ACKNOWLEDGING or LEAVING,
 else at the coordinator's interval. An answer moves the member epoch and may carry a target
 assignment (topic ids), which the member reconciles (`membership_flows`) and acknowledges with
 its next heartbeat. Fencing releases the partitions as *lost* and rejoins at epoch 0; an error
@@ -27,9 +27,9 @@ from krafka.errors import KrafkaError, error_for_code
 from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.actions import Completed, RefreshMetadata, SendRequest
 from krafka.sansio.backoff import BackoffPolicy
-from krafka.sansio.codes import COORDINATOR_MOVED_CODES, code_name
+from krafka.sansio.codes import code_name
 from krafka.sansio.connection import Priority
-from krafka.sansio.coordinator import CoordinatorLink, CoordinatorState, CoordinatorType
+from krafka.sansio.group.coordinator import GroupCoordinator
 from krafka.sansio.group.events import GroupFailed
 from krafka.sansio.group.membership.assignment import (
     NO_ASSIGNMENT,
@@ -79,7 +79,7 @@ class Membership:
         self.member_epoch = JOIN_EPOCH
         self.state = S.UNSUBSCRIBED
         self.max_poll_interval = max_poll_interval
-        self.link = CoordinatorLink(group_id, CoordinatorType.GROUP, backoff, rand)
+        self.coordinator = GroupCoordinator(group_id)
         self.timer = HeartbeatTimer(backoff, rand)
         self.target: LocalAssignment = NO_ASSIGNMENT
         self.current: LocalAssignment = NO_ASSIGNMENT
@@ -93,7 +93,6 @@ class Membership:
         self.leave_ops: list[int] = []
         self._heartbeat: SendRequest[Any] | None = None
         self._leaves: list[SendRequest[Any]] = []
-        self._lookup_failure_reported = False
         self._metadata_asked = False
 
     # -- hooks for the protocol ---------------------------------------------------------------
@@ -147,18 +146,8 @@ class Membership:
     # -- the contract -----------------------------------------------------------------------------
 
     def heartbeat_actions(self, now: float) -> list[Any]:
-        """Coordinator lookups, heartbeats and leave heartbeats due at `now`."""
-        actions: list[Any] = []
-        if not (self.state.heartbeats or self.flows.busy or self.leave_ops):
-            return actions
-        coordinator = self.link.target()
-        if coordinator is None:
-            self._lookup(now, actions)
-            if self.state is S.LEAVING:
-                log.warning("group %r: no coordinator for the leave heartbeat", self.group_id)
-                self.move(S.UNSUBSCRIBED)
-                self.finish_leave()
-            return actions
+        """Heartbeats and leave heartbeats due at `now`, and coordinator moves to report."""
+        actions: list[Any] = self.coordinator.actions()
         if not self.state.heartbeats:
             return actions
         if now >= self.poll_deadline and not self.state.leaving:
@@ -180,7 +169,7 @@ class Membership:
 
     def heartbeat_deadline(self) -> float | None:
         times: list[float] = []
-        if self.state.heartbeats and self.link.target() is not None:
+        if self.state.heartbeats:
             if self.state is S.LEAVING:
                 return 0.0
             deadline = self.timer.next_deadline(now_wanted=self.state.heartbeat_now)
@@ -188,28 +177,13 @@ class Membership:
                 times.append(deadline)
             if not self.state.leaving:
                 times.append(self.poll_deadline)
-        if self.link.target() is None and (self.state.heartbeats or self.leave_ops):
-            lookup = self.lookup_deadline()
-            if lookup is not None:
-                times.append(lookup)
         return min(times, default=None)
 
-    def lookup_deadline(self) -> float | None:
-        """When a FindCoordinator is due: none while one is in flight (its answer wakes the
-        driver; a deadline of "now" would only make the driver spin)."""
-        if self.link.state is not CoordinatorState.UNKNOWN:
-            return None
-        retry_at = self.link.next_deadline()
-        return 0.0 if retry_at is None else retry_at
-
     def owns_heartbeat(self, sent: SendRequest[Any]) -> bool:
-        return sent is self._heartbeat or sent in self._leaves or self.link.owns(sent)
+        return sent is self._heartbeat or sent in self._leaves
 
     def heartbeat_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
-        if self.link.owns(sent):
-            self.link.on_response(sent, response, now)
-            self._check_lookup()
-        elif sent in self._leaves:
+        if sent in self._leaves:
             self._leaves.remove(sent)
             self._leave_answered(int(response.error_code))
         elif sent is self._heartbeat:
@@ -224,10 +198,7 @@ class Membership:
                 self._error(code, response, now)
 
     def heartbeat_failure(self, sent: SendRequest[Any], error: KrafkaError, now: float) -> None:
-        if self.link.owns(sent):
-            self.link.on_failure(sent, error, now)
-            self._check_lookup()
-        elif sent in self._leaves:
+        if sent in self._leaves:
             self._leaves.remove(sent)
             self.finish_leave()
         elif sent is self._heartbeat:
@@ -236,9 +207,7 @@ class Membership:
             self.timer.failed(now)
             if self.state is S.UNSUBSCRIBED:
                 self.finish_leave()
-            if error.retriable:
-                self.link.on_connection_failure()
-            else:
+            if not error.retriable:
                 self.to_fatal(error)
 
     # -- transitions ----------------------------------------------------------------------------
@@ -355,8 +324,7 @@ class Membership:
     def _error(self, code: int, response: Any, now: float) -> None:
         if self.state is S.UNSUBSCRIBED:
             self.finish_leave()
-        if code in COORDINATOR_MOVED_CODES:
-            self.link.mark_unknown()
+        if self.coordinator.answered(code):
             self.timer.skip_backoff()
         elif code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
             pass
@@ -368,18 +336,15 @@ class Membership:
             self.to_fatal(error_for_code(code, message))
 
     def _leave_answered(self, code: int) -> None:
-        if code in COORDINATOR_MOVED_CODES:
-            self.link.mark_unknown()
+        self.coordinator.answered(code)
         self.finish_leave()
 
     # -- sending --------------------------------------------------------------------------------
 
     def _send_heartbeat(self, now: float, *, leave: bool) -> SendRequest[Any]:
-        coordinator = self.link.target()
-        assert coordinator is not None
         body, min_version = self._heartbeat_body(now)
         sent: SendRequest[Any] = SendRequest(
-            coordinator, body, priority=Priority.HIGH, min_version=min_version
+            self.coordinator.target, body, priority=Priority.HIGH, min_version=min_version
         )
         if leave:
             self._leaves.append(sent)
@@ -400,19 +365,6 @@ class Membership:
                 self.flows.release(ReleaseKind.STALE)
             else:
                 self.move(S.UNSUBSCRIBED)
-
-    def _lookup(self, now: float, actions: list[Any]) -> None:
-        request = self.link.lookup(now)
-        if request is not None:
-            actions.append(request)
-
-    def _check_lookup(self) -> None:
-        error = self.link.fatal_error()
-        if error is None:
-            self._lookup_failure_reported = False
-        elif not self._lookup_failure_reported:
-            self._lookup_failure_reported = True
-            self.events.append(GroupFailed(error))
 
 
 __all__ = ["JOIN_EPOCH", "LEAVE_EPOCH", "STATIC_LEAVE_EPOCH", "Membership", "new_member_id"]

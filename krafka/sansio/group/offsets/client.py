@@ -1,7 +1,7 @@
 """Committing offsets to, and fetching committed offsets from, a group coordinator.
 
-`OffsetClient` is a piece of a machine (it speaks the `krafka.sansio.actions` contract but
-does not look the coordinator up: its owner shares one `CoordinatorLink` with it). The group
+`OffsetClient` is a piece of a machine (it speaks the `krafka.sansio.actions` contract; its
+requests go to `Coordinator(group_id)`, and its owner reports the moves its answers show). The group
 member uses it, and so can a consumer that uses `assign` with a group id (Java commits with
 generation -1 then: `StandaloneCommits`).
 
@@ -37,8 +37,8 @@ from krafka.errors import (
 from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.actions import Completed, Failed, SendRequest, next_op
 from krafka.sansio.backoff import Backoff, BackoffPolicy
-from krafka.sansio.codes import COORDINATOR_MOVED_CODES, code_name
-from krafka.sansio.coordinator import CoordinatorLink
+from krafka.sansio.codes import code_name
+from krafka.sansio.group.coordinator import GroupCoordinator
 from krafka.sansio.group.offsets import wire
 from krafka.sansio.group.offsets.wire import CommitIdentity, CommitVerdict
 from krafka.structs import OffsetAndMetadata, TopicPartition
@@ -101,12 +101,12 @@ class _Op:
 
 
 class OffsetClient:
-    """Commits and committed-offset fetches of one group, through its coordinator `link`."""
+    """Commits and committed-offset fetches of one group, through its `coordinator`."""
 
     def __init__(
         self,
         group_id: str,
-        link: CoordinatorLink,
+        coordinator: GroupCoordinator,
         policy: CommitPolicy,
         *,
         backoff: BackoffPolicy,
@@ -115,7 +115,7 @@ class OffsetClient:
     ) -> None:
         self.group_id = group_id
         self.require_stable = require_stable
-        self._link = link
+        self._coordinator = coordinator
         self._policy = policy
         self._backoff = backoff
         self._rand = rand
@@ -169,15 +169,13 @@ class OffsetClient:
         return actions
 
     def next_deadline(self) -> float | None:
-        """The waiting operations' timeouts, and their backoffs while the coordinator is known
-        (unknown, its lookup's answer is what lets them go)."""
+        """The waiting operations' backoffs and timeouts."""
         times: list[float] = []
-        known = self._link.target() is not None
         for queue in self._queues.values():
             if queue and queue[0].sent is None:
                 op = queue[0]
                 times.append(op.deadline)
-                if op.backoff.failures and known:
+                if op.backoff.failures:
                     times.append(op.backoff.retry_at)
         return min(times, default=None)
 
@@ -200,7 +198,6 @@ class OffsetClient:
             return
         op.sent = None
         op.unanswered = True
-        self._link.on_connection_failure()
         if error.retriable:
             self._retry(op, error, now)
         else:
@@ -217,8 +214,8 @@ class OffsetClient:
         if now >= op.deadline:
             self._finish(op, error=self._timed_out(op))
             return None
-        coordinator = self._link.target()
-        if coordinator is None or op.backoff.wait_time(now) > 0:
+        coordinator = self._coordinator.target
+        if op.backoff.wait_time(now) > 0:
             return None
         if op.kind is _Kind.FETCH:
             body = wire.offset_fetch_request(self.group_id, op.partitions, self.require_stable)
@@ -244,7 +241,7 @@ class OffsetClient:
         elif verdict is CommitVerdict.RETRY:
             self._retry(op, error_for_code(code, f"OffsetCommit: {code_name(code)}"), now)
         elif verdict is CommitVerdict.COORDINATOR_MOVED:
-            self._link.mark_unknown()
+            self._coordinator.moved()
             self._retry(op, error_for_code(code, f"OffsetCommit: {code_name(code)}"), now)
         elif verdict is CommitVerdict.GROUP:
             assert op.identity is not None
@@ -258,8 +255,7 @@ class OffsetClient:
         code, partitions = wire.fetch_result(response, self.group_id)
         if code != ErrorCode.NONE:
             error = error_for_code(code, f"OffsetFetch failed: {code_name(code)}")
-            if code in COORDINATOR_MOVED_CODES:
-                self._link.mark_unknown()
+            self._coordinator.answered(code)
             if error.retriable:
                 self._retry(op, error, now)
             else:

@@ -2,8 +2,8 @@
 
 Java commits such a consumer's offsets to the group with generation -1 and no member id, and
 fetches them from the group's coordinator, without ever joining. `StandaloneOffsets` is that
-as a complete machine of the `krafka.sansio.actions` contract: a `CoordinatorLink` and an
-`OffsetClient` with `StandaloneCommits`.
+as a complete machine of the `krafka.sansio.actions` contract: an `OffsetClient` with
+`StandaloneCommits`, its requests to `Coordinator(group_id)`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from typing import Any
 from krafka.errors import KrafkaError
 from krafka.sansio.actions import SendRequest
 from krafka.sansio.backoff import BackoffPolicy
-from krafka.sansio.coordinator import CoordinatorLink, CoordinatorType
+from krafka.sansio.group.coordinator import GroupCoordinator
 from krafka.sansio.group.offsets.client import OffsetClient, StandaloneCommits
 from krafka.structs import OffsetAndMetadata, TopicPartition
 
 
 class StandaloneOffsets:
+    """Commits and committed offsets of group `group_id` for a consumer that is no member."""
+
     def __init__(
         self,
         group_id: str,
@@ -36,10 +38,10 @@ class StandaloneOffsets:
         )
         self.group_id = group_id
         self.default_api_timeout = default_api_timeout
-        self.link = CoordinatorLink(group_id, CoordinatorType.GROUP, policy, rand)
+        self.coordinator = GroupCoordinator(group_id)
         self.offsets = OffsetClient(
             group_id,
-            self.link,
+            self.coordinator,
             StandaloneCommits(),
             backoff=policy,
             require_stable=require_stable,
@@ -61,36 +63,20 @@ class StandaloneOffsets:
 
     def next_actions(self, now: float) -> list[Any]:
         actions = self.offsets.next_actions(now)
-        if self.offsets.busy:
-            lookup = self.link.lookup(now)
-            if lookup is not None:
-                actions.append(lookup)
+        actions += self.coordinator.actions()
         return actions
 
     def next_deadline(self) -> float | None:
-        times = [self.offsets.next_deadline()]
-        if self.offsets.busy:
-            times.append(self.link.next_deadline())
-        return min((t for t in times if t is not None), default=None)
+        return self.offsets.next_deadline()
+
+    def owns(self, sent: SendRequest[Any]) -> bool:
+        return self.offsets.owns(sent)
 
     def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
-        if self.link.owns(sent):
-            self.link.on_response(sent, response, now)
-            self._lookup_answered()
-        else:
-            self.offsets.on_response(sent, response, now)
+        self.offsets.on_response(sent, response, now)
 
     def on_failure(self, sent: SendRequest[Any], error: KrafkaError, now: float) -> None:
-        if self.link.owns(sent):
-            self.link.on_failure(sent, error, now)
-            self._lookup_answered()
-        else:
-            self.offsets.on_failure(sent, error, now)
-
-    def _lookup_answered(self) -> None:
-        error = self.link.fatal_error()
-        if error is not None:
-            self.offsets.fail_all(error)
+        self.offsets.on_failure(sent, error, now)
 
     def _timeout(self, timeout: float | None) -> float:
         return self.default_api_timeout if timeout is None else timeout

@@ -22,8 +22,6 @@ from krafka.errors import (
 )
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
     JoinGroupRequest,
     OffsetCommitRequest,
     OffsetFetchRequest,
@@ -74,7 +72,6 @@ def test_commit_carries_the_generation_and_only_owned_partitions() -> None:
     offsets = {T0: OffsetAndMetadata(42, "meta", 3), U0: OffsetAndMetadata(7)}
     op, sent = commit(m, offsets)
     request = m.request(sent)
-    assert sent.target.node_id == 1
     assert (request.group_id, request.generation_id_or_member_epoch, request.member_id) == (
         "g",
         1,
@@ -200,30 +197,27 @@ def test_commit_follows_the_coordinator_and_keeps_the_assignment(code: int) -> N
     stable(m)
     op, sent = commit(m, {T0: OffsetAndMetadata(5)})
     m.talk.reply(sent, commit_response(m.request(sent), code))
-    m.find_coordinator(node=2)
+    m.coordinator_moved()
     m.advance(0.1)
     again = m.expect(OffsetCommitRequest)
-    assert again.target.node_id == 2 and committed(m.request(again)) == {T0: (5, -1, "")}
+    assert committed(m.request(again)) == {T0: (5, -1, "")}
     m.talk.reply(again, commit_response(m.request(again)))
     assert m.talk.outcome(op) == {T0: OffsetAndMetadata(5)}
     assert m.member.assignment() == tps("t-0", "t-1") and m.member.state is MemberState.STABLE
 
 
-def test_commit_backoff_waits_for_the_coordinator_lookup_without_a_past_deadline() -> None:
-    """The commit's backoff runs out while the moved coordinator's lookup is in flight: the
-    member names no past deadline (the driver would call it again at once, forever, and the
-    lookup's answer would never get in)."""
+def test_a_commit_the_moved_coordinator_refused_waits_its_backoff_with_an_honest_deadline() -> None:
+    """The member names the backoff's end as its deadline (never a past one: the driver would
+    call it again at once, forever) and sends the commit again then."""
     m = Member()
     stable(m)
     op, sent = commit(m, {T0: OffsetAndMetadata(5)})
     m.talk.reply(sent, commit_response(m.request(sent), C.NOT_COORDINATOR))
-    lookup = m.expect(FindCoordinatorRequest)
-    m.advance(0.5)
-    assert m.talk.step() == []
+    m.coordinator_moved()
     deadline = m.member.next_deadline()
-    assert deadline is None or deadline > m.now
-    entry = FindCoordinatorResponse.Coordinator(key="g", node_id=2, host="b2", port=9092)
-    m.talk.reply(lookup, FindCoordinatorResponse(coordinators=[entry]))
+    assert deadline is not None and deadline > m.now
+    m.talk.expect_nothing()
+    m.talk.now = deadline
     again = m.expect(OffsetCommitRequest)
     m.talk.reply(again, commit_response(m.request(again)))
     assert m.talk.outcome(op) == {T0: OffsetAndMetadata(5)}
@@ -392,10 +386,9 @@ def test_fetch_committed_retries_unstable_offsets_and_follows_the_coordinator() 
     m.advance(0.1)
     sent = m.expect(OffsetFetchRequest)
     m.talk.reply(sent, fetch_response({}, group_code=C.NOT_COORDINATOR))
-    m.find_coordinator(node=4)
+    m.coordinator_moved()
     m.advance(0.1)
     sent = m.expect(OffsetFetchRequest)
-    assert sent.target.node_id == 4
     m.talk.reply(sent, fetch_response({T0: (8, 0)}))
     assert m.talk.outcome(op) == {T0: OffsetAndMetadata(8, "m", None)}
 
@@ -421,17 +414,14 @@ def test_fetch_committed_errors(group_code: int, code: int, kind: type[Exception
 # -- auto-commit ----------------------------------------------------------------------------
 
 
-def test_auto_commit_every_interval_at_a_poll() -> None:
+def test_an_auto_commit_commits_owned_positions_and_says_how_it_went() -> None:
+    """The driver decides when an auto-commit is due (the engine's timer); the member commits
+    the owned ones of the positions and reports with `AutoCommitDone`, not an operation
+    outcome."""
     m = Member(auto_commit=True)
     stable(m)
-    m.poll()
-    assert m.step() is None  # not due yet
-    m.advance(5)
-    m.poll()
-    step = m.expect_step(CommitPositions)
-    assert step.reason is CommitReason.INTERVAL and step.partitions == tps("t-0", "t-1")
-    assert not step.pending_revocation
-    m.answer(step, {T0: OffsetAndMetadata(3), T1: OffsetAndMetadata(4)})
+    offsets = {T0: OffsetAndMetadata(3), T1: OffsetAndMetadata(4), U0: OffsetAndMetadata(1)}
+    assert m.member.auto_commit(offsets, m.now) is not None
     sent = m.expect(OffsetCommitRequest)
     m.talk.reply(sent, commit_response(m.request(sent)))
     [done] = m.events_of(AutoCommitDone)
@@ -439,8 +429,16 @@ def test_auto_commit_every_interval_at_a_poll() -> None:
         T0: OffsetAndMetadata(3),
         T1: OffsetAndMetadata(4),
     }
+    assert m.step() is None
+
+
+def test_no_auto_commit_while_a_rebalance_is_under_way() -> None:
+    m = Member(auto_commit=True)
+    stable(m)
+    m.heartbeat(C.REBALANCE_IN_PROGRESS)
     m.poll()
-    assert m.step() is None  # the next one is an interval away
+    m.expect_step(CommitPositions)  # the rebalance's own commit, before revoking
+    assert m.member.auto_commit({T0: OffsetAndMetadata(3)}, m.now) is None
 
 
 def test_eager_auto_commit_before_the_rebalance_then_revoke_then_join() -> None:

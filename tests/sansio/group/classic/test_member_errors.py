@@ -19,15 +19,13 @@ from krafka.errors import (
 )
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
     HeartbeatRequest,
     HeartbeatResponse,
     JoinGroupResponse,
     OffsetCommitRequest,
+    OffsetFetchRequest,
     SyncGroupResponse,
 )
-from krafka.sansio.coordinator import CoordinatorState
 from krafka.sansio.group import GroupFailed, LosePartitions, MemberState, RevokePartitions
 from krafka.structs import OffsetAndMetadata, TopicPartition
 
@@ -60,16 +58,14 @@ def test_join_coordinator_loading_retries_after_backoff_at_the_same_coordinator(
 
 
 @pytest.mark.parametrize("code", [C.NOT_COORDINATOR, C.COORDINATOR_NOT_AVAILABLE])
-def test_join_coordinator_moved_finds_it_again(code: int) -> None:
+def test_join_coordinator_moved_is_reported_and_joins_again(code: int) -> None:
     m = Member()
     m.start("t")
     sent, _ = m.join_request()
     m.reply_join(sent, code=code)
-    assert m.member.coordinator_state is not CoordinatorState.KNOWN
-    m.find_coordinator(node=2)
+    m.coordinator_moved()
     m.advance(0.1)
-    sent, _ = m.join_request()
-    assert sent.target.node_id == 2
+    m.join_request()
 
 
 def test_join_unknown_member_id_resets_the_member_id_and_rejoins_at_once() -> None:
@@ -130,12 +126,11 @@ def test_join_answer_with_another_protocol_type_is_inconsistent() -> None:
     assert isinstance(error, InconsistentGroupProtocolError)
 
 
-def test_join_lost_connection_rediscovers_and_retries_after_backoff() -> None:
+def test_join_lost_connection_retries_after_backoff() -> None:
     m = Member()
     m.start("t")
     sent, _ = m.join_request()
     m.talk.fail(sent, KafkaConnectionError("reset"))
-    m.find_coordinator()
     m.nothing_sent()
     m.advance(0.1)
     m.join_request()
@@ -198,14 +193,13 @@ def test_sync_errors_that_rejoin_at_once(code: int, generation: int, member_id: 
 
 
 @pytest.mark.parametrize("code", [C.NOT_COORDINATOR, C.COORDINATOR_NOT_AVAILABLE])
-def test_sync_coordinator_moved_finds_it_and_rejoins(code: int) -> None:
+def test_sync_coordinator_moved_is_reported_and_rejoins(code: int) -> None:
     m = Member()
     sync = to_sync(m)
     m.reply_sync(sync, code=code)
-    m.find_coordinator(node=3)
+    m.coordinator_moved()
     m.advance(0.1)
-    sent, _ = m.join_request()
-    assert sent.target.node_id == 3
+    m.join_request()
 
 
 def test_sync_coordinator_loading_rejoins_after_backoff() -> None:
@@ -342,22 +336,20 @@ def test_heartbeat_coordinator_moved_keeps_the_assignment(code: int) -> None:
     m = Member()
     stable(m)
     m.heartbeat(code)
-    m.find_coordinator(node=2)
+    m.coordinator_moved()
     m.advance(0.1)
-    sent = m.expect(HeartbeatRequest)
-    assert sent.target.node_id == 2
+    m.expect(HeartbeatRequest)
     assert m.member.state is MemberState.STABLE
     assert m.member.assignment() == tps("t-0", "t-1")
     assert m.step() is None
 
 
-def test_heartbeat_lost_connection_rediscovers_and_keeps_the_assignment() -> None:
+def test_heartbeat_lost_connection_retries_and_keeps_the_assignment() -> None:
     m = Member()
     stable(m)
     m.advance(1)
     sent = m.expect(HeartbeatRequest)
     m.talk.fail(sent, KafkaConnectionError("reset"))
-    m.find_coordinator()
     m.advance(0.1)
     m.heartbeat(wait=False)
     assert m.member.assignment() == tps("t-0", "t-1")
@@ -414,24 +406,26 @@ def test_heartbeat_answered_after_the_member_was_reset_is_ignored() -> None:
 
 
 def test_not_authorized_to_find_the_coordinator_is_raised_once_per_poll() -> None:
+    """The driver's coordinator lookup was refused: the requests waiting for it fail with the
+    refusal; the join fails the group once, and is tried again only after the next poll."""
+    denied = GroupAuthorizationFailedError("FindCoordinator(group 'g') failed")
     m = Member()
     m.subscribe("t")
     m.poll()
     fetch = m.member.fetch_committed([TopicPartition("t", 0)], m.now)
-    m.find_coordinator(code=C.GROUP_AUTHORIZATION_FAILED)
+    m.talk.fail(m.expect(OffsetFetchRequest), denied)
+    with pytest.raises(GroupAuthorizationFailedError):
+        m.talk.outcome(fetch)
+    sent, _ = m.join_request()
+    m.talk.fail(sent, denied)
     [error] = failures(m)
     assert isinstance(error, GroupAuthorizationFailedError)
-    with pytest.raises(GroupAuthorizationFailedError):
-        m.talk.outcome(fetch)
-    fetch = m.member.fetch_committed([TopicPartition("t", 0)], m.now)
-    m.advance(0.2)
-    m.find_coordinator(code=C.GROUP_AUTHORIZATION_FAILED)
-    with pytest.raises(GroupAuthorizationFailedError):
-        m.talk.outcome(fetch)
-    assert not failures(m)  # not again until the application polls
-    m.poll()
     m.advance(0.5)
-    m.find_coordinator(code=C.GROUP_AUTHORIZATION_FAILED)
+    m.nothing_sent()  # not again until the application polls
+    assert not failures(m)
+    m.poll()
+    sent, _ = m.join_request()
+    m.talk.fail(sent, denied)
     assert len(failures(m)) == 1
 
 
@@ -442,29 +436,25 @@ def test_an_unreadable_sync_group_answer_ends_the_round_like_a_lost_connection()
     sync = to_sync(m)
     m.talk.fail(sync, RemoteProtocolError("SyncGroupResponse v3: assignment: null bytes"))
     assert not failures(m)
-    m.find_coordinator()
     m.advance(0.1)
     m.join_request()
 
 
 @pytest.mark.parametrize("code", [C.NOT_COORDINATOR, C.COORDINATOR_NOT_AVAILABLE])
-def test_join_backoff_waits_for_the_coordinator_lookup_without_a_past_deadline(code: int) -> None:
-    """Found by the fault tests: JoinGroup's backoff ran out while the new coordinator's lookup
-    was in flight; the member kept naming the past retry time as its deadline with nothing to
-    send, and the driver, called again at once, never let the lookup's answer in."""
+def test_join_after_a_moved_coordinator_names_its_backoff_not_a_past_deadline(code: int) -> None:
+    """Found by the fault tests: a member naming a past retry time as its deadline with nothing
+    to send makes the driver call it again at once, forever. After a moved coordinator the
+    deadline is the backoff's end, and JoinGroup goes then."""
     m = Member()
     m.start("t")
     sent, _ = m.join_request()
     m.reply_join(sent, code=code)
-    lookup = m.expect(FindCoordinatorRequest)
-    m.advance(1.0)  # well past the backoff, the lookup unanswered
-    assert m.talk.step() == []
+    m.coordinator_moved()
     deadline = m.member.next_deadline()
-    assert deadline is None or deadline > m.now
-    entry = FindCoordinatorResponse.Coordinator(key="g", node_id=2, host="b2", port=9092)
-    m.talk.reply(lookup, FindCoordinatorResponse(coordinators=[entry]))
-    sent, _ = m.join_request()
-    assert sent.target.node_id == 2
+    assert deadline is not None and deadline > m.now
+    m.nothing_sent()
+    m.talk.now = deadline
+    m.join_request()
 
 
 @pytest.mark.parametrize("request_kind", ["join", "sync"])

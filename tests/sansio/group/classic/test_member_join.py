@@ -9,7 +9,6 @@ from _assignors import CooperativeBalance, EagerRoundRobin
 from _group_scripted import Member, metadata, tps
 
 from krafka.protocol.error_codes import ErrorCode
-from krafka.sansio.coordinator import CoordinatorState
 from krafka.sansio.group import AssignPartitions, MemberState, RevokePartitions
 from krafka.sansio.group.classic.state import TRANSITIONS, MemberEvent
 from krafka.structs import ConsumerGroupMetadata, TopicPartition
@@ -37,7 +36,6 @@ def test_nothing_happens_before_the_application_polls() -> None:
     m.subscribe("t")
     m.nothing_sent()
     assert m.member.state is S.UNJOINED
-    assert m.member.coordinator_state is CoordinatorState.UNKNOWN
 
 
 def test_leader_joins_assigns_and_becomes_stable() -> None:
@@ -45,7 +43,6 @@ def test_leader_joins_assigns_and_becomes_stable() -> None:
     m = Member([assignor])
     m.topics(t=3)
     m.start("t")
-    assert m.member.coordinator_state is CoordinatorState.KNOWN
     sent, request = m.join_request()
     assert m.member.state is S.PREPARING_REBALANCE
     assert (

@@ -8,13 +8,11 @@ from _group_scripted import Member, commit_response, tps
 from krafka.errors import KafkaConnectionError
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
-    FindCoordinatorRequest,
     HeartbeatRequest,
     LeaveGroupRequest,
     LeaveGroupResponse,
     OffsetCommitRequest,
 )
-from krafka.sansio.coordinator import CoordinatorState
 from krafka.sansio.group import LosePartitions, MemberState
 from krafka.sansio.group.classic.liveness import POLL_EXPIRED, SESSION_EXPIRED
 from krafka.structs import OffsetAndMetadata, TopicPartition
@@ -98,11 +96,10 @@ def test_session_timeout_without_heartbeat_answers_loses_the_partitions() -> Non
     lost = m.expect_step(LosePartitions)
     assert lost.reason == SESSION_EXPIRED and lost.partitions == tps("t-0", "t-1")
     assert m.member.state is MemberState.UNJOINED
-    assert m.member.coordinator_state is not CoordinatorState.KNOWN
+    m.coordinator_moved()  # Java's markCoordinatorUnknown: the session may have moved with it
     m.answer(lost)
     m.talk.fail(sent, KafkaConnectionError("timed out"))
     m.poll()
-    m.find_coordinator()
     _, join = m.join_request()
     assert join.member_id == "m1"  # kept: the coordinator may still know it
 
@@ -116,21 +113,12 @@ def test_failed_heartbeats_back_off_and_the_session_still_expires() -> None:
         m.talk.step()
         for sent in list(m.talk.outbox):
             m.talk.outbox.remove(sent)
-            if isinstance(m.request(sent), HeartbeatRequest):
-                sent_at.append(m.now)
-                m.talk.fail(sent, KafkaConnectionError("reset"))
-            else:
-                m.talk.reply(sent, find_coordinator_response())
+            assert isinstance(m.request(sent), HeartbeatRequest)
+            sent_at.append(m.now)
+            m.talk.fail(sent, KafkaConnectionError("reset"))
     assert m.now == pytest.approx(3.0, abs=0.06)
     assert len(sent_at) >= 10  # retried after 0.1 s backoffs, not every heartbeat interval
     assert m.expect_step(LosePartitions).reason == SESSION_EXPIRED
-
-
-def find_coordinator_response() -> object:
-    from krafka.protocol.messages import FindCoordinatorResponse
-
-    entry = FindCoordinatorResponse.Coordinator(key="g", node_id=1, host="b1", port=9092)
-    return FindCoordinatorResponse(coordinators=[entry])
 
 
 def test_one_heartbeat_in_flight_at_a_time() -> None:
@@ -148,11 +136,11 @@ def test_the_next_deadline_is_the_next_heartbeat() -> None:
     assert m.member.next_deadline() == pytest.approx(m.now + 1.0)
 
 
-def test_no_coordinator_lookups_while_idle() -> None:
+def test_nothing_is_sent_while_idle() -> None:
     m = Member()
     m.subscribe("t")
     m.advance(100)
     m.nothing_sent()
     assert m.member.next_deadline() is None
     m.poll()
-    m.expect(FindCoordinatorRequest)
+    m.join_request()

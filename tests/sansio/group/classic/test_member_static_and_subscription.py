@@ -144,7 +144,6 @@ def test_pattern_subscription_waits_for_metadata_and_follows_new_topics() -> Non
     m.poll()
     m.nothing_sent()  # not matched against any metadata yet
     m.topics(**{"orders-eu": 1, "payments": 1, "__consumer_offsets": 50})
-    m.find_coordinator()
     sent, join = m.join_request()
     assert m.subscription_sent(join).topics == ("orders-eu",)
     m.reply_join(sent, leader="other")

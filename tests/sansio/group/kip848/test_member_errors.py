@@ -11,13 +11,13 @@ from krafka.errors import (
     GroupAuthorizationFailedError,
     InvalidRegularExpressionError,
     KafkaConnectionError,
+    KafkaTimeoutError,
     KrafkaError,
     UnsupportedVersionError,
 )
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     ConsumerGroupHeartbeatRequest,
-    FindCoordinatorRequest,
     OffsetCommitRequest,
     OffsetCommitResponse,
 )
@@ -88,7 +88,6 @@ def test_unreleased_instance_id_rejoins_three_times_then_fails() -> None:
     m = Kip848(instance_id="i1")
     m.subscribe("a")
     m.poll()
-    m.find_coordinator()
     for _ in range(3):
         sent, request = m.heartbeat()
         assert request.member_epoch == 0
@@ -104,15 +103,14 @@ def test_unreleased_instance_id_rejoins_three_times_then_fails() -> None:
 
 
 @pytest.mark.parametrize("code", [ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE])
-def test_a_moved_coordinator_is_found_again_and_heartbeats_go_without_backoff(code: int) -> None:
+def test_a_moved_coordinator_is_reported_and_heartbeats_go_without_backoff(code: int) -> None:
     m = Kip848()
     m.join("a", assigned=tps("a-0"))
     m.advance(5)
     sent, _ = m.heartbeat()
     m.reply(sent, code=code)
-    m.find_coordinator(node=2)
-    sent, request = m.heartbeat()
-    assert sent.target.node_id == 2  # type: ignore[union-attr]
+    m.coordinator_moved()
+    _, request = m.heartbeat()
     assert owned_in(request) == tps("a-0")
 
 
@@ -129,14 +127,13 @@ def test_a_loading_coordinator_is_retried_with_backoff() -> None:
     m.heartbeat()
 
 
-def test_a_lost_connection_looks_the_coordinator_up_again() -> None:
+def test_a_lost_connection_sends_a_full_heartbeat_after_backoff() -> None:
     m = Kip848()
     m.join("a", assigned=tps("a-0"))
     m.advance(5)
     sent = m.expect(ConsumerGroupHeartbeatRequest)
     m.talk.fail(sent, KafkaConnectionError("reset"))
     m.advance(0.1)
-    m.find_coordinator()
     _, request = m.heartbeat()
     assert owned_in(request) == tps("a-0")
 
@@ -178,7 +175,6 @@ def test_a_refused_version_is_fatal() -> None:
     m = Kip848()
     m.subscribe("a")
     m.poll()
-    m.find_coordinator()
     sent = m.expect(ConsumerGroupHeartbeatRequest)
     m.talk.fail(sent, UnsupportedVersionError("no ConsumerGroupHeartbeat"))
     assert m.member.state is S.FATAL
@@ -234,14 +230,14 @@ def test_close_commits_then_revokes_then_leaves_and_closes() -> None:
     assert m.member.closed
 
 
-def test_a_leave_without_a_coordinator_is_skipped() -> None:
+def test_a_leave_the_coordinator_cannot_be_found_for_still_completes() -> None:
     m = Kip848()
     m.join("a", assigned=tps("a-0"))
-    m.advance(5)
-    sent, _ = m.heartbeat()
-    m.reply(sent, code=ErrorCode.NOT_COORDINATOR)
     op = m.member.leave(m.now)
     m.answer(m.expect_step(RevokePartitions))
+    sent, request = m.heartbeat()
+    assert request.member_epoch == -1
+    m.talk.fail(sent, KafkaTimeoutError("no coordinator for group 'g' within 30s"))
     assert m.talk.outcome(op) is None
     assert m.member.state is S.UNSUBSCRIBED
 
@@ -332,12 +328,7 @@ def test_a_coordinator_lookup_that_is_not_authorized_is_reported() -> None:
     m = Kip848()
     m.subscribe("a")
     m.poll()
-    sent = m.expect(FindCoordinatorRequest)
-    from krafka.protocol.messages import FindCoordinatorResponse
-
-    entry = FindCoordinatorResponse.Coordinator(
-        key=GROUP, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED
-    )
-    m.talk.reply(sent, FindCoordinatorResponse(coordinators=[entry]))
+    sent = m.expect(ConsumerGroupHeartbeatRequest)
+    m.talk.fail(sent, GroupAuthorizationFailedError("FindCoordinator(group 'g') failed"))
     (failed,) = m.events_of(GroupFailed)
     assert isinstance(failed.error, GroupAuthorizationFailedError)

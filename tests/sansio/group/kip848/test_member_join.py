@@ -34,7 +34,6 @@ def test_nothing_happens_before_the_first_poll() -> None:
     assert m.member.state is S.UNSUBSCRIBED
     m.poll()
     assert m.member.state is S.JOINING
-    m.find_coordinator()
     sent, _ = m.heartbeat()
     assert sent.priority is Priority.HIGH
 
@@ -43,7 +42,6 @@ def test_join_sends_a_full_heartbeat_with_a_client_made_member_id() -> None:
     m = Kip848(server_assignor="uniform", rack="r1", max_poll_interval=45.0)
     m.subscribe("b", "a")
     m.poll()
-    m.find_coordinator()
     sent, request = m.heartbeat()
     assert request == ConsumerGroupHeartbeatRequest(
         group_id="g",
@@ -63,7 +61,6 @@ def test_assignment_is_reconciled_then_acknowledged_at_once() -> None:
     m = Kip848()
     m.subscribe("a")
     m.poll()
-    m.find_coordinator()
     sent, _ = m.heartbeat()
     m.reply(sent, epoch=3, assigned=tps("a-0", "a-1"))
     assert m.member.state is S.RECONCILING
@@ -86,7 +83,6 @@ def test_an_empty_assignment_still_calls_the_assigned_listener_once() -> None:
     m = Kip848()
     m.subscribe("a")
     m.poll()
-    m.find_coordinator()
     sent, _ = m.heartbeat()
     m.reply(sent, epoch=1, assigned=())
     step = m.expect_step(AssignPartitions)
@@ -206,7 +202,6 @@ def test_unknown_topic_ids_wait_for_metadata_and_the_known_part_is_reconciled() 
     m.member.update_topic_ids({"a": IDS["a"]}, 0.0)
     m.subscribe("a", "b")
     m.poll()
-    m.find_coordinator()
     sent, _ = m.heartbeat()
     m.reply(sent, epoch=1, assigned=tps("a-0", "b-0"))
     assert m.events_of(RefreshMetadata) == [RefreshMetadata(None)]
@@ -245,7 +240,6 @@ def test_pattern_subscription_needs_v1_and_dropping_it_sends_an_empty_regex() ->
     m = Kip848()
     m.member.subscribe(re.compile("a|b"), m.now)
     m.poll()
-    m.find_coordinator()
     sent, request = m.heartbeat()
     assert sent.min_version == 1
     assert request.subscribed_topic_regex == "a|b"
@@ -300,13 +294,11 @@ def test_a_full_heartbeat_mid_reconciliation_also_names_the_partitions_being_tak
     m.answer(assign)
 
 
-def test_auto_commit_is_asked_for_at_polls_once_the_interval_passed() -> None:
+def test_an_auto_commit_commits_owned_positions_once_stable() -> None:
     m = Kip848(auto_commit=True, auto_commit_interval=5.0)
     m.join("a", assigned=tps("a-0"))
-    assert m.step() is None
-    m.advance(5)
-    m.poll()
-    commit = m.expect_step(CommitPositions)
-    assert (commit.reason, commit.partitions) == (CommitReason.INTERVAL, tps("a-0"))
-    m.answer(commit, {})
+    offsets = {tp: OffsetAndMetadata(7) for tp in tps("a-0", "b-0")}
+    assert m.member.auto_commit(offsets, m.now) is not None
+    sent = m.expect(OffsetCommitRequest)
+    assert {t.name for t in m.request(sent).topics} == {"a"}
     assert m.step() is None

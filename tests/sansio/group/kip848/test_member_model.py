@@ -25,8 +25,6 @@ from krafka.errors import KafkaConnectionError
 from krafka.protocol.messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
 )
 from krafka.sansio.actions import SendRequest, Versioned
 from krafka.sansio.group import GroupConfig
@@ -135,16 +133,9 @@ class World:
             if isinstance(action, SendRequest):
                 body = action.request
                 request = body.build(1) if isinstance(body, Versioned) else body
-                if isinstance(request, FindCoordinatorRequest):
-                    entry = FindCoordinatorResponse.Coordinator(
-                        key="g", node_id=1, host="h", port=1
-                    )
-                    response = FindCoordinatorResponse(coordinators=[entry])
-                    client.member.on_response(action, response, self.now)
-                else:
-                    assert isinstance(request, ConsumerGroupHeartbeatRequest)
-                    assert client.heartbeat is None, "two heartbeats in flight"
-                    client.heartbeat = action
+                assert isinstance(request, ConsumerGroupHeartbeatRequest)
+                assert client.heartbeat is None, "two heartbeats in flight"
+                client.heartbeat = action
             elif hasattr(action, "step"):
                 client.steps.append(action)
 

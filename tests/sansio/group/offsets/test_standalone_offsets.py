@@ -13,12 +13,11 @@ from krafka.errors import (
 )
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
     OffsetCommitRequest,
     OffsetFetchRequest,
     OffsetFetchResponse,
 )
+from krafka.sansio.actions import Coordinator, CoordinatorMoved
 from krafka.sansio.group.offsets.standalone import StandaloneOffsets
 from krafka.structs import OffsetAndMetadata, TopicPartition
 from krafka.testing.conversation import Conversation
@@ -27,12 +26,10 @@ C = ErrorCode
 T0 = TopicPartition("t", 0)
 
 
-def coordinator(talk: Conversation, code: int = 0) -> None:
-    sent = talk.expect(FindCoordinatorRequest)
-    entry = FindCoordinatorResponse.Coordinator(
-        key="g", node_id=2, host="b2", port=9092, error_code=code
-    )
-    talk.reply(sent, FindCoordinatorResponse(coordinators=[entry]))
+def coordinator_moved(talk: Conversation) -> None:
+    talk.step()
+    assert talk.events == [CoordinatorMoved("g")]
+    talk.events.clear()
 
 
 def test_commits_with_generation_minus_one_and_no_member() -> None:
@@ -40,8 +37,8 @@ def test_commits_with_generation_minus_one_and_no_member() -> None:
     talk = Conversation(machine)
     talk.expect_nothing()
     op = machine.commit({T0: OffsetAndMetadata(10, "x")}, talk.now)
-    coordinator(talk)
     sent = talk.expect(OffsetCommitRequest)
+    assert sent.target == Coordinator("g")
     request = talk.request(sent)
     assert (request.generation_id_or_member_epoch, request.member_id) == (-1, "")
     assert request.group_instance_id is None and sent.min_version is None
@@ -56,11 +53,9 @@ def test_a_commit_timing_out_after_an_unanswered_request_says_it_may_have_been_m
     machine = StandaloneOffsets("g", rand=lambda: 0.5)
     talk = Conversation(machine)
     op = machine.commit({T0: OffsetAndMetadata(10)}, talk.now, timeout=1.0)
-    coordinator(talk)
     talk.advance(0.5)
     talk.fail(talk.expect(OffsetCommitRequest), KafkaTimeoutError("no response within 0.5s"))
     talk.advance(0.1)
-    coordinator(talk)
     sent = talk.expect(OffsetCommitRequest)
     talk.reply(sent, commit_response(talk.request(sent), C.COORDINATOR_LOAD_IN_PROGRESS))
     talk.advance(1.0)
@@ -73,7 +68,6 @@ def test_a_commit_refused_until_its_deadline_says_nothing_was_committed() -> Non
     machine = StandaloneOffsets("g", rand=lambda: 0.5)
     talk = Conversation(machine)
     op = machine.commit({T0: OffsetAndMetadata(10)}, talk.now, timeout=0.3)
-    coordinator(talk)
     while talk.pending(op):
         for sent in list(talk.outbox):
             talk.outbox.remove(sent)
@@ -95,24 +89,22 @@ def test_a_group_with_active_members_refuses_standalone_commits(code: int, kind:
     machine = StandaloneOffsets("g", rand=lambda: 0.5)
     talk = Conversation(machine)
     op = machine.commit({T0: OffsetAndMetadata(1)}, talk.now)
-    coordinator(talk)
     sent = talk.expect(OffsetCommitRequest)
     talk.reply(sent, commit_response(talk.request(sent), code))
     with pytest.raises(kind):
         talk.outcome(op)
 
 
-def test_fetches_committed_offsets_and_follows_the_coordinator() -> None:
+def test_fetches_committed_offsets_and_reports_a_moved_coordinator() -> None:
     machine = StandaloneOffsets("g", rand=lambda: 0.5)
     talk = Conversation(machine)
     op = machine.fetch_committed([T0], talk.now)
-    coordinator(talk)
     sent = talk.expect(OffsetFetchRequest)
     group = OffsetFetchResponse.OffsetFetchResponseGroup
     talk.reply(
         sent, OffsetFetchResponse(groups=[group(group_id="g", error_code=C.NOT_COORDINATOR)])
     )
-    coordinator(talk)
+    coordinator_moved(talk)
     talk.advance(0.1)
     sent = talk.expect(OffsetFetchRequest)
     topics = group.OffsetFetchResponseTopics
@@ -129,6 +121,7 @@ def test_not_authorized_for_the_group_fails_waiting_operations() -> None:
     machine = StandaloneOffsets("g", rand=lambda: 0.5)
     talk = Conversation(machine)
     op = machine.commit({T0: OffsetAndMetadata(1)}, talk.now)
-    coordinator(talk, code=C.GROUP_AUTHORIZATION_FAILED)
+    denied = GroupAuthorizationFailedError("FindCoordinator(group 'g') failed")
+    talk.fail(talk.expect(OffsetCommitRequest), denied)
     with pytest.raises(GroupAuthorizationFailedError):
         talk.outcome(op)
