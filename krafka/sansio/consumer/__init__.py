@@ -1,16 +1,28 @@
-"""The consumer's fetch path, sans-IO.
+"""The consumer, sans-IO.
 
-`SubscriptionState` holds the assigned partitions and their positions (shared with the group
-membership); `Fetcher` is the machine a driver runs (`krafka.sansio.actions.Machine`): it plans
-one Fetch per broker with that broker's fetch session (`FetchSessionHandler`, KIP-227), turns
-answers into `CompletedFetch`es decoded lazily, and hands records out through
-`fetched_records` (or raw batches through `fetched_batches`). Its events: `FetchCompleted`
-(data arrived: wake a waiting poll) and `RefreshMetadata` (leaders unknown or moved). Positions
-a partition lacks are resolved by the driver: committed offsets first, then `initial_offsets`,
-then the reset policy (`SubscriptionState.resets_due` / `reset_failed` carry the backoff).
+`ConsumerEngine` is the whole consumer as one machine (`krafka.sansio.actions.Machine`) for one
+driver to run: the subscription and assignment (`SubscriptionState`), the fetcher (`Fetcher`:
+one Fetch per broker with that broker's fetch session, KIP-227, records decoded lazily),
+positions and resets (committed offset, then `initial_offsets`, then the reset policy with
+ListOffsets and per-partition backoff), the records handed out but not yet delivered, auto-commit
+and one group behind one interface (none, standalone with `assign`, classic or KIP-848 member
+with `subscribe`). The application's calls (`assign`, `subscribe`, `poll`, `commit`, `seek`,
+`close` ...) are its inputs with `now`; rebalance-listener steps come out as events
+(`PartitionsRevoked`, `PartitionsLost`, `PartitionsAssigned`) that the driver runs in the
+application's task and answers with `rebalance_done`.
 """
 
 from krafka.sansio.consumer.completed_fetch import CompletedFetch
+from krafka.sansio.consumer.config import ConsumerConfig, GroupProtocol
+from krafka.sansio.consumer.engine import ConsumerEngine
+from krafka.sansio.consumer.events import (
+    OffsetsCommitted,
+    PartitionsAssigned,
+    PartitionsLost,
+    PartitionsRevoked,
+    PollReady,
+    RebalanceEvent,
+)
 from krafka.sansio.consumer.fetch_data import PartitionFetchData
 from krafka.sansio.consumer.fetch_session import FetchSessionHandler, FetchSessionRequest
 from krafka.sansio.consumer.fetcher import (
@@ -22,9 +34,12 @@ from krafka.sansio.consumer.fetcher import (
 )
 from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
 from krafka.sansio.consumer.subscription import ResetStrategy, SubscriptionState
+from krafka.sansio.consumer.view import MetadataView
 
 __all__ = [
     "CompletedFetch",
+    "ConsumerConfig",
+    "ConsumerEngine",
     "ConsumerRecord",
     "FetchCompleted",
     "FetchConfig",
@@ -32,8 +47,16 @@ __all__ = [
     "FetchSessionRequest",
     "FetchedBatch",
     "Fetcher",
+    "GroupProtocol",
     "IsolationLevel",
+    "MetadataView",
+    "OffsetsCommitted",
     "PartitionFetchData",
+    "PartitionsAssigned",
+    "PartitionsLost",
+    "PartitionsRevoked",
+    "PollReady",
+    "RebalanceEvent",
     "RefreshMetadata",
     "ResetStrategy",
     "SubscriptionState",

@@ -40,8 +40,8 @@ from krafka.sansio.consumer.fetch_session import FetchSessionHandler, FetchSessi
 from krafka.sansio.consumer.metrics import ConsumerMetrics
 from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
 from krafka.sansio.consumer.subscription import ResetStrategy, SubscriptionState
+from krafka.sansio.consumer.view import MetadataView
 from krafka.sansio.isolation import IsolationLevel
-from krafka.sansio.metadata import ClusterMetadata
 from krafka.structs import TopicPartition
 
 _TOPIC_ID_VERSION: Final = 13
@@ -109,7 +109,7 @@ class Fetcher:
         self,
         config: FetchConfig,
         subscription: SubscriptionState,
-        metadata: ClusterMetadata,
+        metadata: MetadataView,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.config = config
@@ -437,7 +437,6 @@ class Fetcher:
             subscription.clear_preferred_replica(tp)
             if code in STALE_METADATA_CODES or code in _REPLICA_ERRORS:
                 self._stale.add(tp.topic)
-                self.metadata.on_error(code, tp.topic)
         else:
             message = f"fetch of {tp.topic}-{tp.partition} at offset {data.fetch_offset} failed"
             self._hold(tp, epoch, error_for_code(code, message))
