@@ -32,7 +32,7 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
 
 from krafka.errors import InvalidStateError
 from krafka.io.consumer import Consumer as AsyncConsumer
-from krafka.io.consumer.membership import PendingCommit
+from krafka.io.consumer.pending_commit import PendingCommit
 from krafka.sansio.consumer.record import ConsumerRecord
 from krafka.structs import OffsetAndMetadata, TopicPartition
 from krafka.sync.client import SyncClient, blocking, on_loop, poll_until_closed

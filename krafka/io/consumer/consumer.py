@@ -5,52 +5,91 @@
         records = await c.poll(timeout=1.0)          # list[ConsumerRecord], [] on timeout
         async for record in c: ...
 
-The fetch path is the sans-IO `Fetcher` run by a `MachineDriver`: one Fetch per broker with
-its fetch session, the next one in flight while the application works through the last.
-Positions come from the group (committed offsets), `initial_offsets`, or the reset policy
-(`positions.PositionUpdater`). Background work runs in the consumer's own task (`TaskHost`),
-so `start` and `close` may be called from any task.
+Everything is decided by the sans-IO `krafka.sansio.consumer.engine.ConsumerEngine` (fetching,
+positions and resets, the group, auto-commit, closing), run by one `MachineDriver` on the
+client: this class is its application face. The application's calls are the engine's inputs;
+rebalance-listener callbacks, interceptors and the errors of the background run in the
+application's own task, inside `poll()`, `recv()`, `async for`, `position()`,
+`unsubscribe()` and `close()`, as Java runs them in `poll()`.
 """
 
 from __future__ import annotations
 
-import contextlib
+import inspect
 import logging
 import re
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from enum import Enum
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.lowlevel
 
 from krafka.config.keywords import check_arguments
-from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
+from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.admin import AdminClient
 from krafka.io.client import KafkaClient
-from krafka.io.consumer.group_membership import GroupMembership
-from krafka.io.consumer.membership import Membership, NoGroup, PendingCommit, StandaloneGroup
 from krafka.io.consumer.offsets_api import OffsetLookups
-from krafka.io.consumer.positions import PositionUpdater
+from krafka.io.consumer.pending_commit import PendingCommit
 from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
-from krafka.io.driver import MachineDriver, Stopped
+from krafka.io.driver import MachineDriver, OutcomeTimeout, Stopped
 from krafka.io.host import TaskHost
 from krafka.io.iteration import RecordIterator
-from krafka.sansio.consumer.fetcher import FetchCompleted, Fetcher, RefreshMetadata, ResetNeeded
-from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
-from krafka.sansio.consumer.subscription import (
-    ResetStrategy,
-    SubscriptionState,
-    SubscriptionType,
+from krafka.sansio.actions import RefreshMetadata
+from krafka.sansio.consumer.engine import ConsumerEngine
+from krafka.sansio.consumer.events import (
+    OffsetsCommitted,
+    PartitionsAssigned,
+    PartitionsLost,
+    PartitionsRevoked,
+    PollReady,
+    RebalanceEvent,
 )
-from krafka.sansio.group import GroupConfig, GroupMember
-from krafka.sansio.group.classic.assignors import assignors_for
-from krafka.sansio.group.kip848.member import ConsumerMember
-from krafka.sansio.topic_name import check_topic
+from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
+from krafka.sansio.consumer.subscription import ResetStrategy
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+Offsets = Mapping[TopicPartition, OffsetAndMetadata | int]
+
+_LISTENER_METHODS: dict[type[Any], str] = {
+    PartitionsRevoked: "on_partitions_revoked",
+    PartitionsLost: "on_partitions_lost",
+    PartitionsAssigned: "on_partitions_assigned",
+}
+#: How much longer than an operation's own timeout the application waits for its outcome.
+_OUTCOME_MARGIN = 5.0
+
+
+class _State(Enum):
+    NEW = "new"
+    STARTED = "started"
+    CLOSED = "closed"
+
+
+class _Waiters:
+    """Tasks waiting inside the consumer (a poll, a position, a close) for the engine to say
+    something changed; each registers before it checks, so no wake-up is lost."""
+
+    def __init__(self) -> None:
+        self._events: set[anyio.Event] = set()
+
+    def notify(self) -> None:
+        for event in self._events:
+            event.set()
+
+    @contextmanager
+    def waiter(self) -> Iterator[anyio.Event]:
+        event = anyio.Event()
+        self._events.add(event)
+        try:
+            yield event
+        finally:
+            self._events.discard(event)
 
 
 class Consumer(OffsetLookups):
@@ -58,7 +97,7 @@ class Consumer(OffsetLookups):
 
     def __init__(
         self,
-        bootstrap_servers: str | Sequence[str] = "127.0.0.1:9092",
+        bootstrap_servers: str | Iterable[str] = "127.0.0.1:9092",
         *,
         client: KafkaClient | None = None,
         **options: Any,
@@ -68,7 +107,7 @@ class Consumer(OffsetLookups):
         settings, client_options = ConsumerSettings.split(options)
         self.settings = settings
         self._client = client or KafkaClient(
-            bootstrap_servers,
+            bootstrap_servers if isinstance(bootstrap_servers, str) else list(bootstrap_servers),
             client_id=settings.client_id,
             request_timeout=settings.request_timeout,
             metadata_max_age=settings.metadata_max_age,
@@ -76,26 +115,27 @@ class Consumer(OffsetLookups):
             **client_options,
         )
         self._own_client = client is None
-        self._subscription = SubscriptionState(settings.auto_offset_reset, settings.initial_offsets)
-        self._fetcher = Fetcher(settings.fetch_config(), self._subscription, self._client.metadata)
-        self._metrics = self._fetcher.metrics
+        self._engine = ConsumerEngine(settings.engine_config(), self._client.metadata)
+        self._buffer = self._engine.buffer
+        self._metrics = self._engine.metrics
         self._driver = MachineDriver(
-            self._client, self._fetcher, on_event=self._on_event, name="krafka fetcher"
+            self._client, self._engine, on_event=self._on_event, name="krafka consumer"
         )
         self._admin = AdminClient(
             client=self._client,
             request_timeout=settings.request_timeout,
             default_api_timeout=settings.default_api_timeout,
         )
-        self._membership: Membership = NoGroup()
-        self._positions: PositionUpdater | None = None
         self._host = TaskHost("krafka consumer")
-        self._data = anyio.Event()
-        self._pending: deque[ConsumerRecord] = deque()
-        self._state = "new"
+        self._waiters = _Waiters()
+        self._steps: deque[RebalanceEvent] = deque()
+        self._auto_committed: list[OffsetsCommitted] = []
+        self._listener: Any = settings.rebalance_listener
         self._interceptors: tuple[ConsumerInterceptor, ...] = tuple(settings.interceptors)
-        self._stale: set[str] = set()
+        self._refresh_topics: set[str] = set()
+        self._refresh_all = False
         self._refreshing = False
+        self._state = _State.NEW
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Consumer:
@@ -108,44 +148,17 @@ class Consumer(OffsetLookups):
     # -- lifecycle ------------------------------------------------------------------------------
 
     async def start(self) -> Consumer:
-        if self._state == "closed":
+        if self._state is _State.CLOSED:
             raise InvalidStateError("the consumer is closed")
-        if self._state == "started":
+        if self._state is _State.STARTED:
             return self
-        self._state = "started"
+        self._state = _State.STARTED
         if self._own_client:
             await self._client.start()
         await self._admin.start()
         await self._host.start()
-        tg = self._host.task_group
-        await tg.start(self._driver.run)
-        self._membership = self._make_membership()
-        await self._membership.start(tg)
-        self._positions = PositionUpdater(
-            self._subscription,
-            self._membership,
-            self._admin,
-            self.settings.read_committed,
-            self._positions_changed,
-            self._client.metadata,
-            self._client.refresh_metadata,
-            self._refresh_soon,
-        )
-        tg.start_soon(self._positions.run, name="krafka consumer positions")
+        await self._host.task_group.start(self._driver.run)
         return self
-
-    def _make_membership(self) -> Membership:
-        """The group this consumer belongs to (the one place group kinds are chosen)."""
-        group_id = self.settings.group_id
-        if group_id is None:
-            return NoGroup()
-        return StandaloneGroup(
-            self._client,
-            group_id,
-            self._subscription,
-            self.settings.default_api_timeout,
-            self.settings.auto_commit_interval if self.settings.enable_auto_commit else None,
-        )
 
     async def __aenter__(self) -> Consumer:
         return await self.start()
@@ -159,34 +172,36 @@ class Consumer(OffsetLookups):
         await self.close()
 
     async def close(self, timeout: float = 30.0) -> None:
-        """Commit (with auto-commit), close fetch sessions, stop; returns within `timeout`."""
-        if self._state != "started":
-            self._state = "closed"
+        """Auto-commit (when on), leave the group, close the fetch sessions, stop; returns
+        within `timeout`. The rebalance listener runs for the partitions given up (in this
+        task); what it raised is raised once the consumer is closed."""
+        if self._state is not _State.STARTED:
+            self._state = _State.CLOSED
             return
-        self._state = "closed"
+        self._state = _State.CLOSED
         deadline = anyio.current_time() + timeout
-        autocommit = self._consumed() if self.settings.enable_auto_commit else None
-        self._data.set()  # a poll waiting in another task returns
-        with anyio.CancelScope(shield=True), anyio.move_on_after(timeout * 0.8):
-            await self._membership.close(timeout * 0.7, autocommit=autocommit)
-            await self._close_sessions()
+        self._waiters.notify()  # a poll waiting in another task returns
+        raised: BaseException | None = None
+        if self._driver.error is None:
+            op = self._engine.close(anyio.current_time(), timeout * 0.8)
+            self._driver.wake()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(timeout * 0.9):
+                try:
+                    await self._settle(op, timeout * 0.8)
+                except KrafkaError as exc:
+                    log.info("krafka consumer: closing: %s", exc)
+                except Exception as exc:  # a rebalance listener's
+                    raised = exc
+            self._run_commit_interceptors()
         remaining = max(0.1, deadline - anyio.current_time())
         await self._host.close(remaining / 2)
         if self._own_client:
             await self._client.close(remaining / 2)
-
-    async def _close_sessions(self) -> None:
-        async with anyio.create_task_group() as tg:
-            for request in self._fetcher.close_requests():
-                tg.start_soon(self._send_quietly, request)
-
-    async def _send_quietly(self, request: Any) -> None:
-        with anyio.move_on_after(1.0):
-            with contextlib.suppress(KrafkaError):
-                await self._client.execute(request)
+        if raised is not None:
+            raise raised
 
     def _check_open(self) -> None:
-        if self._state != "started":
+        if self._state is not _State.STARTED:
             raise InvalidStateError("the consumer is not started (use async with) or closed")
 
     # -- assignment -----------------------------------------------------------------------------
@@ -194,14 +209,7 @@ class Consumer(OffsetLookups):
     async def assign(self, partitions: Iterable[TopicPartition | tuple[str, int]]) -> None:
         """Read exactly these partitions (no group membership; a `group_id` still commits)."""
         self._check_open()
-        wanted = [TopicPartition(*tp) for tp in partitions]
-        for tp in wanted:
-            check_topic(tp.topic)
-            if not isinstance(tp.partition, int) or tp.partition < 0:
-                raise ValueError(f"{tp.topic!r}: a partition is an int >= 0, not {tp.partition!r}")
-        self._subscription.assign_from_user(wanted)
-        self._client.touch_topics(sorted({tp.topic for tp in wanted}))
-        self._drop_pending(set(self._pending_partitions()) - set(wanted))
+        self._engine.assign([TopicPartition(*tp) for tp in partitions], anyio.current_time())
         self._changed()
 
     async def subscribe(
@@ -209,74 +217,27 @@ class Consumer(OffsetLookups):
     ) -> None:
         """Join the consumer group `group_id` for these topics, or every topic matching a
         compiled pattern; replaces the subscription. `listener` (or `rebalance_listener`) gets
-        `on_partitions_revoked` / `_assigned` / `_lost` with Java's delta semantics."""
+        `on_partitions_revoked` / `_assigned` / `_lost` with Java's delta semantics, run inside
+        this consumer's `poll()` (and `recv()`, `async for`, `close()` ...)."""
         self._check_open()
-        if self._subscription.type is SubscriptionType.USER_ASSIGNED:
-            raise IllegalStateError(
-                "subscribe() and assign() are mutually exclusive: unsubscribe() first"
-            )
-        if self.settings.group_id is None:
-            raise InvalidStateError("subscribe needs a group_id (or use assign())")
         wanted: Iterable[str] | re.Pattern[str] = [topics] if isinstance(topics, str) else topics
-        if not isinstance(wanted, re.Pattern):
-            wanted = [check_topic(topic) for topic in wanted]
-        group = self._membership
-        if not isinstance(group, GroupMembership):
-            group = self._group(listener or self.settings.rebalance_listener)
-            await group.start(self._host.task_group)
-            self._membership = group
-        await group.subscribe(wanted)
+        self._engine.subscribe(wanted, anyio.current_time())
+        if listener is not None:
+            self._listener = listener
         self._changed()
-
-    def _group(self, listener: Any) -> GroupMembership:
-        """The membership `group_protocol` names: classic, or KIP-848's consumer protocol."""
-        settings = self.settings
-        assert settings.group_id is not None
-        config = GroupConfig(
-            group_id=settings.group_id,
-            group_instance_id=settings.group_instance_id,
-            session_timeout=settings.session_timeout,
-            heartbeat_interval=settings.heartbeat_interval,
-            max_poll_interval=settings.max_poll_interval,
-            retry_backoff=settings.retry_backoff,
-            retry_backoff_max=settings.retry_backoff_max,
-            request_timeout=settings.request_timeout,
-            default_api_timeout=settings.default_api_timeout,
-            enable_auto_commit=settings.enable_auto_commit,
-            auto_commit_interval=settings.auto_commit_interval,
-            client_rack=settings.client_rack,
-        )
-        member: GroupMember | ConsumerMember
-        if settings.group_protocol == "consumer":
-            member = ConsumerMember(config, server_assignor=settings.group_remote_assignor)
-        else:
-            assignors = list(assignors_for(settings.partition_assignment_strategy))
-            member = GroupMember(config, assignors)
-        return GroupMembership(
-            self._client,
-            config,
-            member,
-            self._subscription,
-            listener=listener,
-            positions=self._consumed,
-            on_change=self._changed,
-            metadata_max_age=settings.metadata_max_age,
-        )
 
     async def unsubscribe(self) -> None:
         """Leave the group (revoking the partitions) or drop the manual assignment."""
         self._check_open()
-        if isinstance(self._membership, GroupMembership):
-            await self._membership.unsubscribe(self.settings.default_api_timeout)
-        self._subscription.unsubscribe()
-        self._pending.clear()
+        op = self._engine.unsubscribe(anyio.current_time())
         self._changed()
+        await self._settle(op, self.settings.default_api_timeout)
 
     def assignment(self) -> set[TopicPartition]:
-        return self._subscription.assigned_partitions()
+        return self._engine.assignment()
 
     def subscription(self) -> set[str]:
-        return set(self._subscription.subscription())
+        return set(self._engine.subscription.subscription())
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -285,11 +246,7 @@ class Consumer(OffsetLookups):
     ) -> list[ConsumerRecord]:
         """Records ready within `timeout` seconds (None: wait for some); [] on timeout."""
         self._check_open()
-        limit = max_records or self.settings.max_poll_records
-        await self._membership.on_poll(anyio.current_time())
-        if self._pending:
-            return self._take_pending(limit)
-        records = await self._wait(timeout, lambda: self._fetch(limit))
+        records = await self._wait(timeout, lambda: self._records(max_records))
         return records or []
 
     async def batch_recv(
@@ -300,29 +257,28 @@ class Consumer(OffsetLookups):
 
     async def recv(self) -> ConsumerRecord:
         """The next record (waits for one)."""
-        pending = self._pending
-        if pending:
-            return pending.popleft()
+        buffer = self._buffer
+        if buffer:
+            return buffer.popleft()
         self._check_open()
-        await self._membership.on_poll(anyio.current_time())
-        chunk = await self._wait(None, lambda: self._fetch(self.settings.max_poll_records))
+        chunk = await self._wait(None, lambda: self._records(None))
         assert chunk
-        pending.extend(chunk)
-        return pending.popleft()
+        self._engine.keep(chunk)
+        return buffer.popleft()
 
     def __aiter__(self) -> AsyncIterator[ConsumerRecord]:
         """Records one by one until the consumer is closed (buffered ones without a coroutine
         each: `krafka.io.iteration`)."""
-        return RecordIterator(self._pending, self._next_record)
+        return RecordIterator(self._buffer, self._next_record)
 
     async def __anext__(self) -> ConsumerRecord:
-        pending = self._pending
-        if pending:
-            return pending.popleft()
+        buffer = self._buffer
+        if buffer:
+            return buffer.popleft()
         return await self._next_record()
 
     async def _next_record(self) -> ConsumerRecord:
-        if self._state != "started":
+        if self._state is not _State.STARTED:
             raise StopAsyncIteration
         try:
             return await self.recv()
@@ -332,8 +288,7 @@ class Consumer(OffsetLookups):
     async def poll_batches(self, timeout: float | None = 0.0) -> list[FetchedBatch]:
         """Raw record batches per partition, for bulk decoders (see `FetchedBatch`)."""
         self._check_open()
-        await self._membership.on_poll(anyio.current_time())
-        batches = await self._wait(timeout, self._fetch_batches)
+        batches = await self._wait(timeout, self._batches)
         return batches or []
 
     async def poll_arrow(
@@ -346,21 +301,23 @@ class Consumer(OffsetLookups):
 
         return await poll_arrow(self, timeout, max_records)
 
-    def _fetch(self, limit: int) -> list[ConsumerRecord]:
-        settings = self.settings
+    def _records(self, max_records: int | None) -> list[ConsumerRecord]:
+        """Records for the application now ([] when none): buffered ones first, else the
+        fetcher's, through the interceptors."""
+        buffered = bool(self._buffer)
         try:
-            records = self._fetcher.fetched_records(
-                limit, settings.key_deserializer, settings.value_deserializer
-            )
-        except KrafkaError:
-            self._driver.wake()  # the failed partition is fetched again, once
-            raise
-        if records:
-            self._driver.wake()
-            self._metrics.consumed(records)
-            if self._interceptors:
-                records = self._intercepted(records)
+            records = self._engine.poll(anyio.current_time(), max_records)
+        finally:
+            self._driver.wake()  # a poll may start a rebalance, and frees fetch buffer space
+        if records and not buffered and self._interceptors:
+            records = self._intercepted(records)
         return records
+
+    def _batches(self) -> list[FetchedBatch]:
+        try:
+            return self._engine.poll_batches(anyio.current_time())
+        finally:
+            self._driver.wake()
 
     def _intercepted(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:
         """`records` through each interceptor's `on_consume`. One that raises, or returns
@@ -386,104 +343,156 @@ class Consumer(OffsetLookups):
                 )
         return records
 
-    def _fetch_batches(self) -> list[FetchedBatch]:
-        try:
-            batches = self._fetcher.fetched_batches()
-        except KrafkaError:
-            self._driver.wake()
-            raise
-        if batches:
-            self._driver.wake()
-            self._metrics.consumed_batches(batches)
-        return batches
-
-    async def _wait(self, timeout: float | None, take: Any) -> Any:
-        """Call `take()` until it returns something or `timeout` passes.
+    async def _wait(self, timeout: float | None, take: Callable[[], T]) -> T | None:
+        """Call `take()` until it returns something or `timeout` passes, running what waits
+        for the application (listener steps, interceptors) first each time.
 
         Raising, or returning nothing, always lets other tasks run first: a loop that polls
-        again at once after an error (or with no timeout) must not starve the fetcher.
+        again at once after an error (or with no timeout) must not starve the driver.
         """
         deadline = None if timeout is None else anyio.current_time() + timeout
         while True:
-            self._data = event = anyio.Event()
-            try:
-                self._raise_position_errors()
-                if self._driver.error is not None:
-                    raise KrafkaError(str(self._driver.error)) from self._driver.error.__cause__
-                self._subscription.mark_polled()
-                got = take()
-            except KrafkaError:
-                await anyio.lowlevel.checkpoint()
-                raise
-            if got:
-                return got
-            if deadline is None:
-                await event.wait()
-            else:
-                remaining = deadline - anyio.current_time()
-                if remaining <= 0:
+            with self._waiters.waiter() as woken:
+                try:
+                    await self._serve()
+                    got = take()
+                except Exception:
                     await anyio.lowlevel.checkpoint()
-                    return None
-                with anyio.move_on_after(remaining):
-                    await event.wait()
-            if self._state != "started":
+                    raise
+                if got:
+                    return got
+                if deadline is None:
+                    await woken.wait()
+                else:
+                    remaining = deadline - anyio.current_time()
+                    if remaining <= 0:
+                        await anyio.lowlevel.checkpoint()
+                        return None
+                    with anyio.move_on_after(remaining):
+                        await woken.wait()
+            if self._state is not _State.STARTED:
                 raise InvalidStateError("the consumer was closed")
 
-    def _take_pending(self, limit: int) -> list[ConsumerRecord]:
-        pending = self._pending
-        count = min(limit, len(pending))
-        return [pending.popleft() for _ in range(count)]
+    async def _serve(self) -> None:
+        """What runs in the application's task: the driver's crash is raised, listener steps
+        run (what one raised is raised), auto-commits reach the interceptors."""
+        error = self._driver.error
+        if error is not None:
+            raise KrafkaError(str(error)) from error.__cause__
+        self._run_commit_interceptors()
+        while self._steps:
+            event = self._steps.popleft()
+            raised = await self._run_listener(event)
+            self._engine.rebalance_done(event, anyio.current_time(), raised)
+            self._driver.wake()
+            if raised is not None:
+                raise raised
+
+    async def _run_listener(self, event: RebalanceEvent) -> Exception | None:
+        hook = getattr(self._listener, _LISTENER_METHODS[type(event)], None)
+        if hook is None:
+            return None
+        try:
+            result = hook(set(event.partitions))
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            log.info("krafka consumer: the rebalance listener raised %r", exc)
+            return exc
+        return None
+
+    async def _settle(self, op: int, timeout: float) -> Any:
+        """Wait for engine operation `op`, serving the application's side meanwhile (a leave
+        revokes partitions: the listener runs here)."""
+        done = anyio.Event()
+        box: dict[str, Any] = {}
+
+        async def wait() -> None:
+            try:
+                box["value"] = await self._driver.outcome(op, timeout + _OUTCOME_MARGIN)
+            except Exception as exc:
+                box["error"] = exc
+            finally:
+                done.set()
+                self._waiters.notify()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wait)
+            while not done.is_set():
+                with self._waiters.waiter() as woken:
+                    try:
+                        await self._serve()
+                    except BaseException:
+                        tg.cancel_scope.cancel()
+                        raise
+                    if not done.is_set():
+                        await woken.wait()
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
+
+    # -- the engine's events --------------------------------------------------------------------
 
     def _on_event(self, event: Any) -> None:
-        if isinstance(event, FetchCompleted | Stopped):
-            self._data.set()
-        elif isinstance(event, ResetNeeded):
-            if self._positions is not None:
-                self._positions.wake()
-        elif isinstance(event, RefreshMetadata) and event.topics is not None:
+        if isinstance(event, PollReady | Stopped):
+            self._waiters.notify()
+        elif isinstance(event, PartitionsRevoked | PartitionsLost | PartitionsAssigned):
+            self._steps.append(event)
+            self._waiters.notify()
+        elif isinstance(event, OffsetsCommitted):
+            if self._interceptors:
+                self._auto_committed.append(event)
+        elif isinstance(event, RefreshMetadata):
             self._refresh_soon(event.topics)
 
-    def _refresh_soon(self, topics: Iterable[str]) -> None:
-        """Refresh these topics' metadata in the background (joining a refresh under way)."""
-        self._stale.update(topics)
+    def _refresh_soon(self, topics: frozenset[str] | None) -> None:
+        """Carry out the engine's `RefreshMetadata` (joining a refresh under way)."""
+        if topics is None:
+            self._refresh_all = True
+        else:
+            self._refresh_topics.update(topics)
         if not self._refreshing:
             self._refreshing = True
             self._host.start_soon(self._refresh, name="krafka consumer metadata")
 
     async def _refresh(self) -> None:
         """One refresh at a time (the client spaces them by its refresh backoff), for every
-        topic the fetcher found stale meanwhile."""
+        topic asked for meanwhile; the engine learns when it is done."""
         try:
-            while self._stale:
-                topics, self._stale = sorted(self._stale), set()
+            while self._refresh_all or self._refresh_topics:
+                every, topics = self._refresh_all, sorted(self._refresh_topics)
+                self._refresh_all, self._refresh_topics = False, set()
                 try:
-                    await self._client.refresh_metadata(topics)
+                    await self._client.refresh_metadata(topics or None, all_topics=every)
                 except KrafkaError as exc:
                     log.info("krafka consumer: metadata refresh failed: %s", exc)
+                    self._refresh_all = self._refresh_all or every
+                    self._refresh_topics.update(topics)
                     await anyio.sleep(self.settings.retry_backoff)
+                    continue
+                self._engine.metadata_updated(anyio.current_time())
                 self._driver.wake()
         finally:
             self._refreshing = False
 
-    def _raise_position_errors(self) -> None:
-        self._membership.raise_failure()
-        positions = self._positions
-        if positions is not None and positions.errors:
-            positions.wake()  # it waits for the application to see its errors
-            raise positions.errors.pop(0)
+    def _run_commit_interceptors(self) -> None:
+        pending, self._auto_committed = self._auto_committed, []
+        for event in pending:
+            self._on_commit(event.offsets)
 
-    def _positions_changed(self) -> None:
-        self._driver.wake()
-        self._data.set()
+    def _on_commit(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
+        for interceptor in self._interceptors:
+            hook = getattr(interceptor, "on_commit", None)
+            if hook is not None:
+                try:
+                    hook(offsets)
+                except Exception:  # the commit succeeded: Java logs an interceptor's failure
+                    log.exception("consumer interceptor %r failed in on_commit", interceptor)
 
     def _changed(self) -> None:
-        """Assignment or positions changed: resolve positions, replan fetches, wake pollers."""
-        if self._pending:
-            self._drop_pending(self._pending_partitions() - self.assignment())
-        if self._positions is not None:
-            self._positions.wake()
+        """An application call changed the engine: it runs now; waiting polls look again."""
         self._driver.wake()
-        self._data.set()
+        self._waiters.notify()
 
     # -- positions ------------------------------------------------------------------------------
 
@@ -491,8 +500,7 @@ class Consumer(OffsetLookups):
         self, partition: TopicPartition, offset: int, leader_epoch: int | None = None
     ) -> None:
         """Read `partition` from `offset` on (the next poll returns it first)."""
-        self._subscription.seek(TopicPartition(*partition), offset, leader_epoch)
-        self._drop_pending({TopicPartition(*partition)})
+        self._engine.seek(TopicPartition(*partition), offset, leader_epoch)
         self._changed()
 
     async def seek_many(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]) -> None:
@@ -503,143 +511,115 @@ class Consumer(OffsetLookups):
                 await self.seek(tp, int(offset))
 
     async def seek_to_beginning(self, *partitions: TopicPartition) -> None:
-        self._reset(partitions, ResetStrategy.EARLIEST)
+        self._engine.seek_to(partitions, ResetStrategy.EARLIEST)
+        self._changed()
 
     async def seek_to_end(self, *partitions: TopicPartition) -> None:
-        self._reset(partitions, ResetStrategy.LATEST)
-
-    def _reset(self, partitions: Sequence[TopicPartition], strategy: ResetStrategy) -> None:
-        targets = [TopicPartition(*tp) for tp in partitions] or sorted(self.assignment())
-        for tp in targets:
-            self._subscription.request_offset_reset(tp, strategy)
-        self._drop_pending(set(targets))
+        self._engine.seek_to(partitions, ResetStrategy.LATEST)
         self._changed()
 
     async def position(self, partition: TopicPartition, timeout: float | None = None) -> int:
         """The offset of the next record to be returned (resolving it first if need be)."""
         tp = TopicPartition(*partition)
-        pending = [r.offset for r in self._pending if (r.topic, r.partition) == tp]
-        if pending:
-            return min(pending)
         with anyio.fail_after(timeout or self.settings.default_api_timeout):
-            while (position := self._subscription.position(tp)) is None:
-                self._raise_position_errors()
-                assert self._positions is not None
-                resolved = self._positions.resolved
-                self._positions.wake()
-                await resolved.wait()
-        self._subscription.mark_polled((tp,))
-        return position
+            while True:
+                with self._waiters.waiter() as woken:
+                    await self._serve()
+                    position = self._engine.position(tp)
+                    if position is not None:
+                        return position
+                    self._engine.raise_failure()
+                    self._driver.wake()
+                    await woken.wait()
 
     def pause(self, *partitions: TopicPartition) -> None:
-        for tp in partitions:
-            self._subscription.pause(TopicPartition(*tp))
+        self._engine.pause(partitions)
 
     def resume(self, *partitions: TopicPartition) -> None:
-        for tp in partitions:
-            self._subscription.resume(TopicPartition(*tp))
+        self._engine.resume(partitions)
         self._changed()
 
     def paused(self) -> set[TopicPartition]:
-        return self._subscription.paused_partitions()
-
-    def _consumed(self) -> dict[TopicPartition, OffsetAndMetadata]:
-        """Positions of records handed to the application (not those still in `_pending`)."""
-        consumed = self._subscription.all_consumed()
-        for record in reversed(self._pending):
-            tp = TopicPartition(record.topic, record.partition)
-            consumed[tp] = OffsetAndMetadata(record.offset, "", record.leader_epoch)
-        return consumed
-
-    def _pending_partitions(self) -> set[TopicPartition]:
-        return {TopicPartition(r.topic, r.partition) for r in self._pending}
-
-    def _drop_pending(self, partitions: set[TopicPartition]) -> None:
-        if partitions and self._pending:
-            kept = [r for r in self._pending if (r.topic, r.partition) not in partitions]
-            self._pending.clear()  # in place: iterators hold this deque
-            self._pending.extend(kept)
+        return self._engine.subscription.paused_partitions()
 
     # -- commits --------------------------------------------------------------------------------
 
-    async def commit(
-        self,
-        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
-        *,
-        timeout: float | None = None,
-    ) -> None:
+    async def commit(self, offsets: Offsets | None = None, *, timeout: float | None = None) -> None:
         """Commit `offsets` (default: the positions of everything returned so far)."""
         self._check_open()
-        wanted = self._commit_offsets(offsets)
-        await self._membership.commit(wanted, timeout)
-        for interceptor in self._interceptors:
-            hook = getattr(interceptor, "on_commit", None)
-            if hook is not None:
-                try:
-                    hook(wanted)
-                except Exception:  # the commit succeeded: Java logs an interceptor's failure
-                    log.exception("consumer interceptor %r failed in on_commit", interceptor)
+        op = self._engine.commit(offsets, anyio.current_time(), timeout)
+        self._driver.wake()
+        committed = await self._outcome(op, timeout, "commit")
+        self._on_commit(committed)
 
-    def commit_async(
-        self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
-    ) -> PendingCommit:
+    def commit_async(self, offsets: Offsets | None = None) -> PendingCommit:
         """Start a commit (default: the positions of everything returned so far); await the
         result to learn how it went. Its `offsets` are what it commits. Commits are applied in
         call order, `commit_async` and `commit` alike."""
         self._check_open()
-        return self._membership.commit_async(self._commit_offsets(offsets))
+        wanted = self._engine.consumed() if offsets is None else _normalized(offsets)
+        op = self._engine.commit(wanted, anyio.current_time())
+        self._driver.wake()
+        pending = PendingCommit(wanted)
+        self._host.start_soon(pending.run, lambda _: self._finish_commit(op), name="krafka commit")
+        return pending
 
-    def _commit_offsets(
-        self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None
-    ) -> dict[TopicPartition, OffsetAndMetadata]:
-        if offsets is None:
-            return self._consumed()
-        out = {}
-        for tp, value in offsets.items():
-            key = TopicPartition(*tp)
-            if not self._subscription.is_assigned(key):
-                raise IllegalStateError(f"cannot commit {key}: it is not assigned")
-            out[key] = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(value)
-        return out
+    async def _finish_commit(self, op: int) -> None:
+        self._on_commit(await self._outcome(op, None, "commit"))
 
     async def committed(
         self, partitions: Iterable[TopicPartition], *, timeout: float | None = None
     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
         self._check_open()
-        return await self._membership.committed([TopicPartition(*tp) for tp in partitions], timeout)
+        wanted = [TopicPartition(*tp) for tp in partitions]
+        if not wanted:
+            return {}
+        op = self._engine.committed(wanted, anyio.current_time(), timeout)
+        self._driver.wake()
+        found: Mapping[TopicPartition, OffsetAndMetadata | None] = await self._outcome(
+            op, timeout, "committed"
+        )
+        return {tp: found.get(tp) for tp in wanted}
+
+    async def _outcome(self, op: int, timeout: float | None, what: str) -> Any:
+        error = self._driver.error
+        if error is not None:
+            raise KrafkaError(str(error)) from error.__cause__
+        wait = (self.settings.default_api_timeout if timeout is None else timeout) + _OUTCOME_MARGIN
+        try:
+            return await self._driver.outcome(op, wait)
+        except OutcomeTimeout as exc:
+            raise KafkaTimeoutError(
+                f"{what}(timeout={timeout}) got no outcome in time: it is still pending (sent "
+                "and unanswered, or queued behind an earlier commit), so the offsets may yet be "
+                "committed; it is safe to commit them again (commits are applied in call order)"
+            ) from exc
 
     def group_metadata(self) -> ConsumerGroupMetadata:
-        return self._membership.group_metadata()
+        return self._engine.group_metadata()
 
     # -- lag and metrics ------------------------------------------------------------------------
 
     def lag(self) -> dict[TopicPartition, int]:
         """Records behind the end of each partition, from the last fetch (no network call)."""
-        out = {}
-        for tp in self._subscription.assigned_partitions():
-            lag = self.current_lag(tp)
-            if lag is not None:
-                out[tp] = lag
-        return out
+        return self._engine.lag()
 
     def current_lag(self, partition: TopicPartition) -> int | None:
-        tp = TopicPartition(*partition)
-        if not self._subscription.is_assigned(tp):
-            return None
-        state = self._subscription.state_of(tp)
-        end = state.last_stable_offset if self.settings.read_committed else state.high_watermark
-        position = self._consumed().get(tp)
-        if end is None or position is None:
-            return None
-        return max(0, end - position.offset)
+        return self._engine.lag().get(TopicPartition(*partition))
 
     def metrics(self) -> dict[str, Any]:
-        lags = self.lag()
-        return self._metrics.snapshot(lags)
+        return self._metrics.snapshot(self.lag())
 
     @property
     def client(self) -> KafkaClient:
         return self._client
+
+
+def _normalized(offsets: Offsets) -> dict[TopicPartition, OffsetAndMetadata]:
+    return {
+        TopicPartition(*tp): v if isinstance(v, OffsetAndMetadata) else OffsetAndMetadata(v)
+        for tp, v in offsets.items()
+    }
 
 
 __all__ = ["Consumer"]

@@ -9,16 +9,20 @@ from typing import Any, Protocol
 
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka.sansio.backoff import BackoffPolicy
-from krafka.sansio.consumer.fetcher import FetchConfig, IsolationLevel
+from krafka.sansio.consumer.config import ConsumerConfig, GroupProtocol
+from krafka.sansio.consumer.fetcher import FetchConfig
 from krafka.sansio.consumer.record import ConsumerRecord
 from krafka.sansio.consumer.subscription import ResetStrategy
+from krafka.sansio.group.classic.assignors import assignors_for
+from krafka.sansio.group.config import GroupConfig
+from krafka.sansio.isolation import IsolationLevel
 from krafka.structs import OffsetAndMetadata, TopicPartition
 
 
 class ConsumerInterceptor(Protocol):
     """Java's ConsumerInterceptor: sees (and may replace) records before the application, and
-    offsets after they are committed. Either method may be left out. Their exceptions are
-    logged, not raised (the records are then returned as they were)."""
+    offsets after they are committed (automatic commits too). Either method may be left out.
+    Their exceptions are logged, not raised (the records are then returned as they were)."""
 
     def on_consume(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]: ...
 
@@ -74,8 +78,7 @@ class ConsumerSettings:
             raise ValueError("max_buffered_records must be >= 0 (0: unlimited)")
         if self.fetch_max_wait < 0 or self.fetch_min_bytes < 0:
             raise ValueError("fetch_max_wait and fetch_min_bytes must be >= 0")
-        if self.group_protocol not in ("classic", "consumer"):
-            raise ValueError('group_protocol must be "classic" or "consumer"')
+        GroupProtocol.parse(self.group_protocol)
 
     @classmethod
     def split(cls, options: Mapping[str, Any]) -> tuple[ConsumerSettings, dict[str, Any]]:
@@ -87,6 +90,52 @@ class ConsumerSettings:
     @property
     def read_committed(self) -> bool:
         return self.isolation_level is IsolationLevel.READ_COMMITTED
+
+    def engine_config(self) -> ConsumerConfig:
+        """What the sans-IO `ConsumerEngine` decides with."""
+        assert isinstance(self.auto_offset_reset, ResetStrategy)
+        protocol = GroupProtocol.parse(self.group_protocol)
+        group = None if self.group_id is None else self.group_config()
+        classic = group is not None and protocol is GroupProtocol.CLASSIC
+        return ConsumerConfig(
+            fetch=self.fetch_config(),
+            group=group,
+            group_protocol=protocol,
+            assignors=tuple(assignors_for(self.partition_assignment_strategy)) if classic else (),
+            remote_assignor=self.group_remote_assignor,
+            auto_offset_reset=self.auto_offset_reset,
+            initial_offsets=self.initial_offsets,
+            max_poll_records=self.max_poll_records,
+            key_deserializer=self.key_deserializer,
+            value_deserializer=self.value_deserializer,
+            default_api_timeout=self.default_api_timeout,
+            metadata_max_age=self.metadata_max_age,
+            retry_backoff=self._retry_backoff(),
+        )
+
+    def group_config(self) -> GroupConfig:
+        assert self.group_id is not None
+        return GroupConfig(
+            group_id=self.group_id,
+            group_instance_id=self.group_instance_id,
+            session_timeout=self.session_timeout,
+            heartbeat_interval=self.heartbeat_interval,
+            max_poll_interval=self.max_poll_interval,
+            retry_backoff=self.retry_backoff,
+            retry_backoff_max=self.retry_backoff_max,
+            request_timeout=self.request_timeout,
+            default_api_timeout=self.default_api_timeout,
+            enable_auto_commit=self.enable_auto_commit,
+            auto_commit_interval=self.auto_commit_interval,
+            client_rack=self.client_rack,
+        )
+
+    def _retry_backoff(self) -> BackoffPolicy:
+        return BackoffPolicy(
+            initial=self.retry_backoff,
+            maximum=max(self.retry_backoff, self.retry_backoff_max),
+            max_retries=None,
+        )
 
     def fetch_config(self) -> FetchConfig:
         assert isinstance(self.isolation_level, IsolationLevel)
@@ -101,11 +150,7 @@ class ConsumerSettings:
             max_decompressed_size=self.max_decompressed_size,
             max_buffered_records=self.max_buffered_records,
             preferred_replica_ttl=self.metadata_max_age,
-            retry_backoff=BackoffPolicy(
-                initial=self.retry_backoff,
-                maximum=max(self.retry_backoff, self.retry_backoff_max),
-                max_retries=None,
-            ),
+            retry_backoff=self._retry_backoff(),
         )
 
 

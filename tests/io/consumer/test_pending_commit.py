@@ -9,7 +9,7 @@ import pytest
 
 from krafka import OffsetAndMetadata, TopicPartition
 from krafka.errors import InvalidStateError
-from krafka.io.consumer.membership import Offsets, PendingCommit
+from krafka.io.consumer.pending_commit import Offsets, PendingCommit
 
 pytestmark = pytest.mark.anyio
 
