@@ -30,7 +30,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError, error_for_code
+from krafka.errors import (
+    IllegalStateError,
+    InvalidStateError,
+    KrafkaError,
+    error_class,
+    error_for_code,
+)
 from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.actions import (
     Completed,
@@ -393,6 +399,7 @@ class ConsumerEngine:
         self.positions.metadata_updated()
         subscription = self.subscription
         if subscription.type not in _SUBSCRIBED:
+            self._refuse_denied_assigned()
             return
         counts = self.metadata.partition_counts
         if subscription.pattern is not None:
@@ -668,6 +675,29 @@ class ConsumerEngine:
             )
             self._ready = True
         self._denied = denied
+
+    def _refuse_denied_assigned(self) -> None:
+        """Assigned partitions of topics the principal may not describe fail the next poll, and
+        again after each metadata refresh that still denies them (Java's
+        TopicAuthorizationException from metadata), instead of waiting for a leader for ever."""
+        errors = self.metadata.topic_errors
+        denied = sorted(
+            {
+                tp.topic
+                for tp in self.subscription.assigned_partitions()
+                if errors.get(tp.topic) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            }
+        )
+        refused = error_class(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        pending = any(isinstance(e, refused) for e in self._failures)
+        if denied and not pending:
+            self._failures.append(
+                error_for_code(
+                    ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                    f"not authorized to describe assigned topics: {', '.join(denied)}",
+                )
+            )
+            self._ready = True
 
     # -- internals: closing ---------------------------------------------------------------------
 
