@@ -6,28 +6,23 @@ random amount: two clocks made a producer's topics look idle for hours to its me
 Wall-clock timestamps (record timestamps, token expiry) are a different quantity and come
 from `time.time()`, as inputs.
 
-`LoopClock` reads the same clock from a thread outside the loop: the sync facade appends
-records on the caller's thread while the loop is parked.
+`loop_clock()` hands out that same clock as a plain callable: the sync facade appends records
+on the caller's thread while the loop is parked, where `anyio.current_time()` cannot be called.
 """
 
 from __future__ import annotations
 
-import time
+import asyncio
+from collections.abc import Callable
 
-import anyio
 
+def loop_clock() -> Callable[[], float]:
+    """(On the loop) the callable `anyio.current_time()` reads: asyncio's `loop.time` or
+    trio's run clock (`trio.lowlevel.current_clock().current_time`, a custom clock included),
+    callable from any thread."""
+    try:
+        return asyncio.get_running_loop().time
+    except RuntimeError:  # not asyncio: anyio's other backend
+        import trio
 
-class LoopClock:
-    """`anyio.current_time()` of the loop it was made on, readable from any thread.
-
-    Both backends' clocks run at the rate of the system's monotonic clock (asyncio reads it,
-    trio adds a fixed offset), so the offset measured once on the loop holds.
-    """
-
-    __slots__ = ("_offset",)
-
-    def __init__(self) -> None:
-        self._offset = anyio.current_time() - time.monotonic()
-
-    def __call__(self) -> float:
-        return time.monotonic() + self._offset
+        return trio.lowlevel.current_clock().current_time

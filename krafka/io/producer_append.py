@@ -14,7 +14,7 @@ import anyio
 
 from krafka.errors import KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
-from krafka.io.clock import LoopClock
+from krafka.io.clock import loop_clock
 from krafka.io.producer_handle import DeliveryHandle, Hooks, ProducerRecord
 from krafka.io.producer_sender import SenderLoop
 from krafka.io.producer_txn import Transactions
@@ -53,7 +53,7 @@ class Appender:
 
     def start(self) -> None:
         """On the loop: fix the clock `append_now` reads from any thread."""
-        self.clock = LoopClock()
+        self.clock = loop_clock()
 
     async def append(
         self,
