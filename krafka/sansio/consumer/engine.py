@@ -150,7 +150,6 @@ class ConsumerEngine:
         self._refresh_wanted = False
         self._next_subscription_refresh: float | None = None
         self._missing = Backoff(config.retry_backoff)
-        self._denied: frozenset[str] = frozenset()
         self._closing: _Closing | None = None
         self._sessions = _Sessions()
 
@@ -399,13 +398,14 @@ class ConsumerEngine:
         self.positions.metadata_updated()
         subscription = self.subscription
         if subscription.type not in _SUBSCRIBED:
-            self._refuse_denied_assigned()
+            assigned = self.subscription.assigned_partitions()
+            self._refuse_denied((tp.topic for tp in assigned), "assigned")
             return
         counts = self.metadata.partition_counts
         if subscription.pattern is not None:
             subscription.match_pattern(counts)
         wanted = subscription.subscription()
-        self._refuse_denied(wanted)
+        self._refuse_denied(wanted, "subscribed")
         member = self._member
         if member is not None:
             ids = {t: i for t in counts if (i := self.metadata.topic_id(t)) is not None}
@@ -659,42 +659,20 @@ class ConsumerEngine:
         pattern = self.subscription.pattern
         self._want_refresh(None if pattern is not None else self.subscription.subscription())
 
-    def _refuse_denied(self, topics: frozenset[str]) -> None:
-        """Subscribed topics the principal may not describe fail the next poll (Java's
-        TopicAuthorizationException) instead of leaving the member waiting for them."""
-        errors = self.metadata.topic_errors
-        denied = frozenset(
-            t for t in topics if errors.get(t) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
-        )
-        if denied and denied != self._denied:
-            self._failures.append(
-                error_for_code(
-                    ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                    f"not authorized to describe subscribed topics: {', '.join(sorted(denied))}",
-                )
-            )
-            self._ready = True
-        self._denied = denied
-
-    def _refuse_denied_assigned(self) -> None:
-        """Assigned partitions of topics the principal may not describe fail the next poll, and
-        again after each metadata refresh that still denies them (Java's
-        TopicAuthorizationException from metadata), instead of waiting for a leader for ever."""
+    def _refuse_denied(self, topics: Iterable[str], kind: str) -> None:
+        """Topics the principal may not describe fail the next poll, and again after each
+        metadata refresh that still denies them (Java's TopicAuthorizationException from
+        metadata), instead of leaving the consumer waiting for them."""
         errors = self.metadata.topic_errors
         denied = sorted(
-            {
-                tp.topic
-                for tp in self.subscription.assigned_partitions()
-                if errors.get(tp.topic) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            }
+            {t for t in topics if errors.get(t) == ErrorCode.TOPIC_AUTHORIZATION_FAILED}
         )
         refused = error_class(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-        pending = any(isinstance(e, refused) for e in self._failures)
-        if denied and not pending:
+        if denied and not any(isinstance(e, refused) for e in self._failures):
             self._failures.append(
                 error_for_code(
                     ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                    f"not authorized to describe assigned topics: {', '.join(denied)}",
+                    f"not authorized to describe {kind} topics: {', '.join(denied)}",
                 )
             )
             self._ready = True

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from krafka.codec import Record, encode_batch
-from krafka.errors import GroupAuthorizationFailedError
+from krafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     FetchRequest,
@@ -235,6 +235,20 @@ def test_without_a_group_every_partition_starts_by_the_reset_policy() -> None:
     lookup = talk.expect(ListOffsetsRequest)
     assert lookup.target == Broker(2)
     assert not [s for s in talk.outbox if isinstance(talk.request(s), OffsetFetchRequest)]
+
+
+def test_an_assigned_topic_the_principal_may_not_describe_fails_each_poll_after_a_refresh() -> None:
+    machine, talk = engine(group=False, auto_offset_reset=ResetStrategy.EARLIEST)
+    hidden = TopicPartition("hidden", 0)
+    machine.assign([hidden], talk.now)
+    talk.step()
+    denied = MetadataResponseTopic(name="hidden", error_code=C.TOPIC_AUTHORIZATION_FAILED)
+    for _ in range(2):
+        machine.metadata.update(MetadataResponse(topics=[denied]), talk.now)
+        machine.metadata_updated(talk.now)
+        with pytest.raises(TopicAuthorizationFailedError, match="hidden"):
+            machine.poll(talk.now)
+        assert machine.poll(talk.now) == []  # raised once per refresh that still denies it
 
 
 def test_auto_commit_goes_out_at_a_poll_once_the_interval_passed() -> None:
