@@ -237,7 +237,7 @@ class Consumer(OffsetLookups):
         return self._engine.assignment()
 
     def subscription(self) -> set[str]:
-        return set(self._engine.subscription.subscription())
+        return self._engine.subscribed_topics()
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -540,7 +540,7 @@ class Consumer(OffsetLookups):
         self._changed()
 
     def paused(self) -> set[TopicPartition]:
-        return self._engine.subscription.paused_partitions()
+        return self._engine.paused()
 
     # -- commits --------------------------------------------------------------------------------
 

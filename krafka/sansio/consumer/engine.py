@@ -256,6 +256,13 @@ class ConsumerEngine:
     def assignment(self) -> set[TopicPartition]:
         return self.subscription.assigned_partitions()
 
+    def subscribed_topics(self) -> set[str]:
+        """The topics subscribed to (by name, or matched by the pattern)."""
+        return set(self.subscription.subscription())
+
+    def paused(self) -> set[TopicPartition]:
+        return self.subscription.paused_partitions()
+
     # -- the application's calls: reading -------------------------------------------------------
 
     def poll(self, now: float, max_records: int | None = None) -> list[ConsumerRecord]:
