@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from krafka.errors import KrafkaError
 from krafka.protocol import RESPONSES, ApiKey
+from krafka.protocol.messages import OffsetCommitRequest, OffsetCommitResponse
 from krafka.protocol.schema import Request
 from krafka.sansio.actions import Completed, Failed, Machine, SendRequest, Versioned
 
@@ -115,4 +116,21 @@ class Conversation:
         return op not in self.outcomes
 
 
-__all__ = ["Conversation"]
+def commit_response(request: OffsetCommitRequest, code: int = 0) -> OffsetCommitResponse:
+    """An OffsetCommit answer with `code` for every partition of `request`."""
+    topic = OffsetCommitResponse.OffsetCommitResponseTopic
+    part = topic.OffsetCommitResponsePartition
+    return OffsetCommitResponse(
+        topics=[
+            topic(
+                name=t.name,
+                partitions=[
+                    part(partition_index=p.partition_index, error_code=code) for p in t.partitions
+                ],
+            )
+            for t in request.topics
+        ]
+    )
+
+
+__all__ = ["Conversation", "commit_response"]

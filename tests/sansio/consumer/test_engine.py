@@ -22,7 +22,6 @@ from krafka.protocol.messages import (
     ListOffsetsResponse,
     MetadataResponse,
     OffsetCommitRequest,
-    OffsetCommitResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
     SyncGroupRequest,
@@ -48,7 +47,7 @@ from krafka.sansio.group.classic.assignors import assignors_for
 from krafka.sansio.group.config import GroupConfig
 from krafka.sansio.metadata import ClusterMetadata
 from krafka.structs import OffsetAndMetadata, TopicPartition
-from krafka.testing.conversation import Conversation
+from krafka.testing.conversation import Conversation, commit_response
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 C = ErrorCode
@@ -122,22 +121,6 @@ def committed_answer(offsets: dict[TopicPartition, int]) -> OffsetFetchResponse:
                     )
                 ],
             )
-        ]
-    )
-
-
-def commit_answer(request: OffsetCommitRequest, code: int = 0) -> OffsetCommitResponse:
-    topic = OffsetCommitResponse.OffsetCommitResponseTopic
-    part = topic.OffsetCommitResponsePartition
-    return OffsetCommitResponse(
-        topics=[
-            topic(
-                name=t.name,
-                partitions=[
-                    part(partition_index=p.partition_index, error_code=code) for p in t.partitions
-                ],
-            )
-            for t in request.topics
         ]
     )
 
@@ -270,7 +253,7 @@ def test_auto_commit_goes_out_at_a_poll_once_the_interval_passed() -> None:
     assert [(p.partition_index, p.committed_offset) for p in request.topics[0].partitions] == [
         (0, 8)
     ]
-    talk.reply(sent, commit_answer(request))
+    talk.reply(sent, commit_response(request))
     talk.step()
     (done,) = taken(talk, OffsetsCommitted)
     assert done.offsets[T0].offset == 8
@@ -289,7 +272,7 @@ def test_close_commits_what_was_consumed_then_completes() -> None:
     request = talk.request(sent)
     assert [p.committed_offset for p in request.topics[0].partitions] == [6]
     assert talk.pending(op)
-    talk.reply(sent, commit_answer(request))
+    talk.reply(sent, commit_response(request))
     assert talk.outcome(op) is None
     assert taken(talk, OffsetsCommitted)
     talk.expect_nothing()
@@ -406,7 +389,7 @@ def test_closing_a_member_commits_then_revokes_through_the_application_then_leav
         0: 5,
         1: 9,
     }
-    talk.reply(commit, commit_answer(request))
+    talk.reply(commit, commit_response(request))
     talk.step()
     (revoked,) = taken(talk, PartitionsRevoked)
     assert talk.pending(op)

@@ -13,7 +13,6 @@ from krafka.protocol.messages import (
     HeartbeatResponse,
     JoinGroupRequest,
     JoinGroupResponse,
-    OffsetCommitResponse,
     SyncGroupRequest,
     SyncGroupResponse,
 )
@@ -28,7 +27,7 @@ from krafka.sansio.group.classic.consumer_protocol import (
 )
 from krafka.sansio.group.events import Step
 from krafka.structs import OffsetAndMetadata, TopicPartition
-from krafka.testing.conversation import Conversation
+from krafka.testing.conversation import Conversation, commit_response
 
 E = TypeVar("E")
 GROUP = "g"
@@ -41,23 +40,6 @@ def tps(*specs: str) -> frozenset[TopicPartition]:
         topic, _, partition = spec.rpartition("-")
         out.add(TopicPartition(topic, int(partition)))
     return frozenset(out)
-
-
-def commit_response(request: Any, code: int = 0) -> OffsetCommitResponse:
-    """An OffsetCommit answer with `code` for every partition of `request`."""
-    topic = OffsetCommitResponse.OffsetCommitResponseTopic
-    part = topic.OffsetCommitResponsePartition
-    return OffsetCommitResponse(
-        topics=[
-            topic(
-                name=t.name,
-                partitions=[
-                    part(partition_index=p.partition_index, error_code=code) for p in t.partitions
-                ],
-            )
-            for t in request.topics
-        ]
-    )
 
 
 def metadata(topics: Iterable[str], owned: Iterable[TopicPartition] = (), gen: int = -1) -> bytes:

@@ -36,7 +36,7 @@ from krafka.sansio.actions import SendRequest
 from krafka.sansio.group import GroupMember
 from krafka.sansio.group.events import AssignPartitions, CommitPositions
 from krafka.structs import OffsetAndMetadata, TopicPartition
-from krafka.testing.conversation import Conversation
+from krafka.testing.conversation import Conversation, commit_response
 
 C = ErrorCode
 
@@ -371,19 +371,7 @@ def _chaos_response(request: Any, code: int) -> Any:
         return SyncGroupResponse(error_code=code)
     if isinstance(request, HeartbeatRequest):
         return HeartbeatResponse(error_code=code)
-    topic = OffsetCommitResponse.OffsetCommitResponseTopic
-    part = topic.OffsetCommitResponsePartition
-    return OffsetCommitResponse(
-        topics=[
-            topic(
-                name=t.name,
-                partitions=[
-                    part(partition_index=p.partition_index, error_code=code) for p in t.partitions
-                ],
-            )
-            for t in request.topics
-        ]
-    )
+    return commit_response(request, code)
 
 
 def answer_steps(
