@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 from krafka.sansio.group.classic.assignors._java import hash_map_order, java_key
 from krafka.structs import TopicPartition
@@ -110,6 +110,41 @@ class PartitionAssignor(Protocol):
     def on_assignment(self, assignment: Assignment, generation: int) -> None: ...
 
 
+class EagerAssignor:
+    """An EAGER assignor without user data or state, made of one pure function
+    (`assign_partitions`): Java's range and round-robin assignors."""
+
+    name: ClassVar[str]
+
+    def supported_protocols(self) -> Sequence[RebalanceProtocol]:
+        return (RebalanceProtocol.EAGER,)
+
+    def subscription_user_data(
+        self,
+        topics: Collection[str],
+        owned: Sequence[TopicPartition] = (),
+        generation: int = NO_GENERATION,
+    ) -> bytes | None:
+        return None
+
+    def assign_partitions(
+        self, cluster: Cluster, subscriptions: Mapping[str, Subscription]
+    ) -> dict[str, list[TopicPartition]]:
+        raise NotImplementedError
+
+    def assign(
+        self, cluster: Cluster, subscriptions: Mapping[str, Subscription]
+    ) -> dict[str, Assignment]:
+        result = self.assign_partitions(cluster, subscriptions)
+        return {member: Assignment(tuple(ps)) for member, ps in result.items()}
+
+    def on_assignment(self, assignment: Assignment, generation: int) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
 def member_sort_key(member_id: str, group_instance_id: str | None) -> tuple[int, bytes]:
     """Java's `MemberInfo` order: static members by instance id first, then dynamic members
     by member id, so static members keep their partitions across restarts."""
@@ -145,6 +180,7 @@ __all__ = [
     "NO_GENERATION",
     "Assignment",
     "Cluster",
+    "EagerAssignor",
     "PartitionAssignor",
     "RebalanceProtocol",
     "Subscription",

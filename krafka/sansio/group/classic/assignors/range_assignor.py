@@ -18,10 +18,8 @@ from typing import Final
 from krafka.sansio.group.classic.assignors._java import hash_map_order
 from krafka.sansio.group.classic.assignors._racks import use_rack_aware_assignment
 from krafka.sansio.group.classic.assignors.assignor import (
-    NO_GENERATION,
-    Assignment,
     Cluster,
-    RebalanceProtocol,
+    EagerAssignor,
     Subscription,
     member_sort_key,
     partitions_per_topic,
@@ -180,33 +178,15 @@ def range_assign(
     return {member: sorted(partitions) for member, partitions in out.items()}
 
 
-class RangeAssignor:
+class RangeAssignor(EagerAssignor):
     """`range`: per-topic ranges in member order; EAGER only."""
 
     name: Final = "range"
 
-    def supported_protocols(self) -> Sequence[RebalanceProtocol]:
-        return (RebalanceProtocol.EAGER,)
-
-    def subscription_user_data(
-        self,
-        topics: Collection[str],
-        owned: Sequence[TopicPartition] = (),
-        generation: int = NO_GENERATION,
-    ) -> bytes | None:
-        return None
-
-    def assign(
+    def assign_partitions(
         self, cluster: Cluster, subscriptions: Mapping[str, Subscription]
-    ) -> dict[str, Assignment]:
-        result = range_assign(cluster, subscriptions)
-        return {member: Assignment(tuple(ps)) for member, ps in result.items()}
-
-    def on_assignment(self, assignment: Assignment, generation: int) -> None:
-        return None
-
-    def __repr__(self) -> str:
-        return "RangeAssignor()"
+    ) -> dict[str, list[TopicPartition]]:
+        return range_assign(cluster, subscriptions)
 
 
 __all__ = ["RangeAssignor", "range_assign"]

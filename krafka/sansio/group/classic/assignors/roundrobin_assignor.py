@@ -7,14 +7,12 @@ subscribed to the partition's topic. Balanced when every member subscribes to th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Final
 
 from krafka.sansio.group.classic.assignors.assignor import (
-    NO_GENERATION,
-    Assignment,
     Cluster,
-    RebalanceProtocol,
+    EagerAssignor,
     Subscription,
     partitions_per_topic,
     sorted_members,
@@ -39,33 +37,15 @@ def roundrobin_assign(
     return out
 
 
-class RoundRobinAssignor:
+class RoundRobinAssignor(EagerAssignor):
     """`roundrobin`: partitions dealt in turn; EAGER only."""
 
     name: Final = "roundrobin"
 
-    def supported_protocols(self) -> Sequence[RebalanceProtocol]:
-        return (RebalanceProtocol.EAGER,)
-
-    def subscription_user_data(
-        self,
-        topics: Collection[str],
-        owned: Sequence[TopicPartition] = (),
-        generation: int = NO_GENERATION,
-    ) -> bytes | None:
-        return None
-
-    def assign(
+    def assign_partitions(
         self, cluster: Cluster, subscriptions: Mapping[str, Subscription]
-    ) -> dict[str, Assignment]:
-        result = roundrobin_assign(cluster, subscriptions)
-        return {member: Assignment(tuple(ps)) for member, ps in result.items()}
-
-    def on_assignment(self, assignment: Assignment, generation: int) -> None:
-        return None
-
-    def __repr__(self) -> str:
-        return "RoundRobinAssignor()"
+    ) -> dict[str, list[TopicPartition]]:
+        return roundrobin_assign(cluster, subscriptions)
 
 
 __all__ = ["RoundRobinAssignor", "roundrobin_assign"]
