@@ -1,8 +1,11 @@
 """The client's view of the cluster: brokers, racks, topics, partitions, leaders, epochs, ids.
 
-`ClusterMetadata` is pure bookkeeping. The driver asks it *when* to refresh
-(`next_refresh_at`) and *which topics* (`topics_to_refresh`), sends the Metadata request,
-and hands the response to `update`. Refreshes happen:
+`ClusterMetadata` is the data and its bookkeeping; `MetadataMachine`
+(`krafka.sansio.metadata.machine`) owns one and decides when to refresh it, or a driver asks it
+*when* (`next_refresh_at`) and *which topics* (`topics_to_refresh`) and hands answers to
+`update`. Machines read it through pure lookups (`leader`, `partitions`, `broker`, `topic_id`,
+`topic_name`, `partition_counts`) that change nothing; noting that a topic is in use is the
+separate `note_use(topic, now)`. Refreshes happen:
 
 * on age: `max_age` after the last successful refresh (Java's `metadata.max.age.ms`);
 * on stale-metadata errors (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ...) reported
@@ -119,6 +122,8 @@ class ClusterMetadata:
     topic_errors: dict[str, int] = field(default_factory=dict)
     unreachable_since: float | None = None
     rebootstrap_requested: bool = False
+    #: The owner's clock at its latest input (the one clock of the driver).
+    now: float = 0.0
     _refresh: _Refresh = field(default_factory=_Refresh)
 
     # -- lookups --------------------------------------------------------------------------------
@@ -133,6 +138,15 @@ class ClusterMetadata:
     def partitions_for(self, topic: str) -> list[int]:
         info = self.topics.get(topic)
         return [] if info is None else sorted(info.partitions)
+
+    def partitions(self, topic: str) -> list[int]:
+        """The partition ids of `topic` ([] while unknown)."""
+        return self.partitions_for(topic)
+
+    def leader(self, topic: str, partition: int) -> int | None:
+        """The leader's node id (None: unknown or leaderless). A pure lookup."""
+        info = self.partition(topic, partition)
+        return None if info is None or info.leader < 0 else info.leader
 
     def leader_for(self, topic: str, partition: int) -> BrokerInfo | None:
         """The leader broker of a partition, or None if unknown or leaderless."""
@@ -184,12 +198,14 @@ class ClusterMetadata:
                 self.request_refresh()
             self.interest[topic] = now
 
-    def touch(self, topic: str, now: float) -> None:
-        """Record a use of `topic` (keeps it from expiring)."""
+    def note_use(self, topic: str, now: float) -> None:
+        """Record a use of `topic`: keeps it refreshed; a new one triggers a refresh."""
         if topic not in self.interest:
             self.add_topics((topic,), now)
         else:
             self.interest[topic] = now
+
+    touch = note_use
 
     def request_refresh(
         self, reason: RefreshReason = RefreshReason.REQUESTED, *, all_topics: bool = False

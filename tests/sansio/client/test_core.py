@@ -1,0 +1,246 @@
+"""`ClientCore` driven through scripted conversations: routing, lanes, coordinators, versions,
+connection loss, without a broker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from _requester import Requester
+
+from krafka.errors import KafkaConnectionError, UnsupportedVersionError
+from krafka.protocol import ApiKey
+from krafka.protocol.error_codes import ErrorCode
+from krafka.protocol.messages import (
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+)
+from krafka.sansio.actions import (
+    AnyBroker,
+    Broker,
+    Coordinator,
+    CoordinatorMoved,
+    LeaderOf,
+    SendRequest,
+)
+from krafka.sansio.client import ClientConfig, ClientCore, MetadataUpdated
+from krafka.testing.scripted_cluster import (
+    ALL_VERSIONS,
+    Asked,
+    ScriptedCluster,
+    coordinator_response,
+    metadata_response,
+)
+
+B1, B2, B3 = ("b1", 9092), ("b2", 9092), ("b3", 9092)
+BROKERS = {1: B1, 2: B2, 3: B3}
+
+
+def started(**config: Any) -> tuple[ScriptedCluster, Requester]:
+    """A core that bootstrapped from b1 and knows topic t (leaders 1, 2)."""
+    cluster = ScriptedCluster(ClientCore(ClientConfig("b1:9092", **config), now=0.0))
+    requester = Requester()
+    cluster.core.add(requester)
+    meta = cluster.take(ApiKey.METADATA, B1)
+    cluster.answer(meta, metadata_response(BROKERS, {"t": [1, 2]}))
+    return cluster, requester
+
+
+def list_offsets(partition: int = 0, stamp: int = -1) -> ListOffsetsRequest:
+    part = ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+        partition_index=partition, timestamp=stamp
+    )
+    return ListOffsetsRequest(
+        topics=[ListOffsetsRequest.ListOffsetsTopic(name="t", partitions=[part])]
+    )
+
+
+def offset_fetch(group: str = "g") -> SendRequest[OffsetFetchResponse]:
+    return SendRequest(Coordinator(group), OffsetFetchRequest(group_id=group), max_version=7)
+
+
+def test_the_bootstrap_refresh_goes_to_the_bootstrap_server_and_is_announced() -> None:
+    cluster = ScriptedCluster(ClientCore(ClientConfig("b1:9092,b2:9092"), now=0.0))
+    meta = cluster.take(ApiKey.METADATA)
+    assert meta.address == B1
+    events = cluster.answer(meta, metadata_response(BROKERS, {}))
+    assert [e for e in events if isinstance(e, MetadataUpdated)] == [MetadataUpdated(1)]
+    assert cluster.core.cluster.broker(3) is not None
+
+
+def test_a_leader_target_waits_for_metadata_then_goes_to_the_leader() -> None:
+    cluster, requester = started()
+    sent = SendRequest(LeaderOf("u", 1), list_offsets(1))
+    requester.ask(sent)
+    meta = cluster.take(ApiKey.METADATA)
+    assert "u" in [t.name for t in meta.body.topics]
+    assert cluster.pending(ApiKey.LIST_OFFSETS) == []
+    cluster.answer(meta, metadata_response(BROKERS, {"t": [1, 2], "u": [3, 2]}))
+    asked = cluster.take(ApiKey.LIST_OFFSETS)
+    assert asked.address == B2
+    cluster.answer(asked, ListOffsetsResponse(topics=[]))
+    assert requester.outcome(sent) == ListOffsetsResponse(topics=[])
+
+
+def test_a_leader_lookup_does_not_note_use_but_note_use_keeps_a_topic() -> None:
+    cluster, _ = started()
+    view = cluster.core.cluster
+    assert view.leader("t", 1) == 2
+    assert view.leader("v", 0) is None
+    assert "v" not in view.interest
+    cluster.core.note_use("v", cluster.now)
+    assert "v" in view.interest
+    assert "v" in [t.name for t in cluster.take(ApiKey.METADATA).body.topics]
+
+
+def test_coordinator_requests_take_their_own_connection_not_the_data_one() -> None:
+    cluster, requester = started()
+    fetch = SendRequest(LeaderOf("t", 0), list_offsets())
+    requester.ask(fetch)
+    data = cluster.take(ApiKey.LIST_OFFSETS)  # left unanswered, as a long poll
+    commit = offset_fetch()
+    requester.ask(commit)
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    assert find.conn_id != data.conn_id
+    cluster.answer(find, coordinator_response(find, 1, B1))
+    asked = cluster.take(ApiKey.OFFSET_FETCH, B1)
+    assert asked.conn_id not in (data.conn_id, find.conn_id)
+    cluster.answer(asked, OffsetFetchResponse(topics=[]))
+    assert requester.outcome(commit) == OffsetFetchResponse(topics=[])
+    assert fetch not in requester.outcomes
+
+
+def test_a_coordinator_is_cached_and_followed_when_it_moves() -> None:
+    cluster, requester = started()
+    first = offset_fetch()
+    requester.ask(first)
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    cluster.answer(find, coordinator_response(find, 1, B1))
+    asked = cluster.take(ApiKey.OFFSET_FETCH, B1)
+    cluster.answer(asked, OffsetFetchResponse(error_code=ErrorCode.NOT_COORDINATOR))
+    assert first not in requester.outcomes  # resent, not answered
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    cluster.answer(find, coordinator_response(find, 3, B3))
+    asked = cluster.take(ApiKey.OFFSET_FETCH, B3)
+    cluster.answer(asked, OffsetFetchResponse(topics=[]))
+    assert requester.outcome(first) == OffsetFetchResponse(topics=[])
+    second = offset_fetch()
+    requester.ask(second)
+    assert cluster.pending(ApiKey.FIND_COORDINATOR) == []
+    cluster.take(ApiKey.OFFSET_FETCH, B3)
+
+
+def test_coordinator_moved_from_a_machine_looks_the_coordinator_up_again() -> None:
+    cluster, requester = started()
+    requester.ask(offset_fetch())
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    cluster.answer(find, coordinator_response(find, 1, B1))
+    cluster.answer(cluster.take(ApiKey.OFFSET_FETCH, B1), OffsetFetchResponse(topics=[]))
+    requester.ask(CoordinatorMoved("g"), offset_fetch())
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    cluster.answer(find, coordinator_response(find, 2, B2))
+    cluster.take(ApiKey.OFFSET_FETCH, B2)
+
+
+def test_a_loading_coordinator_gets_the_request_again_after_backoff() -> None:
+    cluster, requester = started()
+    sent = offset_fetch()
+    requester.ask(sent)
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    cluster.answer(find, coordinator_response(find, 1, B1))
+    loading = OffsetFetchResponse(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+    cluster.answer(cluster.take(ApiKey.OFFSET_FETCH, B1), loading)
+    assert cluster.pending(ApiKey.OFFSET_FETCH) == []
+    deadline = cluster.core.next_deadline()
+    assert deadline is not None and deadline > cluster.now
+    cluster.advance_to_deadline()
+    cluster.answer(cluster.take(ApiKey.OFFSET_FETCH, B1), OffsetFetchResponse(topics=[]))
+    assert requester.outcome(sent) == OffsetFetchResponse(topics=[])
+
+
+def test_a_read_only_request_is_resent_when_its_connection_drops_a_produce_is_not() -> None:
+    cluster, requester = started()
+    offsets = SendRequest(LeaderOf("t", 0), list_offsets())
+    requester.ask(offsets)
+    asked = cluster.take(ApiKey.LIST_OFFSETS, B1)
+    cluster.drop(asked.conn_id)
+    again = cluster.take(ApiKey.LIST_OFFSETS, B1)
+    assert again.conn_id != asked.conn_id
+    cluster.answer(again, ListOffsetsResponse(topics=[]))
+    assert requester.outcome(offsets) == ListOffsetsResponse(topics=[])
+
+
+def test_a_dropped_coordinator_connection_reroutes_to_the_coordinator_found_next() -> None:
+    cluster, requester = started()
+    sent = offset_fetch()
+    requester.ask(sent)
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    cluster.answer(find, coordinator_response(find, 1, B1))
+    cluster.drop(cluster.take(ApiKey.OFFSET_FETCH, B1).conn_id)
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    cluster.answer(find, coordinator_response(find, 2, B2))
+    cluster.answer(cluster.take(ApiKey.OFFSET_FETCH, B2), OffsetFetchResponse(topics=[]))
+    assert requester.outcome(sent) == OffsetFetchResponse(topics=[])
+
+
+def test_versions_are_negotiated_within_the_requests_bounds() -> None:
+    versions = dict(ALL_VERSIONS)
+    versions[ApiKey.LIST_OFFSETS] = (0, 5)
+    cluster = ScriptedCluster(ClientCore(ClientConfig("b1:9092"), now=0.0), versions=versions)
+    requester = Requester()
+    cluster.core.add(requester)
+    cluster.answer(cluster.take(ApiKey.METADATA), metadata_response(BROKERS, {"t": [1]}))
+    capped = SendRequest(AnyBroker(), list_offsets(), max_version=3)
+    too_new = SendRequest(AnyBroker(), list_offsets(), min_version=6)
+    top = SendRequest(Broker(1), list_offsets())
+    requester.ask(capped, too_new, top)
+    asked = [cluster.take(ApiKey.LIST_OFFSETS), cluster.take(ApiKey.LIST_OFFSETS)]
+    assert sorted(a.sent.version for a in asked) == [3, 5]
+    assert isinstance(requester.outcome(too_new), UnsupportedVersionError)
+
+
+def test_an_api_the_broker_lacks_fails_locally_and_sends_nothing() -> None:
+    versions = {k: v for k, v in ALL_VERSIONS.items() if k != ApiKey.LIST_OFFSETS}
+    cluster = ScriptedCluster(ClientCore(ClientConfig("b1:9092"), now=0.0), versions=versions)
+    requester = Requester()
+    cluster.core.add(requester)
+    cluster.answer(cluster.take(ApiKey.METADATA), metadata_response(BROKERS, {"t": [1]}))
+    sent = SendRequest(AnyBroker(), list_offsets())
+    requester.ask(sent)
+    assert cluster.pending(ApiKey.LIST_OFFSETS) == []
+    assert isinstance(requester.outcome(sent), UnsupportedVersionError)
+
+
+def test_an_unreachable_broker_fails_the_request_after_the_connect_timeout() -> None:
+    cluster, requester = started(connect_timeout=1.0)
+    cluster.refuse[B2] = KafkaConnectionError("b2:9092: Connection refused")
+    sent = SendRequest(Broker(2), list_offsets())
+    requester.ask(sent)
+    cluster.step()
+    for _ in range(50):
+        if sent in requester.outcomes:
+            break
+        cluster.advance_to_deadline()
+    assert isinstance(requester.outcome(sent), KafkaConnectionError)
+    assert cluster.now <= 1.0 + 1e-6
+
+
+def test_the_deadline_is_never_in_the_past_once_stepped() -> None:
+    cluster, requester = started()
+    requester.ask(SendRequest(LeaderOf("t", 0), list_offsets()))
+    cluster.step()
+    deadline = cluster.core.next_deadline()
+    assert deadline is None or deadline > cluster.now
+
+
+@pytest.mark.parametrize("lane_api", [ApiKey.METADATA])
+def test_metadata_takes_the_control_connection(lane_api: ApiKey) -> None:
+    cluster, requester = started()
+    requester.ask(SendRequest(LeaderOf("t", 0), list_offsets()))
+    data: Asked = cluster.take(ApiKey.LIST_OFFSETS, B1)
+    cluster.core.refresh_metadata(["t"], cluster.now)
+    cluster.advance(1.0)
+    meta = cluster.take(lane_api)
+    assert meta.conn_id != data.conn_id
