@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from _requester import Requester
 
-from krafka.errors import KafkaConnectionError, UnsupportedVersionError
+from krafka.errors import AuthenticationError, KafkaConnectionError, UnsupportedVersionError
 from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
@@ -16,6 +16,8 @@ from krafka.protocol.messages import (
     ListOffsetsResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
+    SaslAuthenticateResponse,
+    SaslHandshakeResponse,
 )
 from krafka.sansio.actions import (
     AnyBroker,
@@ -25,7 +27,15 @@ from krafka.sansio.actions import (
     LeaderOf,
     SendRequest,
 )
-from krafka.sansio.client import ClientConfig, ClientCore, MetadataUpdated
+from krafka.sansio.client import (
+    Authenticated,
+    ClientConfig,
+    ClientCore,
+    MetadataFailed,
+    MetadataUpdated,
+    Rebootstrapped,
+)
+from krafka.sansio.sasl import PlainMechanism
 from krafka.testing.scripted_cluster import (
     ALL_VERSIONS,
     Asked,
@@ -244,3 +254,49 @@ def test_metadata_takes_the_control_connection(lane_api: ApiKey) -> None:
     cluster.advance(1.0)
     meta = cluster.take(lane_api)
     assert meta.conn_id != data.conn_id
+
+
+def test_sasl_runs_on_every_connection_before_its_first_request() -> None:
+    config = ClientConfig("b1:9092", sasl=lambda: PlainMechanism("alice", "hunter2"))
+    cluster = ScriptedCluster(ClientCore(config, now=0.0))
+    handshake = cluster.take(ApiKey.SASL_HANDSHAKE, B1)
+    assert cluster.pending(ApiKey.METADATA) == []
+    cluster.answer(handshake, SaslHandshakeResponse(mechanisms=["PLAIN"]))
+    auth = cluster.take(ApiKey.SASL_AUTHENTICATE, B1)
+    assert auth.body.auth_bytes == b"\0alice\0hunter2"
+    events = cluster.answer(auth, SaslAuthenticateResponse())
+    assert Authenticated("b1:9092", "PLAIN", 0, False) in events
+    cluster.take(ApiKey.METADATA, B1)
+
+
+def test_a_refused_login_fails_the_round_with_the_authentication_error() -> None:
+    config = ClientConfig("b1:9092", sasl=lambda: PlainMechanism("alice", "wrong"))
+    cluster = ScriptedCluster(ClientCore(config, now=0.0))
+    cluster.answer(cluster.take(ApiKey.SASL_HANDSHAKE), SaslHandshakeResponse(mechanisms=["PLAIN"]))
+    refused = SaslAuthenticateResponse(
+        error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message="bad password"
+    )
+    events = cluster.answer(cluster.take(ApiKey.SASL_AUTHENTICATE), refused)
+    (failed,) = [e for e in events if isinstance(e, MetadataFailed)]
+    assert isinstance(failed.error, AuthenticationError)
+    assert "b1:9092" in str(failed.error)
+
+
+def test_rebootstrap_closes_the_old_brokers_and_forgets_coordinators() -> None:
+    cluster, requester = started()
+    requester.ask(offset_fetch())
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    cluster.answer(find, coordinator_response(find, 2, B2))
+    asked = cluster.take(ApiKey.OFFSET_FETCH, B2)
+    cluster.answer(asked, OffsetFetchResponse(topics=[]))
+    cluster.core.report_error(ErrorCode.REBOOTSTRAP_REQUIRED)
+    events = cluster.advance(1.0)
+    assert [e for e in events if isinstance(e, Rebootstrapped)]
+    assert asked.conn_id in cluster.closed
+    meta = cluster.take(ApiKey.METADATA)
+    assert meta.address == B1 and meta.conn_id != find.conn_id
+    cluster.answer(meta, metadata_response({4: ("b4", 9092)}, {"t": [4]}))
+    requester.ask(offset_fetch())
+    find = cluster.take(ApiKey.FIND_COORDINATOR)  # the old coordinator is forgotten
+    cluster.answer(find, coordinator_response(find, 4, ("b4", 9092)))
+    cluster.take(ApiKey.OFFSET_FETCH, ("b4", 9092))
