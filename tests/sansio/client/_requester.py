@@ -15,6 +15,8 @@ class Requester:
 
     queued: list[Any] = field(default_factory=list)
     outcomes: dict[SendRequest[Any], list[Any]] = field(default_factory=dict)
+    #: When each request's (last) outcome arrived.
+    answered_at: dict[SendRequest[Any], float] = field(default_factory=dict)
     updates: int = 0
 
     def ask(self, *actions: Any) -> None:
@@ -26,9 +28,11 @@ class Requester:
 
     def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
         self.outcomes.setdefault(sent, []).append(response)
+        self.answered_at[sent] = now
 
     def on_failure(self, sent: SendRequest[Any], error: KrafkaError, now: float) -> None:
         self.outcomes.setdefault(sent, []).append(error)
+        self.answered_at[sent] = now
 
     def next_deadline(self) -> float | None:
         return None
