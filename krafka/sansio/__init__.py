@@ -1,10 +1,232 @@
-"""I/O-free state machines (h11 style): bytes and an explicit `now` in; bytes to send,
-events and deadlines out. Never imports anyio, asyncio, trio, socket, ssl, threading or time.
+"""krafka without I/O: embed a Kafka client in any event loop (twisted, gevent, a simulator).
 
-* `krafka.sansio.connection.BrokerConnection` — one broker connection: framing, correlation,
-  ApiVersions gating, pipelining, priority lanes, deadlines, KIP-219 throttling, SASL, KIP-368.
-* `krafka.sansio.metadata.ClusterMetadata` — the cluster view and its refresh/rebootstrap policy.
-* `krafka.sansio.backoff` — exponential backoff with jitter.
-* `krafka.sansio.sasl` — PLAIN, SCRAM-SHA-256/512, OAUTHBEARER.
-* `krafka.sansio.secret.Secret` — credentials masked in repr and logs.
+Everything here is a state machine (h11 style): bytes and an explicit `now` go in; bytes to
+send, events and one deadline come out. Nothing here imports anyio, asyncio, trio, socket, ssl,
+selectors, threading or time: the embedder owns the sockets and the one clock (any monotonic
+clock in seconds; every `now` comes from it).
+
+**The contract** (`krafka.sansio.actions`). Every machine (`Machine`) is driven the same way:
+`next_actions(now)` drains what to do now (`SendRequest`s for a target - `AnyBroker`,
+`Broker(node)`, `LeaderOf(topic, partition)`, `Coordinator(key)` - `RefreshMetadata`,
+`CoordinatorMoved` and events); answers come back with `on_response(sent, response, now)` /
+`on_failure(sent, error, now)` on the very `SendRequest` object; `next_deadline()` says when to
+call again (None: only an input can change anything; never a time already past). Application
+calls (`poll`, `commit` ...) are inputs too; they return an operation id (`next_op()`, unique
+process-wide) that a later `Completed(op, value)` / `Failed(op, error)` answers.
+
+**The core** (`ClientCore`, `krafka.sansio.client`) runs machines for you: one
+`BrokerConnection` per broker per lane (data, control, coordinator), routing of every target,
+FindCoordinator with caching and moves, ApiVersions negotiation with each request's bounds,
+SASL, and the `MetadataMachine` (refresh on age, on request and on stale errors, with backoff;
+KIP-899 rebootstrap; `MetadataUpdated`). `core.cluster` is the read-only `ClusterMetadata`
+view machines are built with (`leader`, `partitions`, `topic_id`: pure lookups).
+
+**The engines**: `ConsumerEngine` (subscription, fetching, positions, commits, one group
+protocol), `ShareConsumerMachine` (KIP-932), `AdminOperation` (admin requests); any of them is
+`core.add(...)`-ed. The smallest embedding, with `selectors` and blocking connects:
+
+    core = ClientCore(ClientConfig("localhost:9092", client_id="app"), now=clock())
+    config = ConsumerConfig(group=GroupConfig("g"), assignors=assignors_for("range"))
+    engine = ConsumerEngine(config, core.cluster)
+    core.add(engine); engine.subscribe(["topic"], clock())
+    while True:
+        for event in core.step(clock()):               # after every input, and at deadlines
+            handle(event)                               # PollReady -> engine.poll(now) ...
+        for want in core.connections_wanted():
+            if isinstance(want, OpenConnection):        # CloseConnection: close it
+                socks[want.conn_id] = socket.create_connection((want.host, want.port))
+                core.connection_made(want.conn_id, clock())
+        for conn_id, sock in socks.items():
+            sock.sendall(core.data_to_send(conn_id))
+        deadline = core.next_deadline()                 # None: wait for the sockets only
+        for key, _ in selector.select(None if deadline is None else deadline - clock()):
+            core.receive_data(key.data, key.fileobj.recv(65536), clock())  # b"": closed
+
+Rebalance steps (`PartitionsAssigned`, `PartitionsRevoked`, `PartitionsLost`) are events the
+application answers with `engine.rebalance_done(event, now)` once its listener ran.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from krafka.sansio.actions import (
+        AnyBroker,
+        Broker,
+        Completed,
+        Coordinator,
+        CoordinatorMoved,
+        CoordinatorType,
+        Failed,
+        LeaderOf,
+        Machine,
+        RefreshMetadata,
+        SendRequest,
+        Target,
+        Versioned,
+        next_op,
+    )
+    from krafka.sansio.admin.operation import AdminOperation
+    from krafka.sansio.backoff import BackoffPolicy
+    from krafka.sansio.client import (
+        Authenticated,
+        ClientConfig,
+        ClientCore,
+        CloseConnection,
+        CoordinatorFound,
+        CoordinatorNotFound,
+        MachineStopped,
+        OpenConnection,
+        RequestDone,
+        RequestError,
+    )
+    from krafka.sansio.connection import BrokerConnection, ConnectionConfig, Priority
+    from krafka.sansio.consumer.config import ConsumerConfig, GroupProtocol
+    from krafka.sansio.consumer.engine import ConsumerEngine
+    from krafka.sansio.consumer.events import (
+        OffsetsCommitted,
+        PartitionsAssigned,
+        PartitionsLost,
+        PartitionsRevoked,
+        PollReady,
+    )
+    from krafka.sansio.consumer.fetcher import FetchConfig
+    from krafka.sansio.consumer.subscription import ResetStrategy
+    from krafka.sansio.group.classic.assignors import assignors_for
+    from krafka.sansio.group.config import GroupConfig
+    from krafka.sansio.metadata import (
+        ClusterMetadata,
+        MetadataConfig,
+        MetadataFailed,
+        MetadataMachine,
+        MetadataUpdated,
+        Rebootstrapped,
+    )
+    from krafka.sansio.secret import Secret
+    from krafka.sansio.share.consumer import ShareConsumerMachine
+
+_MODULES: dict[str, tuple[str, ...]] = {
+    "krafka.sansio.actions": (
+        "AnyBroker",
+        "Broker",
+        "Completed",
+        "Coordinator",
+        "CoordinatorMoved",
+        "CoordinatorType",
+        "Failed",
+        "LeaderOf",
+        "Machine",
+        "RefreshMetadata",
+        "SendRequest",
+        "Target",
+        "Versioned",
+        "next_op",
+    ),
+    "krafka.sansio.admin.operation": ("AdminOperation",),
+    "krafka.sansio.backoff": ("BackoffPolicy",),
+    "krafka.sansio.client": (
+        "Authenticated",
+        "ClientConfig",
+        "ClientCore",
+        "CloseConnection",
+        "CoordinatorFound",
+        "CoordinatorNotFound",
+        "MachineStopped",
+        "OpenConnection",
+        "RequestDone",
+        "RequestError",
+    ),
+    "krafka.sansio.connection": ("BrokerConnection", "ConnectionConfig", "Priority"),
+    "krafka.sansio.consumer.config": ("ConsumerConfig", "GroupProtocol"),
+    "krafka.sansio.consumer.engine": ("ConsumerEngine",),
+    "krafka.sansio.consumer.events": (
+        "OffsetsCommitted",
+        "PartitionsAssigned",
+        "PartitionsLost",
+        "PartitionsRevoked",
+        "PollReady",
+    ),
+    "krafka.sansio.consumer.fetcher": ("FetchConfig",),
+    "krafka.sansio.consumer.subscription": ("ResetStrategy",),
+    "krafka.sansio.group.classic.assignors": ("assignors_for",),
+    "krafka.sansio.group.config": ("GroupConfig",),
+    "krafka.sansio.metadata": (
+        "ClusterMetadata",
+        "MetadataConfig",
+        "MetadataFailed",
+        "MetadataMachine",
+        "MetadataUpdated",
+        "Rebootstrapped",
+    ),
+    "krafka.sansio.secret": ("Secret",),
+    "krafka.sansio.share.consumer": ("ShareConsumerMachine",),
+}
+#: Public name -> the module defining it (imported on first use: `import krafka.sansio.codes`
+#: stays light).
+_LAZY: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'krafka.sansio' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = [
+    "AdminOperation",
+    "AnyBroker",
+    "Authenticated",
+    "BackoffPolicy",
+    "Broker",
+    "BrokerConnection",
+    "ClientConfig",
+    "ClientCore",
+    "CloseConnection",
+    "ClusterMetadata",
+    "Completed",
+    "ConnectionConfig",
+    "ConsumerConfig",
+    "ConsumerEngine",
+    "Coordinator",
+    "CoordinatorFound",
+    "CoordinatorMoved",
+    "CoordinatorNotFound",
+    "CoordinatorType",
+    "Failed",
+    "FetchConfig",
+    "GroupConfig",
+    "GroupProtocol",
+    "LeaderOf",
+    "Machine",
+    "MachineStopped",
+    "MetadataConfig",
+    "MetadataFailed",
+    "MetadataMachine",
+    "MetadataUpdated",
+    "OffsetsCommitted",
+    "OpenConnection",
+    "PartitionsAssigned",
+    "PartitionsLost",
+    "PartitionsRevoked",
+    "PollReady",
+    "Priority",
+    "Rebootstrapped",
+    "RefreshMetadata",
+    "RequestDone",
+    "RequestError",
+    "ResetStrategy",
+    "Secret",
+    "SendRequest",
+    "ShareConsumerMachine",
+    "Target",
+    "Versioned",
+    "assignors_for",
+    "next_op",
+]
