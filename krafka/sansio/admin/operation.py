@@ -20,7 +20,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from krafka.errors import KafkaTimeoutError, KrafkaError, ProtocolError
 from krafka.protocol.schema import Request
-from krafka.sansio.actions import Completed, Failed, SendRequest, Versioned
+from krafka.sansio.actions import Completed, Failed, SendRequest, Versioned, next_op
 from krafka.sansio.admin.outcome import (
     Done,
     Fail,
@@ -35,8 +35,6 @@ from krafka.sansio.backoff import Backoff, BackoffPolicy
 
 K = TypeVar("K", bound=Hashable)
 
-#: The operation id of the one call an operation carries out.
-OP: Final = 1
 #: Java's retry.backoff.ms / retry.backoff.max.ms; retries end at the call's deadline.
 DEFAULT_RETRY_BACKOFF: Final = BackoffPolicy(initial=0.1, maximum=1.0, max_retries=None)
 
@@ -115,12 +113,15 @@ class AdminOperation(Generic[K]):
         self._deadline: float | None = None
         self._finished = False
         self._now = 0.0
+        #: The id of the one call this operation carries out (unique among every machine:
+        #: several operations run side by side in one driver).
+        self.op = next_op()
 
     def start(self, now: float) -> int:
         """Begin; the returned operation id is answered by `Completed` or `Failed`."""
         self._deadline = now + self.timeout
         self._now = now
-        return OP
+        return self.op
 
     @property
     def finished(self) -> bool:
@@ -261,9 +262,9 @@ class AdminOperation(Generic[K]):
         self._finished = True
         items = list(self._items.values())
         if items and not any(i.answered for i in items):
-            self._events.append(Failed(OP, items[0].value))
+            self._events.append(Failed(self.op, items[0].value))
             return
-        self._events.append(Completed(OP, {i.key: i.value for i in items}))
+        self._events.append(Completed(self.op, {i.key: i.value for i in items}))
 
 
-__all__ = ["DEFAULT_RETRY_BACKOFF", "OP", "AdminOperation", "Call", "Handler"]
+__all__ = ["DEFAULT_RETRY_BACKOFF", "AdminOperation", "Call", "Handler"]

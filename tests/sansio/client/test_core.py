@@ -12,6 +12,7 @@ from krafka.errors import AuthenticationError, KafkaConnectionError, Unsupported
 from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
+    DescribeClusterResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
     OffsetFetchRequest,
@@ -22,11 +23,16 @@ from krafka.protocol.messages import (
 from krafka.sansio.actions import (
     AnyBroker,
     Broker,
+    Completed,
     Coordinator,
     CoordinatorMoved,
     LeaderOf,
     SendRequest,
 )
+from krafka.sansio.admin.cluster import DescribeCluster
+from krafka.sansio.admin.operation import AdminOperation
+from krafka.sansio.admin.routing import ToAnyBroker
+from krafka.sansio.admin.topics import CLUSTER
 from krafka.sansio.client import (
     Authenticated,
     ClientConfig,
@@ -300,3 +306,18 @@ def test_rebootstrap_closes_the_old_brokers_and_forgets_coordinators() -> None:
     find = cluster.take(ApiKey.FIND_COORDINATOR)  # the old coordinator is forgotten
     cluster.answer(find, coordinator_response(find, 4, ("b4", 9092)))
     cluster.take(ApiKey.OFFSET_FETCH, ("b4", 9092))
+
+
+def test_two_admin_operations_in_one_core_complete_under_their_own_op_ids() -> None:
+    cluster, _ = started()
+    first = AdminOperation(DescribeCluster(False), ToAnyBroker(), [CLUSTER], timeout=30.0)
+    second = AdminOperation(DescribeCluster(False), ToAnyBroker(), [CLUSTER], timeout=30.0)
+    cluster.core.add(first)
+    cluster.core.add(second)
+    ops = [first.start(cluster.now), second.start(cluster.now)]
+    assert ops[0] != ops[1]
+    for cluster_id in ("c1", "c2"):
+        asked = cluster.take(ApiKey.DESCRIBE_CLUSTER)
+        cluster.answer(asked, DescribeClusterResponse(cluster_id=cluster_id, controller_id=1))
+    done = {e.op: e.value[CLUSTER].cluster_id for e in cluster.events if isinstance(e, Completed)}
+    assert done == {ops[0]: "c1", ops[1]: "c2"}
