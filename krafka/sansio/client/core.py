@@ -167,6 +167,8 @@ class ClientCore:
         """Expire what is due, run every machine (again while answers or routing gave them
         new input), route their requests; returns the events since the last step."""
         self._now = now
+        if self._closed:
+            return self._step_closed(now)
         self._expire(now)
         self._stirred = True
         while self._stirred:
@@ -178,6 +180,14 @@ class ClientCore:
             for sent in self._coordinators.lookups(now):
                 self._submit(sent, None, now, lookup=True)
         self._links.due(now)
+        events, self._events = self._events, []
+        return events
+
+    def _step_closed(self, now: float) -> list[Any]:
+        """Once closed: the machines run once more (what they ask for fails at once, so they
+        can settle their operations); no metadata, no timers."""
+        for machine in list(self._machines):
+            self._run(machine, now)
         events, self._events = self._events, []
         return events
 
@@ -226,7 +236,10 @@ class ClientCore:
         return link.machine.data_to_send()
 
     def next_deadline(self) -> float | None:
-        """When `step` has something to do if nothing else happens (None: nothing timed)."""
+        """When `step` has something to do if nothing else happens (None: nothing timed, and
+        always once closed)."""
+        if self._closed:
+            return None
         times = [self.metadata.next_deadline()]
         for machine in list(self._machines):
             try:

@@ -321,3 +321,17 @@ def test_two_admin_operations_in_one_core_complete_under_their_own_op_ids() -> N
         cluster.answer(asked, DescribeClusterResponse(cluster_id=cluster_id, controller_id=1))
     done = {e.op: e.value[CLUSTER].cluster_id for e in cluster.events if isinstance(e, Completed)}
     assert done == {ops[0]: "c1", ops[1]: "c2"}
+
+
+def test_a_closed_core_fails_what_is_pending_and_has_nothing_left_to_do() -> None:
+    cluster, requester = started()
+    sent = SendRequest(LeaderOf("t", 0), list_offsets())
+    requester.ask(sent)
+    asked = cluster.take(ApiKey.LIST_OFFSETS)
+    cluster.core.close(cluster.now)
+    cluster.step()
+    assert isinstance(requester.outcome(sent), KafkaConnectionError)
+    assert asked.conn_id in cluster.closed
+    assert cluster.core.next_deadline() is None
+    assert cluster.advance(600.0) == []
+    assert cluster.pending() == []
