@@ -335,3 +335,30 @@ def test_a_closed_core_fails_what_is_pending_and_has_nothing_left_to_do() -> Non
     assert cluster.core.next_deadline() is None
     assert cluster.advance(600.0) == []
     assert cluster.pending() == []
+
+
+def test_a_failed_coordinator_lookup_is_retried_after_backoff() -> None:
+    cluster, requester = started()
+    sent = offset_fetch()
+    requester.ask(sent)
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    unavailable = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    cluster.answer(find, coordinator_response(find, -1, ("", -1), unavailable))
+    assert cluster.pending(ApiKey.FIND_COORDINATOR) == []
+    deadline = cluster.core.next_deadline()
+    assert deadline is not None and cluster.now < deadline < cluster.now + 1.0
+    cluster.advance_to_deadline()
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    cluster.answer(find, coordinator_response(find, 2, B2))
+    cluster.answer(cluster.take(ApiKey.OFFSET_FETCH, B2), OffsetFetchResponse(topics=[]))
+    assert requester.outcome(sent) == OffsetFetchResponse(topics=[])
+
+
+def test_a_refused_coordinator_lookup_fails_the_requests_waiting_for_it() -> None:
+    cluster, requester = started()
+    sent = offset_fetch()
+    requester.ask(sent)
+    find = cluster.take(ApiKey.FIND_COORDINATOR)
+    denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    cluster.answer(find, coordinator_response(find, -1, ("", -1), denied))
+    assert type(requester.outcome(sent)).__name__ == "GroupAuthorizationFailedError"
