@@ -12,6 +12,10 @@ from _selector_loop import SelectorLoop
 
 from krafka import Producer
 from krafka.sansio.actions import Completed, Failed
+from krafka.sansio.admin.cluster import DescribeCluster
+from krafka.sansio.admin.operation import AdminOperation
+from krafka.sansio.admin.routing import ToAnyBroker
+from krafka.sansio.admin.topics import CLUSTER
 from krafka.sansio.client import ClientConfig, ClientCore
 from krafka.sansio.consumer.config import ConsumerConfig
 from krafka.sansio.consumer.engine import ConsumerEngine
@@ -138,3 +142,31 @@ def test_a_selectors_loop_joins_consumes_and_commits(broker: Any) -> None:
     elapsed = time.monotonic() - started
     assert loop.spins <= 5, f"{loop.spins} spins in {loop.turns} turns"
     assert loop.turns < 200 * elapsed + 500
+
+
+def test_admin_operations_run_side_by_side_in_one_core(broker: Any) -> None:
+    core = ClientCore(ClientConfig(broker.bootstrap_servers, client_id="core-admin"), now=0.0)
+    loop = SelectorLoop(core)
+    operations = [
+        AdminOperation(DescribeCluster(False), ToAnyBroker(), [CLUSTER], timeout=30.0)
+        for _ in range(3)
+    ]
+    results: dict[int, Any] = {}
+
+    def done(event: Any, now: float) -> bool:
+        if isinstance(event, Completed | Failed):
+            results[event.op] = event
+        return len(results) == len(operations)
+
+    try:
+        for operation in operations:
+            core.add(operation)
+        ops = [operation.start(time.monotonic()) for operation in operations]
+        loop.run_until(done, timeout=30)
+    finally:
+        core.close(time.monotonic())
+        loop.close()
+    assert sorted(results) == sorted(ops)
+    described = [r.value[CLUSTER] for r in results.values() if isinstance(r, Completed)]
+    assert len(described) == 3 and all(d.nodes for d in described)
+    assert len({d.cluster_id for d in described}) == 1
