@@ -1,7 +1,7 @@
 """The sans-IO client core: everything above one broker connection, for any event loop.
 
 `ClientCore` owns a client's connections (one `BrokerConnection` per broker per lane: data,
-control, and one per coordinator), routes every request target, negotiates versions, keeps
+control, coordinator), routes every request target, negotiates versions, keeps
 metadata fresh (`MetadataMachine`) and runs the machines added to it (a producer, a consumer,
 admin operations: anything speaking `krafka.sansio.actions.Machine`). The embedder moves bytes
 and time; the core decides everything else:
@@ -37,8 +37,11 @@ Rules:
   key_type)` (FindCoordinator, cached; followed on NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE
   / a lost connection; resent after backoff while loading; its own connection, so a commit
   never waits behind a long-poll Fetch).
-* Lanes: HIGH priority requests (Metadata, FindCoordinator, Heartbeat) take the control
-  connection; Produce requests to a broker share one connection, in order.
+* Lanes (`Lane`): requests only a coordinator answers (`COORDINATOR_APIS`: commits, offset
+  fetches, joins, transaction markers) take the broker's coordinator connection, HIGH priority
+  ones (Metadata, FindCoordinator, classic Heartbeat) its control connection, the rest its
+  data connections; Produce requests to a broker share one connection, in order.
+* `CoordinatorMoved` from a machine (a move it saw inside an answer) forgets that coordinator.
 * Versions: the highest both sides support, capped by `max_version`; `min_version` and an API
   the broker lacks fail locally (`UnsupportedVersionError`), nothing is sent. A `Versioned`
   request is built for the version chosen.
