@@ -17,6 +17,7 @@ from krafka.protocol.messages import (
     ListOffsetsResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
+    ProduceRequest,
     SaslAuthenticateResponse,
     SaslHandshakeResponse,
 )
@@ -362,3 +363,26 @@ def test_a_refused_coordinator_lookup_fails_the_requests_waiting_for_it() -> Non
     denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
     cluster.answer(find, coordinator_response(find, -1, ("", -1), denied))
     assert type(requester.outcome(sent)).__name__ == "GroupAuthorizationFailedError"
+
+
+def test_reads_spread_over_the_data_connections_produce_keeps_to_one() -> None:
+    cluster, requester = started(connections_per_broker=2)
+    reads = [SendRequest(Broker(1), list_offsets()) for _ in range(2)]
+    produces = [SendRequest(Broker(1), ProduceRequest(acks=1)) for _ in range(3)]
+    requester.ask(*reads, *produces)
+    assert len({cluster.take(ApiKey.LIST_OFFSETS, B1).conn_id for _ in reads}) == 2
+    assert len({cluster.take(ApiKey.PRODUCE, B1).conn_id for _ in produces}) == 1
+
+
+def test_an_idle_connection_is_closed_and_opened_again_when_needed() -> None:
+    cluster, requester = started(connections_max_idle=5.0)
+    sent = SendRequest(Broker(2), list_offsets())
+    requester.ask(sent)
+    asked = cluster.take(ApiKey.LIST_OFFSETS, B2)
+    cluster.answer(asked, ListOffsetsResponse(topics=[]))
+    cluster.advance(4.0)
+    assert asked.conn_id not in cluster.closed
+    cluster.advance(1.5)
+    assert cluster.closed.get(asked.conn_id) is False  # closed politely, not reset
+    requester.ask(SendRequest(Broker(2), list_offsets()))
+    assert cluster.take(ApiKey.LIST_OFFSETS, B2).conn_id != asked.conn_id
