@@ -6,9 +6,9 @@ A producer confirming every record keeps one handle per record; tracked, hundred
 of them make every full GC pass walk them all. This type holds the same two references
 (`batch`, `index`) and does the same things through the same Python functions (given by
 `configure`, which `krafka.io.producer_handle` calls on import). Untracked is safe because no
-reference cycle runs through a handle: nothing a batch references holds a handle beyond the
-batch's completion (waiters are woken and dropped then; delivery errors are raised as fresh
-copies, so a stored error never holds the frame of a task that awaited it).
+reference cycle runs through a handle: nothing a batch references holds a handle (batches are
+sans-IO state; the events of tasks awaiting one live in `producer_handle`, and delivery errors
+are raised as fresh copies, so a stored error never holds the frame of a task that awaited it).
 
 Awaiting a handle whose batch is already delivered (a producer confirming records it sent a
 while ago) makes no generator: the `RecordMetadata` comes back in a finished C awaitable

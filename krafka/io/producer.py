@@ -5,12 +5,21 @@
         pending = await producer.send("orders", b"value2")   # enqueued; returns at once
         meta2 = await pending                                 # RecordMetadata, or raises
 
-`send` only appends to the accumulator (no I/O, no per-record future); the send loop
-(`producer_sender.SenderLoop`) turns batches into Produce requests, and transactions run on
-their own machine (`producer_txn.Transactions`). Idempotence is on by default (off
-automatically when `acks` is not "all", unless asked for explicitly); `transactional_id`
-enables transactions. Background tasks live in the producer's own task (`TaskHost`), so
-`start` and `close` may be called from any task.
+A thin facade over the sans-IO `ProducerEngine` (accumulator, sender, idempotence,
+transactions), run by one `MachineDriver` on the client: `send` appends to the engine (no I/O,
+no per-record future), the driver sends what the engine asks for and sleeps until its
+deadline, and the engine's events come back here: finished batches wake whoever awaits their
+records (`producer_handle`), metadata is refreshed when asked, a fatal error is raised from the
+application's next call. One clock, `anyio.current_time()`; record timestamps come from the
+wall clock, read here. Idempotence is on by default (off automatically when `acks` is not
+"all", unless asked for explicitly); `transactional_id` enables transactions. Background tasks
+live in the producer's own task (`TaskHost`), so `start` and `close` may be called from any
+task.
+
+`engine`, `direct` and `driver` are the documented ways in for code that holds this producer's
+event loop parked: while `direct`, it may append to `engine` as `send` does (with the loop's
+clock), then call `driver.wake()` on the loop if `engine.due` turned on. `krafka.sync.Producer`
+appends records from its callers' threads that way.
 """
 
 from __future__ import annotations
@@ -18,22 +27,32 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
 import anyio
+import anyio.lowlevel
 
 from krafka.codec import Compression
 from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
+from krafka.io.driver import MachineDriver, OutcomeTimeout, Stopped
 from krafka.io.host import TaskHost
 from krafka.io.producer_append import Appender
-from krafka.io.producer_handle import DeliveryHandle, Hooks, ProducerInterceptor, ProducerRecord
-from krafka.io.producer_sender import SenderLoop
+from krafka.io.producer_handle import (
+    DeliveryHandle,
+    Hooks,
+    ProducerInterceptor,
+    ProducerRecord,
+    wake_waiters,
+)
 from krafka.io.producer_settings import keywords, producer_config
 from krafka.io.producer_txn import Transactions
+from krafka.protocol.error_codes import ErrorCode
+from krafka.sansio.actions import RefreshMetadata, SendRequest
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
-from krafka.sansio.producer.core import ProducerCore
+from krafka.sansio.producer.engine import Due, ProducerEngine
+from krafka.sansio.producer.events import BatchDone, CoordinatorMoved, ProducerFatal, TopicsInUse
 from krafka.sansio.producer.metrics import ProducerMetricsSnapshot
 from krafka.sansio.producer.record import Header, RecordMetadata
 from krafka.structs import ConsumerGroupMetadata
@@ -41,6 +60,9 @@ from krafka.structs import ConsumerGroupMetadata
 __all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
 
 log = logging.getLogger(__name__)
+#: After sealing a batch, give the driver, the request task and the connection's writer a turn
+#: each, so the batch is on the wire while the caller fills the next one.
+_TURNS_PER_SEAL: Final = 3
 
 
 class _Done:
@@ -116,37 +138,38 @@ class Producer:
             **client_options,
         )
         self._own_client = client is None
-        #: Partition counts of known topics, kept by the client's metadata (a live dict).
-        self._partitions = self._client.metadata.partition_counts
-        self._partitioner = make_partitioner(partitioner)
-        self._host = TaskHost("krafka producer")
-        core = ProducerCore.build(self.config, on_seal=self._on_seal)
-        self._metrics = core.metrics
-        self._accumulator = core.accumulator
-        self._loop = SenderLoop(
-            self._client,
-            core.sender,
-            core.accumulator,
+        self._hooks = Hooks(interceptors)
+        self._engine = ProducerEngine(
             self.config,
-            self._host,
-            on_answer=self._wake_transactions,
-            on_stop=self._stopped,
+            self._client.metadata,
+            partitioner=make_partitioner(partitioner),
+            handle_type=DeliveryHandle,
         )
-        self._hooks = Hooks(interceptors, self._loop.notify_progress)
-        self._accumulator.on_done = self._hooks.batch_done
-        self._accumulator.handle_type = DeliveryHandle
+        self._append_open = self._engine.append_open
+        self._driver = MachineDriver(
+            self._client, self._engine, on_event=self._on_event, name="krafka producer"
+        )
+        self._host = TaskHost("krafka producer")
         self._txns = (
-            Transactions(self._client, core.transactions, self._loop, max_block)
-            if core.transactions is not None
+            Transactions(self._engine, self._driver, max_block)
+            if self._engine.transactions is not None
             else None
         )
+        self._progress = anyio.Event()
+        #: Why the producer stopped (fenced, its driver crashed, closed): raised by later calls.
+        self._error: KrafkaError | None = None
         self._appender = Appender(
-            self._client, self._loop, self._partitioner, self._hooks, self._txns, max_block
+            self._client,
+            self._engine,
+            self._hooks,
+            max_block,
+            lambda: self._progress,
+            lambda: self._error,
         )
         self._started = self._closed = False
-        #: `send` may take `append_open` without the checks of `_send_checked`: started, not
-        #: closed, not stopped, no transaction, no interceptors.
-        self._fast = False
+        #: True while records may be appended straight to `engine` (`send`'s fast path, and
+        #: `krafka.sync`'s): started, not closed or stopped, no interceptors, no transaction.
+        self.direct = False
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Producer:
@@ -176,19 +199,22 @@ class Producer:
         if self._started:
             return
         self._started = True
-        self._appender.start()
         try:
             await self._host.start()
             if self._own_client:
                 await self._client.start()
-            await self._host.task_group.start(self._run_loop)
+            await self._host.task_group.start(self._driver.run)
             if self._txns is not None:
-                await self._txns.start(self._host)
+                await self._txns.start()
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self.close(0)
             raise
-        self._fast = not self._hooks.interceptors and self.config.transactional_id is None
+        self.direct = (
+            not self._hooks.interceptors
+            and self.config.transactional_id is None
+            and self._error is None
+        )
 
     async def close(self, timeout: float | None = None) -> None:
         """Refuse new records, deliver those queued (waiting at most `timeout` seconds), then
@@ -200,18 +226,16 @@ class Producer:
         """
         if self._closed:
             return
-        self._closed, self._fast = True, False
+        self._closed, self.direct = True, False
         deadline = None if timeout is None else anyio.current_time() + timeout
         try:
-            if self._host.running and self._loop.error is None:
+            if self._host.running and self._error is None:
                 with anyio.move_on_after(timeout):
                     await self.flush()
         except KrafkaError as exc:
             log.warning("producer closing without delivering everything: %s", exc)
         finally:
-            error = KafkaTimeoutError("producer closed before delivery")
-            self._loop.stop(error)  # a send still waiting for room or metadata fails too
-            self._loop.abandon(error)
+            self._stop(KafkaTimeoutError("producer closed before delivery"))
             await self._host.close(_left(deadline, 1.0))
             if self._own_client:
                 await self._client.close(_left(deadline, 5.0))
@@ -233,48 +257,15 @@ class Producer:
         Waits only when the buffer is full (`buffer_memory`) or the topic's metadata is not
         known yet, at most `max_block` seconds.
         """
-        if not self._fast or headers:
+        if not self.direct or headers:
             return await self._send_checked(topic, value, key, headers, partition, timestamp)
-        if partition is None:
-            count = self._partitions.get(topic)
-            if count is None:
-                return await self._send_checked(topic, value, key, headers, None, timestamp)
-            partition = self._partitioner.partition(topic, key, count)
-        handle, sealed = self._accumulator.append_open(topic, partition, key, value, timestamp)
-        if handle is None:
-            return await self._send_checked(topic, value, key, headers, partition, timestamp)
-        if sealed:
-            await self._loop.sealed()
+        handle = self._append_open(topic, partition, timestamp, key, value)
+        if handle is None or type(handle) is int:
+            chosen = partition if handle is None else handle
+            return await self._send_checked(topic, value, key, None, chosen, timestamp)
+        if self._engine.due:
+            await self._attend()
         return handle  # type: ignore[return-value]
-
-    def _try_append(
-        self,
-        topic: str,
-        value: bytes | None,
-        key: bytes | None,
-        partition: int | None,
-        timestamp: int | None,
-    ) -> tuple[DeliveryHandle | None, int | None, bool]:
-        """`send` without headers as a plain call, for a caller holding this producer's loop
-        while it is parked (`krafka.sync.producer`, not the public API): `(handle, partition,
-        wake)`. A None handle means the record needs `send` (give it the partition chosen, if
-        any: partitioners may keep state); `wake` means the sender has news: call
-        `_wake_sender()` on the loop."""
-        if not self._fast:
-            return None, partition, False
-        if partition is None:
-            count = self._partitions.get(topic)
-            if count is None:
-                return None, None, False
-            partition = self._partitioner.partition(topic, key, count)
-        handle, sealed = self._accumulator.append_open(topic, partition, key, value, timestamp)
-        if handle is not None:
-            return handle, partition, sealed  # type: ignore[return-value]
-        return self._appender.append_now(topic, value, key, partition, timestamp)
-
-    def _wake_sender(self) -> None:
-        """Have the sender look at the batches (after `_try_append` opened or sealed one)."""
-        self._loop.wake()
 
     async def _send_checked(
         self,
@@ -287,7 +278,35 @@ class Producer:
     ) -> DeliveryHandle:
         if self._closed or not self._started:
             raise InvalidStateError("producer is closed" if self._closed else "not started")
-        return await self._appender.append(topic, value, key, headers, partition, timestamp)
+        if self._error is not None:
+            raise self._error
+        try:
+            handle = await self._appender.append(topic, value, key, headers, partition, timestamp)
+        finally:
+            if self._engine.due:  # also when refused: the engine may want metadata
+                self._driver.wake()
+        if self._engine.due:
+            await self._attend()
+        return handle
+
+    async def _attend(self) -> None:
+        """The engine has news (a batch opened or sealed): have the driver look; a sealed
+        batch gets to the wire before the caller fills the next one."""
+        sealed = self._engine.due == Due.SEALED
+        self._driver.wake()
+        if sealed:
+            for _ in range(_TURNS_PER_SEAL):
+                await anyio.lowlevel.checkpoint()
+
+    @property
+    def engine(self) -> ProducerEngine:
+        """The sans-IO engine underneath (see the module doc: for code holding the loop)."""
+        return self._engine
+
+    @property
+    def driver(self) -> MachineDriver:
+        """The loop running `engine` (`driver.wake()` after appending to it directly)."""
+        return self._driver
 
     async def send_and_wait(
         self,
@@ -310,7 +329,14 @@ class Producer:
 
         Waits for the records sent before the call, not for those other tasks send meanwhile.
         """
-        await self._loop.flush(timeout)
+        if not self._started or not self._host.running:
+            return
+        op = self._engine.flush(anyio.current_time())
+        try:
+            await self._driver.outcome(op, timeout)
+        except OutcomeTimeout:
+            self._engine.abandon(op)
+            raise KafkaTimeoutError(f"flush did not finish within {timeout}s") from None
 
     async def partitions_for(self, topic: str) -> list[int]:
         """The partition ids of `topic` (fetching metadata if needed)."""
@@ -318,7 +344,7 @@ class Producer:
 
     def metrics(self) -> ProducerMetricsSnapshot:
         """Records and bytes sent, batch sizes, retries, errors, request latency."""
-        return self._metrics.snapshot()
+        return self._engine.metrics.snapshot()
 
     # -- transactions ---------------------------------------------------------------------------
 
@@ -363,24 +389,71 @@ class Producer:
             raise InvalidStateError("not a transactional producer: set transactional_id")
         if self._closed or not self._started:
             raise InvalidStateError("producer is closed" if self._closed else "not started")
-        self._txns.check_usable()
+        if self._error is not None:
+            raise self._error  # fenced: transactions ended for good
         return self._txns
 
-    # -- internals ------------------------------------------------------------------------------
+    # -- the engine's events --------------------------------------------------------------------
 
-    async def _run_loop(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        task_status.started()
-        await self._loop.run()
+    def _on_event(self, event: Any) -> None:
+        """What the engine (or the driver) tells the producer, in the driver's task."""
+        if type(event) is BatchDone:
+            batch = event.batch
+            wake_waiters(batch)
+            if batch.done and self._hooks.interceptors:
+                self._hooks.acknowledge(batch)
+            self._notify_progress()
+        elif isinstance(event, RefreshMetadata):
+            if self._host.running:
+                self._host.start_soon(self._refresh, event, name="krafka producer metadata")
+        elif isinstance(event, TopicsInUse):
+            self._client.touch_topics(sorted(event.topics))
+        elif isinstance(event, CoordinatorMoved):
+            self._client.report_error(ErrorCode.NOT_COORDINATOR)
+        elif isinstance(event, ProducerFatal):
+            log.error("producer stopped: %s", event.error)
+            self._failed(event.error)
+        elif isinstance(event, Stopped):
+            self._failed(event.error)
+            self._stop(event.error, driver_alive=False)
 
-    def _wake_transactions(self) -> None:
-        if self._txns is not None:
-            self._txns.driver.wake()
+    async def _refresh(self, event: RefreshMetadata) -> None:
+        topics = None if event.topics is None else sorted(event.topics)
+        try:
+            await self._client.refresh_metadata(topics)
+        except KrafkaError as exc:
+            log.debug("metadata refresh for %s failed: %s", topics, exc)
+            await anyio.sleep(self.config.retry_backoff)
+        finally:
+            self._engine.metadata_updated(anyio.current_time())
+            self._driver.wake()
 
-    def _stopped(self, error: KrafkaError) -> None:
-        self._fast = False
+    def _notify_progress(self) -> None:
+        """Wake every task waiting for a batch to finish (buffer back-pressure)."""
+        event, self._progress = self._progress, anyio.Event()
+        event.set()
 
-    def _on_seal(self, topic: str, partition: int) -> None:
-        self._appender.on_seal(topic, partition)
+    def _failed(self, error: KrafkaError) -> None:
+        """The producer can no longer send: later calls raise `error`."""
+        if self._error is None:
+            self._error = error
+        self.direct = False
+        self._notify_progress()
+
+    def _stop(self, error: KrafkaError, *, driver_alive: bool = True) -> None:
+        """Stop the engine: everything queued or in flight fails with `error`, and its
+        waiters learn it now (the driver delivers the engine's last events)."""
+        self._failed(error)
+        try:
+            self._engine.close(error)
+            if driver_alive and self._driver.error is None:
+                self._driver.step()
+            else:
+                for action in self._engine.next_actions(anyio.current_time()):
+                    if not isinstance(action, SendRequest):
+                        self._on_event(action)
+        except Exception:  # a broken engine (the driver crashed on it): nothing more to save
+            log.exception("producer engine failed while closing")
 
 
 def _left(deadline: float | None, default: float) -> float:

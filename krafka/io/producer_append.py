@@ -1,9 +1,8 @@
-"""The producer's general path into the accumulator, taken whenever `Producer.send`'s fast path
-(`RecordAccumulator.append_open`) cannot be: interceptors, the transaction's state, the topic's
-metadata (waiting for it at most `max_block`), partitioning, headers, buffer back-pressure and
-opening batches. A record the API contract or Kafka refuses (a topic name that is not a legal
-one, headers that are not `(str, bytes | None)` pairs, more bytes than `max_request_size` or
-`buffer_memory`) raises here, before it touches any state."""
+"""The producer's general path into its engine, taken whenever `Producer.send`'s fast path
+(`ProducerEngine.append_open`) cannot be: interceptors, headers, a record that opens a batch,
+and the waits `ProducerEngine.append` asks for (`AppendBlocked`): the topic's metadata and
+buffer room, each at most `max_block`. Everything else (checks, partitioning, transactions) is
+the engine's; a record it refuses raises here, before it touches any state."""
 
 from __future__ import annotations
 
@@ -14,46 +13,33 @@ import anyio
 
 from krafka.errors import KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
-from krafka.io.clock import loop_clock
 from krafka.io.producer_handle import DeliveryHandle, Hooks, ProducerRecord
-from krafka.io.producer_sender import SenderLoop
-from krafka.io.producer_txn import Transactions
-from krafka.sansio.partitioner import Partitioner
-from krafka.sansio.producer.accumulator import SEALED
-from krafka.sansio.producer.batch import BATCH_OVERHEAD
-from krafka.sansio.producer.record import Header, check_headers, estimate_size
-from krafka.sansio.topic_name import check_topic
+from krafka.sansio.producer.engine import AppendBlocked, AppendWait, ProducerEngine
+from krafka.sansio.producer.record import Header
 
 _wall = time.time
 
 
 class Appender:
-    """Checks, partitions and appends one record; `partition_count` waits for metadata."""
+    """Appends one record to `engine`, waiting as it asks; `partition_count` waits for
+    metadata. `progress()` is an event set when a batch finished (room may be back);
+    `stopped()` is the producer's error once it stopped (then waits end with it)."""
 
     def __init__(
         self,
         client: KafkaClient,
-        loop: SenderLoop,
-        partitioner: Partitioner,
+        engine: ProducerEngine,
         hooks: Hooks,
-        transactions: Transactions | None,
         max_block: float,
+        progress: Callable[[], anyio.Event],
+        stopped: Callable[[], KrafkaError | None],
     ) -> None:
         self.client = client
-        self.loop = loop
-        self.accumulator = loop.accumulator
-        self.partitioner = partitioner
+        self.engine = engine
         self.hooks = hooks
-        self.transactions = transactions
         self.max_block = max_block
-        #: Partition counts of known topics, kept by the client's metadata (a live dict).
-        self.partitions = client.metadata.partition_counts
-        #: The loop's clock, for `append_now` (called off the loop too); set by `start`.
-        self.clock: Callable[[], float] = anyio.current_time
-
-    def start(self) -> None:
-        """On the loop: fix the clock `append_now` reads from any thread."""
-        self.clock = loop_clock()
+        self._progress = progress
+        self._stopped = stopped
 
     async def append(
         self,
@@ -70,73 +56,41 @@ class Appender:
             )
             topic, value, key, headers = record.topic, record.value, record.key, record.headers
             partition, timestamp = record.partition, record.timestamp
-        check_topic(topic)
-        hdrs = check_headers(headers) if headers else ()
-        size = estimate_size(key, value, hdrs)
-        self.accumulator.check_record_size(size)
-        if self.transactions is not None:
-            self.transactions.machine.check_can_send()
-        count = self.partitions.get(topic) or await self._partition_count_in_transaction(topic)
-        if self.loop.error is not None:  # also: closed while waiting for metadata
-            raise self.loop.error
-        if partition is None:
-            partition = self.partitioner.partition(topic, key, count)
-        elif not 0 <= partition < count:
-            raise ValueError(f"{topic!r} has {count} partitions, not {partition + 1}")
-        if not self.accumulator.has_room(size):
-            await self.loop.wait_for_room(size, self.max_block)
-        appended, handle = self.accumulator.append(
-            topic, partition, timestamp, key, value, hdrs, size, anyio.current_time(),
-            int(_wall() * 1000),
-        )  # fmt: skip
-        if appended == SEALED:
-            await self.loop.sealed()
-        elif appended:
-            self.loop.wake()
-        return handle  # type: ignore[return-value]
+        engine = self.engine
+        while True:
+            try:
+                return engine.append(  # type: ignore[return-value]
+                    topic, partition, timestamp, key, value, headers,
+                    anyio.current_time(), int(_wall() * 1000),
+                )  # fmt: skip
+            except AppendBlocked as blocked:
+                if blocked.reason is AppendWait.METADATA:
+                    await self._metadata(topic)
+                else:
+                    await self.wait_for_room(blocked.size)
+            self._raise_if_stopped()  # also: closed while waiting
 
-    async def _partition_count_in_transaction(self, topic: str) -> int:
+    async def _metadata(self, topic: str) -> None:
         """A record that cannot be sent (its topic refused, unknown) dooms the transaction it
         was meant for, as in Java: committing the rest would make it partial."""
         try:
-            return await self.partition_count(topic)
+            await self.partition_count(topic)
         except KrafkaError as exc:
-            if self.transactions is not None:
-                self.transactions.machine.record_failed(exc)
-                self.transactions.driver.wake()
+            self.engine.refuse_record(exc)
             raise
 
-    def append_now(
-        self,
-        topic: str,
-        value: bytes | None,
-        key: bytes | None,
-        partition: int | None,
-        timestamp: int | None,
-    ) -> tuple[DeliveryHandle | None, int | None, bool]:
-        """`append` for a record that needs no waiting and no checks beyond the fast path's
-        (no headers, interceptors or transaction; known metadata; buffer room), as a plain
-        call: `(handle, partition, wake)`, `wake` when a batch opened or sealed. A None handle
-        means `append` must be awaited (with the partition chosen, if any)."""
-        if self.hooks.interceptors or self.transactions is not None or self.loop.error:
-            return None, partition, False
-        count = self.partitions.get(topic)
-        if count is None:
-            return None, partition, False
-        if partition is None:
-            partition = self.partitioner.partition(topic, key, count)
-        elif not 0 <= partition < count:
-            return None, partition, False
-        size = estimate_size(key, value, ())
-        if size + BATCH_OVERHEAD > self.accumulator.config.max_request_size:
-            return None, partition, False  # `append` refuses it
-        if not self.accumulator.has_room(size):
-            return None, partition, False
-        appended, handle = self.accumulator.append(
-            topic, partition, timestamp, key, value, None, size, self.clock(),
-            int(_wall() * 1000),
-        )  # fmt: skip
-        return handle, partition, bool(appended)  # type: ignore[return-value]
+    async def wait_for_room(self, size: int) -> None:
+        """Wait until `size` bytes fit in `buffer_memory` (at most `max_block` s)."""
+        try:
+            with anyio.fail_after(self.max_block):
+                while not self.engine.has_room(size):
+                    self._raise_if_stopped()
+                    await self._progress().wait()
+        except TimeoutError:
+            raise KafkaTimeoutError(
+                f"buffer_memory={self.engine.config.buffer_memory} stayed full for "
+                f"{self.max_block}s"
+            ) from None
 
     async def partition_count(self, topic: str) -> int:
         """The number of partitions of `topic`, fetching metadata (at most `max_block` s)."""
@@ -151,12 +105,13 @@ class Appender:
                         ids = []
                     if ids:
                         return len(ids)
-                    await anyio.sleep(self.loop.config.retry_backoff)
+                    await anyio.sleep(self.engine.config.retry_backoff)
         except TimeoutError:
             raise KafkaTimeoutError(
                 f"no metadata for topic {topic!r} within max_block={self.max_block}s"
             ) from None
 
-    def on_seal(self, topic: str, partition: int) -> None:
-        """Accumulator hook: a batch filled up (the sticky partitioner moves on)."""
-        self.partitioner.on_batch_sealed(topic, partition, self.partitions.get(topic, 1))
+    def _raise_if_stopped(self) -> None:
+        error = self._stopped()
+        if error is not None:
+            raise error

@@ -3,14 +3,16 @@
 A handle is `(batch, index)` made awaitable: `await handle` returns the record's
 `RecordMetadata` or raises its delivery error. Awaiting a handle whose batch is done never
 suspends and runs no coroutine (`await_delivery` is a generator that returns at once); waiting
-for a pending batch costs one `anyio.Event` per *batch*, created only when someone waits.
+for a pending batch costs one `anyio.Event` per *batch*, created only when someone waits and
+kept here (`_WAITING`), not in the batch: batches are sans-IO state. The producer wakes them
+(`wake_waiters`) when its engine reports the batch done (`BatchDone`).
 
 Confirming every record means keeping one handle per record, often hundreds of thousands at
 once. As Python objects they would be tracked by the garbage collector, whose full passes then
 walk all of them again and again (measured: +0.5-0.8 µs per record). The compiled
 `DeliveryHandle` (`krafka/io/_handle.pyx`) is the same handle in an untracked type: a handle
-holds its batch but nothing reachable from a batch holds a handle for long (waiters are woken
-and dropped when the batch finishes; errors are raised as fresh copies, see `fresh_error`), so
+holds its batch but nothing reachable from a batch holds a handle (errors are raised as fresh
+copies, see `fresh_error`), so
 no reference cycle can run through one. `PureDeliveryHandle` is its readable twin and the
 fallback (`KRAFKA_NO_EXTENSIONS=1`).
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -41,6 +43,11 @@ from krafka.sansio.producer.record import (
 
 log = logging.getLogger(__name__)
 
+#: The event of every batch someone awaits, until the batch is reported done. Batches are
+#: owned by one event loop each (one producer); dict operations are atomic, so producers on
+#: several threads (`krafka.sync`) share it safely.
+_WAITING: dict[ProducerBatch, Any] = {}
+
 
 def await_delivery(handle: Any) -> Generator[Any, None, RecordMetadata]:
     """`handle.__await__`: the record's `RecordMetadata` at once if its batch is done."""
@@ -58,10 +65,10 @@ async def wait_delivery(handle: Any) -> RecordMetadata:
         batch, index = locate(handle.batch, handle.index)
         if batch.done:
             return result_of(batch, index)
-        event = batch.waiter
+        event = _WAITING.get(batch)
         if event is None:
-            event = batch.waiter = anyio.Event()
-        await event.wait()  # type: ignore[attr-defined]
+            event = _WAITING[batch] = anyio.Event()
+        await event.wait()
 
 
 class PureDeliveryHandle(RecordHandle):
@@ -111,24 +118,26 @@ else:
 
 
 def wake_waiters(batch: ProducerBatch) -> None:
-    """Batch hook: a batch finished (or was split): wake whoever awaits its records."""
-    event = batch.waiter
+    """A batch finished (or was split, `BatchDone`): wake whoever awaits its records (on the
+    batch's event loop)."""
+    event = _WAITING.pop(batch, None)
     if event is not None:
-        batch.waiter = None
-        event.set()  # type: ignore[attr-defined]
+        event.set()
+
+
+def waiting(batch: ProducerBatch) -> bool:
+    """Someone awaits a record of `batch` (not woken yet)."""
+    return batch in _WAITING
 
 
 class Hooks:
-    """What happens around records: interceptors see each send; when a batch finishes (or is
-    split) its waiters wake, `on_progress` is called and interceptors see each record's
-    outcome. Interceptors' exceptions are logged, never raised (Java's rule): an `on_send` that
-    raises, or returns something other than a `ProducerRecord`, leaves the record as it was."""
+    """The application's interceptors: each sees every send, and every record's outcome when
+    its batch finishes. Their exceptions are logged, never raised (Java's rule): an `on_send`
+    that raises, or returns something other than a `ProducerRecord`, leaves the record as it
+    was."""
 
-    def __init__(
-        self, interceptors: Sequence[ProducerInterceptor], on_progress: Callable[[], None]
-    ) -> None:
+    def __init__(self, interceptors: Sequence[ProducerInterceptor]) -> None:
         self.interceptors = tuple(interceptors)
-        self._on_progress = on_progress
 
     def on_send(self, record: ProducerRecord) -> ProducerRecord:
         for interceptor in self.interceptors:
@@ -151,13 +160,8 @@ class Hooks:
                 )
         return record
 
-    def batch_done(self, batch: ProducerBatch) -> None:
-        wake_waiters(batch)
-        self._on_progress()
-        if self.interceptors and batch.done:
-            self._acknowledge(batch)
-
-    def _acknowledge(self, batch: ProducerBatch) -> None:
+    def acknowledge(self, batch: ProducerBatch) -> None:
+        """`batch` was delivered or failed: each interceptor sees each record's outcome."""
         for interceptor in self.interceptors:
             hook = getattr(interceptor, "on_acknowledgement", None)
             if hook is None:

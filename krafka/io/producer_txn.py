@@ -1,5 +1,6 @@
-"""The producer's transactions on anyio: the sans-IO `TransactionManager` run by a
-`MachineDriver`, and what `send_offsets_to_transaction` accepts, normalised for it.
+"""The producer's transactional calls on anyio: each one an input to the `ProducerEngine` whose
+outcome is awaited on the producer's `MachineDriver` (at most `max_block`), and what
+`send_offsets_to_transaction` accepts, normalised for it.
 
 Users pass what their consumer gave them: `{TopicPartition: OffsetAndMetadata}` (or plain
 offsets, or `(topic, partition)` keys, kafka-python style) and `consumer.group_metadata()` (or
@@ -13,19 +14,10 @@ from typing import Any
 
 import anyio
 
-from krafka.errors import KafkaTimeoutError, KrafkaError
-from krafka.io.client import KafkaClient
+from krafka.errors import KafkaTimeoutError
 from krafka.io.driver import MachineDriver, OutcomeTimeout
-from krafka.io.host import TaskHost
-from krafka.io.producer_sender import SenderLoop
-from krafka.sansio.producer.transaction import TransactionManager
+from krafka.sansio.producer.engine import ProducerEngine
 from krafka.sansio.producer.txn_call import TxnCall
-from krafka.sansio.producer.txn_events import (
-    PartitionsAdded,
-    ProducerFatal,
-    ProducerIdAssigned,
-    TransactionAbortable,
-)
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 
@@ -60,31 +52,21 @@ def normalize_offsets(offsets: Mapping[Any, Any]) -> dict[TopicPartition, Offset
 
 
 class Transactions:
-    """A transactional (or idempotent) producer's `TransactionManager` on a `MachineDriver`.
+    """The application's transactional calls on `engine`, run by `driver`.
 
-    The application's calls go to the machine and wait for their outcome (at most `max_block`
-    seconds; a call that runs out of time stays pending in the machine: the same call again
-    waits for the same outcome); the machine's events reach the send loop: new producer ids and
-    partitions that joined the transaction wake it, an abortable transaction fails the queued
-    records, a fatal error stops it.
+    Each call waits for its outcome at most `max_block` seconds; a call that runs out of time
+    stays pending in the engine (the same call again waits for the same outcome).
     """
 
-    def __init__(
-        self, client: KafkaClient, machine: TransactionManager, loop: SenderLoop, max_block: float
-    ) -> None:
-        self.machine = machine
-        self.loop = loop
+    def __init__(self, engine: ProducerEngine, driver: MachineDriver, max_block: float) -> None:
+        self.engine = engine
+        self.driver = driver
         self.max_block = max_block
-        self.fatal: KrafkaError | None = None
-        self.driver = MachineDriver(
-            client, machine, on_event=self._on_event, name="krafka transactions"
-        )
 
-    async def start(self, host: TaskHost) -> None:
-        """Run the driver in `host` and get the producer id (initialising transactions); the
-        producer does not start without one (so no "call it again" on a timeout here)."""
-        await host.task_group.start(self.driver.run)
-        op = self.machine.initialize(anyio.current_time())
+    async def start(self) -> None:
+        """Get the producer id (initialising transactions); the producer does not start
+        without one (so no "call it again" on a timeout here)."""
+        op = self.engine.initialize(anyio.current_time())
         try:
             await self.driver.outcome(op, self.max_block)
         except OutcomeTimeout as exc:
@@ -93,16 +75,16 @@ class Transactions:
             ) from exc
 
     async def initialize(self) -> None:
-        op = self.machine.initialize(anyio.current_time())
+        op = self.engine.initialize(anyio.current_time())
         await self._outcome(op, TxnCall.INITIALIZE)
 
     def begin(self) -> None:
-        self.machine.begin(anyio.current_time())
+        self.engine.begin(anyio.current_time())
 
     async def send_offsets(
         self, offsets: Mapping[Any, Any], group_metadata: ConsumerGroupMetadata | str
     ) -> None:
-        op = self.machine.send_offsets(
+        op = self.engine.send_offsets(
             normalize_offsets(offsets), group_metadata_of(group_metadata), anyio.current_time()
         )
         try:
@@ -117,44 +99,22 @@ class Transactions:
     async def commit(self) -> None:
         """COMMITTING at once (no `send` gets in any more), then deliver what is queued
         (ignoring linger) and EndTxn(commit)."""
-        op = self.machine.commit(anyio.current_time())
-        accumulator = self.loop.accumulator
-        accumulator.flush()
-        self.loop.wake()
-        try:
-            await self._outcome(op, TxnCall.COMMIT)
-        finally:
-            accumulator.flush_done()
+        op = self.engine.commit(anyio.current_time())
+        await self._outcome(op, TxnCall.COMMIT)
 
     async def abort(self) -> None:
-        op = self.machine.abort(anyio.current_time())
-        self.loop.fail_queued(KrafkaError("transaction aborted"))
+        op = self.engine.abort(anyio.current_time())
         await self._outcome(op, TxnCall.ABORT)
 
-    def check_usable(self) -> None:
-        """Raise the fatal error (fenced, ...) that ended this producer's transactions."""
-        if self.fatal is not None:
-            raise self.fatal
-
     async def _outcome(self, op: int, call: TxnCall) -> None:
-        """Wait for `op`; when `max_block` runs out first, the machine keeps it pending."""
+        """Wait for `op`; when `max_block` runs out first, the engine keeps it pending."""
         try:
             await self.driver.outcome(op, self.max_block)
         except OutcomeTimeout as exc:
-            self.machine.abandon(op)
+            self.engine.abandon(op)
             name = call.value
             raise KafkaTimeoutError(
                 f"{name}() did not finish within max_block={self.max_block}s and its outcome "
                 f"is unknown (the coordinator may still carry it out): call {name}() again to "
                 "wait for it; other transactional calls are refused until then"
             ) from exc
-
-    def _on_event(self, event: Any) -> None:
-        """What the machine tells the producer (in the driver's task)."""
-        if isinstance(event, ProducerIdAssigned | PartitionsAdded):
-            self.loop.wake()
-        elif isinstance(event, TransactionAbortable):
-            self.loop.fail_queued(event.error)
-        elif isinstance(event, ProducerFatal):
-            self.fatal = event.error
-            self.loop.stop(event.error)

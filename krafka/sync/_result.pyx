@@ -4,7 +4,8 @@
 (pending, failed, split, completed the standard way) goes to the Python method, the reference
 (`krafka.sync.delivery`), given once by `configure`."""
 
-from concurrent.futures._base import RUNNING as _RUNNING
+#: `Future._state` while pending (`krafka.sync.delivery.RUNNING`).
+cdef str _RUNNING = "RUNNING"
 
 cdef object _python_result = None
 
@@ -17,7 +18,7 @@ def configure(python_result):
 
 def result(self, timeout=None):
     """See `DeliveryFuture.result`."""
-    if self._state is _RUNNING:
+    if self._state == _RUNNING:
         handle = getattr(self, "_handle", None)
         if handle is not None:
             metadata = handle.delivered()

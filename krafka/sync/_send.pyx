@@ -3,12 +3,13 @@
 the fallback) in C, so a record costs the caller about what the async `send` costs.
 
 Same steps, same order: refuse when closed; make the record's future (untracked); if nothing
-is queued and the loop is parked, hold it there and append through the async producer's
-`_try_append`; otherwise hand the record over (the producer's `_queue`). The first steps of
-`_try_append` (the partitioner, for a topic whose partitions are known, then the accumulator's
-compiled `append_open`) are taken right here, with no Python frame in between; only a record
-that needs more goes on to `_try_append`, with the partition chosen. It refers to its producer
-weakly (the producer holds it), so a producer nobody closed is still collected.
+is queued, the async producer is `direct` and the loop is parked, hold it there and append
+through the async producer's engine: its compiled `append_open` (`OpenAppender.open_c`: the
+partition chosen, the open batch), with no Python frame in between; only a record that needs a
+new batch goes on to the engine's `append` (the producer's `_append_new`), with the partition
+chosen; the async producer's driver is woken (on the loop) when a batch opened or sealed.
+Otherwise hand the record over (the producer's `_queue`). It refers to its producer weakly (the producer holds
+it), so a producer nobody closed is still collected.
 """
 
 cimport cython
@@ -26,29 +27,28 @@ cdef class DirectSend:
     cdef ParkingLock _parking
     cdef object _outbox
     cdef type _future_type
-    cdef object _try_append
-    cdef object _call_soon
-    cdef object _wake
-    cdef object _closed_error
     cdef object _client
+    cdef object _engine
+    cdef object _call_soon
+    cdef object _append_new
+    cdef object _closed_error
+    cdef object _wake
     cdef OpenAppender _appender
-    cdef dict _partitions
-    cdef object _partitioner
 
-    def __cinit__(self, producer_ref, ParkingLock parking, outbox, type future_type,
-                  try_append, call_soon, wake, closed_error, client, appender):
+    def __cinit__(self, producer_ref, ParkingLock parking, outbox, type future_type, client,
+                  call_soon, append_new, closed_error):
         self._producer = producer_ref
         self._parking = parking
         self._outbox = outbox
         self._future_type = future_type
-        self._try_append = try_append
-        self._call_soon = call_soon
-        self._wake = wake
-        self._closed_error = closed_error
         self._client = client
+        self._engine = client.engine
+        self._call_soon = call_soon
+        self._append_new = append_new
+        self._closed_error = closed_error
+        self._wake = client.driver.wake
+        appender = getattr(self._engine.append_open, "__self__", None)
         self._appender = appender if isinstance(appender, OpenAppender) else None
-        self._partitions = client._partitions
-        self._partitioner = client._partitioner
 
     def send(self, topic, value=None, key=None, *, headers=None, partition=None,
              timestamp=None):
@@ -58,26 +58,25 @@ cdef class DirectSend:
             raise self._closed_error("producer is closed")
         cdef object future = alloc_untracked(self._future_type)
         cdef object outbox = self._outbox
-        cdef bint wake = False
-        if headers is None and outbox.idle and self._parking.pause_c():
+        cdef bint sealed = False
+        cdef Py_ssize_t used = -1
+        cdef object due
+        if headers is None and outbox.idle and self._client.direct and self._parking.pause_c():
             try:
-                if outbox.idle:
+                if outbox.idle and self._client.direct:
                     handle = None
-                    if self._appender is not None and self._client._fast:
-                        if partition is None:
-                            count = self._partitions.get(topic)
-                            if count is not None:
-                                partition = self._partitioner.partition(topic, key, count)
-                        if partition is not None:
-                            handle = self._appender.append_c(topic, partition, key, value,
-                                                             timestamp, &wake)
+                    if self._appender is not None:
+                        handle = self._appender.open_c(topic, partition, timestamp, key, value,
+                                                       &sealed, &used)
+                        if handle is None and partition is None and used >= 0:
+                            partition = used
                     if handle is None:
-                        handle, partition, wake = self._try_append(
-                            topic, value, key, partition, timestamp
-                        )
+                        due = self._engine.due
+                        handle = self._append_new(topic, partition, timestamp, key, value)
+                        sealed = not due and self._engine.due
                     if handle is not None:
                         future._handle = handle
-                        if wake:
+                        if sealed:
                             self._call_soon(self._wake)
                         return future
             finally:

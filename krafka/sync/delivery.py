@@ -26,8 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from concurrent.futures._base import FINISHED, RUNNING
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from krafka._twins import implementations, selected
 from krafka.sansio.producer.record import RecordMetadata
@@ -36,6 +35,9 @@ from krafka.sync.untracked import track
 if TYPE_CHECKING:
     from krafka.io.producer import DeliveryHandle
 
+#: `Future._state` values (what `concurrent.futures` sets; compared by value).
+RUNNING: Final = "RUNNING"
+FINISHED: Final = "FINISHED"
 #: Guards the lazy creation of a future's condition and lists (rare: once per waited future).
 _CREATE = threading.Lock()
 
@@ -106,7 +108,7 @@ class DeliveryFuture(Future[RecordMetadata]):
 
     def _delivered(self) -> DeliveryHandle | None:
         """The handle, when the record is done and the future not completed the standard way."""
-        if self._state is RUNNING:
+        if self._state == RUNNING:
             handle = self.handle
             if handle is not None and handle.done:
                 return handle
@@ -121,10 +123,10 @@ class DeliveryFuture(Future[RecordMetadata]):
             return None
 
     def done(self) -> bool:
-        return self._state is FINISHED or self._delivered() is not None
+        return self._state == FINISHED or self._delivered() is not None
 
     def result(self, timeout: float | None = None) -> RecordMetadata:
-        if self._state is RUNNING:  # the common case first: delivered, not completed
+        if self._state == RUNNING:  # the common case first: delivered, not completed
             try:
                 sent = self._handle
             except AttributeError:
@@ -156,10 +158,10 @@ class DeliveryFuture(Future[RecordMetadata]):
     def complete(self) -> None:
         """Complete the future from its (done) handle: waiters wake, callbacks run."""
         handle = self.handle
-        if handle is None or self._state is not RUNNING:
+        if handle is None or self._state != RUNNING:
             return
         with self._condition:  # re-entrant: set_result takes it again
-            if self._state is not RUNNING:
+            if self._state != RUNNING:
                 return
             if handle.exception() is not None:
                 self.set_exception(handle_error(handle))
@@ -169,7 +171,7 @@ class DeliveryFuture(Future[RecordMetadata]):
     def fail(self, error: BaseException) -> None:
         """The record never reached the producer (its `send` raised)."""
         with self._condition:
-            if self._state is RUNNING:
+            if self._state == RUNNING:
                 self.set_exception(error)
 
     def __repr__(self) -> str:
@@ -209,4 +211,4 @@ def future_class(owner: Watcher, *, compiled: bool = True) -> type[DeliveryFutur
     return type("DeliveryFuture", (DeliveryFuture,), namespace)
 
 
-__all__ = ["DeliveryFuture", "Watcher", "future_class"]
+__all__ = ["FINISHED", "RUNNING", "DeliveryFuture", "Watcher", "future_class"]

@@ -91,6 +91,13 @@ class LoopThread:
             self._ready.set()
             await portal.sleep_until_stopped()
 
+    def time(self) -> float:
+        """The loop's clock (what `anyio.current_time()` reads on it), from any thread."""
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("this client's loop has not started")
+        return loop.time()
+
     @property
     def thread(self) -> threading.Thread:
         return self._thread

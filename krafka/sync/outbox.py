@@ -23,7 +23,6 @@ import contextlib
 import threading
 from collections import deque
 from collections.abc import Sequence
-from concurrent.futures._base import RUNNING
 from typing import TYPE_CHECKING, Final
 
 import anyio
@@ -31,7 +30,7 @@ import anyio.abc
 
 from krafka.errors import InvalidStateError
 from krafka.sansio.producer.record import Header
-from krafka.sync.delivery import DeliveryFuture, future_class
+from krafka.sync.delivery import RUNNING, DeliveryFuture, future_class
 from krafka.sync.loop import LoopThread
 
 if TYPE_CHECKING:
@@ -173,7 +172,7 @@ class Outbox:
 
     def _confirm(self, future: DeliveryFuture) -> None:
         handle = future.handle
-        if handle is None or future._state is not RUNNING:
+        if handle is None or future._state != RUNNING:
             return
         if handle.done:
             future.complete()

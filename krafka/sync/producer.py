@@ -15,16 +15,19 @@ name, headers that are not `(str, bytes | None)` pairs), otherwise by the future
 transaction calls and `close` raise theirs directly.
 
 How a record gets to the async producer: while its loop thread is parked waiting for I/O,
-`send` holds it there (`LoopThread.parking`) and appends the record to its batch right on the
-calling thread, exactly as the async `send` would (`Producer._try_append`): no hand-over, no
-wake-up per record. A record that needs more (headers, metadata not yet known, a full buffer,
-interceptors or a transaction), or that comes while records are still queued, goes through
-`krafka.sync.outbox` to the loop. Either way records reach the async producer in the order
-`send` was called (per calling thread).
+`send` holds it there (`LoopThread.parking`) and appends the record right on the calling
+thread, exactly as the async `send` would, through the async producer's documented ways in
+(while it is `direct`: its `engine`'s `append_open`, then `append` with the loop's clock;
+`driver.wake()` on the loop when a batch opened or sealed): no hand-over, no wake-up per
+record. A record that needs more
+(headers, metadata not yet known, a full buffer, interceptors or a transaction), or that comes
+while records are still queued, goes through `krafka.sync.outbox` to the loop. Either way
+records reach the async producer in the order `send` was called (per calling thread).
 """
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -32,7 +35,8 @@ from typing import Any
 import anyio
 
 from krafka._twins import extensions_enabled
-from krafka.errors import InvalidStateError
+from krafka.errors import InvalidStateError, KrafkaError
+from krafka.io.producer import DeliveryHandle
 from krafka.io.producer import Producer as AsyncProducer
 from krafka.sansio.producer.record import Header, RecordMetadata, check_headers
 from krafka.sansio.topic_name import check_topic
@@ -70,13 +74,14 @@ class Producer(SyncClient[AsyncProducer]):
         self._future_type = self._outbox.future_type
         parking = self._thread.parking
         self._pause, self._resume = parking.pause, parking.resume
-        self._try_append = self._client._try_append
+        self._engine = self._client.engine
+        self._clock = self._thread.time
+        self._wake = self._client.driver.wake
         compiled = compiled_send(parking)
         if compiled is not None:
             self.send = compiled(  # type: ignore[method-assign]
-                weakref.ref(self), parking, self._outbox, self._future_type, self._try_append,
-                self._thread.call_soon, self._client._wake_sender, InvalidStateError,
-                self._client, self._client._accumulator.open_appender,
+                weakref.ref(self), parking, self._outbox, self._future_type, self._client,
+                self._thread.call_soon, self._append_new, InvalidStateError,
             ).send  # fmt: skip
 
     def send(
@@ -97,20 +102,44 @@ class Producer(SyncClient[AsyncProducer]):
             raise InvalidStateError("producer is closed")
         future = new_untracked(self._future_type)  # no __init__ (see DeliveryFuture)
         outbox = self._outbox
-        if headers is None and outbox.idle and self._pause():
-            try:  # the loop is parked: append to its open batch right here (module doc)
-                if outbox.idle:  # still nothing queued before this record
-                    handle, partition, wake = self._try_append(
-                        topic, value, key, partition, timestamp
-                    )
+        client = self._client
+        if headers is None and outbox.idle and client.direct and self._pause():
+            try:  # the loop is parked: append to the engine right here (module doc)
+                if outbox.idle and client.direct:  # still nothing queued before this record
+                    engine = self._engine
+                    due = engine.due
+                    found = engine.append_open(topic, partition, timestamp, key, value)
+                    handle: Any = found
+                    if found is None or type(found) is int:
+                        partition = partition if found is None else found
+                        handle = self._append_new(topic, partition, timestamp, key, value)
                     if handle is not None:
                         future._handle = handle
-                        if wake:
-                            self._thread.call_soon(self._client._wake_sender)
+                        if engine.due and not due:
+                            self._thread.call_soon(self._wake)
                         return future
             finally:
                 self._resume()
         return self._queue(topic, value, key, headers, partition, timestamp, future)
+
+    def _append_new(
+        self,
+        topic: str,
+        partition: int | None,
+        timestamp: int | None,
+        key: bytes | None,
+        value: bytes | None,
+    ) -> DeliveryHandle | None:
+        """The engine's `append` for a record `append_open` could not take (with the loop
+        parked): its handle, or None when the record must go through the loop (the async
+        `send` waits for metadata or room, or raises what it refuses, through the future)."""
+        try:
+            return self._engine.append(  # type: ignore[return-value]
+                topic, partition, timestamp, key, value, None,
+                self._clock(), int(time.time() * 1000),
+            )  # fmt: skip
+        except (KrafkaError, TypeError, ValueError):  # AppendBlocked is a KrafkaError
+            return None
 
     def _queue(
         self,

@@ -204,7 +204,7 @@ async def test_small_buffer_applies_back_pressure_and_delivers_everything(broker
         handles = [await producer.send(topic, b"%06d" % i * 20, partition=0) for i in range(2000)]
         await producer.flush()
         assert [(await h).offset for h in handles] == list(range(2000))
-        assert producer._accumulator.buffered == 0
+        assert producer.engine.accumulator.buffered == 0
 
 
 async def test_misuse_is_reported(broker: Any) -> None:

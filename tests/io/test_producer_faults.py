@@ -93,7 +93,7 @@ async def test_a_sequence_gap_is_healed_by_a_new_epoch(broker: Any) -> None:
     async with Producer(bootstrap_servers=broker.bootstrap_servers, linger=0.001) as producer:
         await producer.send_and_wait(topic, b"a", partition=0)
         # No broker loses a sequence on request: skip 100 sequence numbers to make the gap.
-        producer._loop.sender.idempotence._next[(topic, 0)] = 100  # type: ignore[union-attr]
+        producer.engine.sender.idempotence._next[(topic, 0)] = 100  # type: ignore[union-attr]
         gap = await producer.send_and_wait(topic, b"refused", partition=0)
         meta = await producer.send_and_wait(topic, b"c", partition=0)
         assert (gap.offset, meta.offset) == (1, 2)

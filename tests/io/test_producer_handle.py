@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from krafka.errors import KafkaTimeoutError, KrafkaError
-from krafka.io.producer_handle import Hooks, implementations
+from krafka.io.producer_handle import implementations, waiting, wake_waiters
 from krafka.sansio.producer.batch import ProducerBatch
 from krafka.sansio.producer.record import RecordMetadata
 
@@ -26,7 +26,6 @@ def handle_type(request: pytest.FixtureRequest) -> Any:
 
 def make_batch(*timestamps: int | None) -> ProducerBatch:
     batch = ProducerBatch("t", 3, 0.0, 1, created_ms=1_700_000_000_000)
-    batch.on_done = Hooks((), lambda: None).batch_done
     for ts in timestamps:
         batch.add(ts, None, b"v", None, 22)
     return batch
@@ -81,16 +80,15 @@ async def test_awaiting_a_pending_record_waits_for_its_batch(handle_type: Any) -
             tg.start_soon(waiter, 0)
             tg.start_soon(waiter, 1)
             await anyio.sleep(0.01)
-            assert got == [] and batch.waiter is not None
+            assert got == [] and waiting(batch)
             batch.complete(7)
-    assert sorted(m.offset for m in got) == [7, 8] and batch.waiter is None
+            wake_waiters(batch)  # what the producer does on the engine's BatchDone
+    assert sorted(m.offset for m in got) == [7, 8] and not waiting(batch)
 
 
 async def test_a_handle_follows_its_record_into_a_half_after_a_split(handle_type: Any) -> None:
     batch = make_batch(None, None, None, None)
     handle = handle_type(batch, 3)
-    first, second = batch.split()
-    assert handle.locate() == (second, 1)
     result: list[RecordMetadata] = []
 
     async def waiter() -> None:
@@ -100,10 +98,16 @@ async def test_a_handle_follows_its_record_into_a_half_after_a_split(handle_type
         async with anyio.create_task_group() as tg:
             tg.start_soon(waiter)
             await anyio.sleep(0.01)
+            first, second = batch.split()
+            assert handle.locate() == (second, 1)
+            wake_waiters(batch)  # the split is reported done: waiters follow their records
+            await anyio.sleep(0.01)
             first.complete(10)
+            wake_waiters(first)
             await anyio.sleep(0.01)
             assert not result
             second.complete(20)
+            wake_waiters(second)
     assert result == [RecordMetadata("t", 3, 21, 1_700_000_000_000)]
 
 

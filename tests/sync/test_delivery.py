@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from krafka.errors import KrafkaError
-from krafka.io.producer_handle import DeliveryHandle, Hooks
+from krafka.io.producer_handle import DeliveryHandle
 from krafka.sansio.producer.batch import ProducerBatch
 from krafka.sansio.producer.record import RecordMetadata
 from krafka.sync.delivery import _RESULT, DeliveryFuture, future_class
@@ -17,7 +17,6 @@ KINDS = [False, True] if _RESULT is not None else [False]
 
 def batch_of(*timestamps: int | None) -> ProducerBatch:
     batch = ProducerBatch("t", 2, 0.0, 1, created_ms=1_000)
-    batch.on_done = Hooks((), lambda: None).batch_done
     for ts in timestamps:
         batch.add(ts, None, b"v", None, 22)
     return batch

@@ -1,56 +1,56 @@
-"""The producer as I/O-free state machines: accumulate, partition, batch, send, retry.
+"""The producer as one I/O-free engine: accumulate, partition, batch, send, retry, transact.
 
-* `accumulator.RecordAccumulator` — per-partition batches, linger, buffer memory.
-* `sender.Sender` — which batches go where now; what each Produce response means.
-* `idempotence.IdempotenceState` — producer id, epoch, per-partition sequences.
-* `transaction.TransactionManager` — producer ids, epoch bumps and transactions: a machine of
-  the `krafka.sansio.actions` contract (state table in `txn_state`).
-* `core.ProducerCore` — the parts above wired together.
-* `wire` / `txn_wire` — building requests and reading their responses.
+* `engine.ProducerEngine` — the producer: speaks the `krafka.sansio.actions.Machine` contract
+  (Produce requests per leader, transaction requests to coordinators, delivery events,
+  `RefreshMetadata`, an honest `next_deadline`) and takes the application's calls (`append`,
+  `flush`, transactions, `close`). Drive it with any loop; `krafka.io.producer` is one.
+* `events` — what it tells its driver besides requests (`BatchDone`, `TopicsInUse`, ...).
+* Its parts, driven by it alone: `accumulator.RecordAccumulator` (per-partition batches,
+  linger, buffer memory), `sender.Sender` (which batches go where, what an answer means),
+  `idempotence.IdempotenceState` (producer id, epoch, sequences), `transaction.
+  TransactionManager` (producer ids, epoch bumps, transactions; state table in `txn_state`),
+  `wire` / `txn_wire` (requests and responses in protocol terms).
+* `record` — the handle `append` returns and the `RecordMetadata` of a delivered record.
 
-A driver (`krafka.io.producer`) feeds it `now`, responses and failures; the machines never
-touch a socket or a clock.
+The engine never touches a socket or a clock: `now` (and the wall clock, for timestamps) are
+inputs.
 """
 
 from __future__ import annotations
 
-from krafka.sansio.producer.accumulator import RecordAccumulator
 from krafka.sansio.producer.batch import BatchState, ProducerBatch
 from krafka.sansio.producer.config import Acks, ProducerConfig
-from krafka.sansio.producer.core import ProducerCore
-from krafka.sansio.producer.idempotence import IdempotenceState, ProducerIdentity
+from krafka.sansio.producer.engine import (
+    AppendBlocked,
+    AppendWait,
+    Due,
+    MetadataView,
+    ProducerEngine,
+)
+from krafka.sansio.producer.events import BatchDone, CoordinatorMoved, ProducerFatal, TopicsInUse
 from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
 from krafka.sansio.producer.record import RecordHandle, RecordMetadata, estimate_size
-from krafka.sansio.producer.sender import (
-    Drained,
-    LeaderView,
-    PartitionResult,
-    ProduceRequestPlan,
-    Sender,
-)
-from krafka.sansio.producer.transaction import TransactionManager
 from krafka.sansio.producer.txn_state import TRANSITIONS, TxnEvent, TxnState
 
 __all__ = [
     "TRANSITIONS",
     "Acks",
+    "AppendBlocked",
+    "AppendWait",
+    "BatchDone",
     "BatchState",
-    "Drained",
-    "IdempotenceState",
-    "LeaderView",
-    "PartitionResult",
-    "ProduceRequestPlan",
+    "CoordinatorMoved",
+    "Due",
+    "MetadataView",
     "ProducerBatch",
     "ProducerConfig",
-    "ProducerCore",
-    "ProducerIdentity",
+    "ProducerEngine",
+    "ProducerFatal",
     "ProducerMetrics",
     "ProducerMetricsSnapshot",
-    "RecordAccumulator",
     "RecordHandle",
     "RecordMetadata",
-    "Sender",
-    "TransactionManager",
+    "TopicsInUse",
     "TxnEvent",
     "TxnState",
     "estimate_size",

@@ -1,13 +1,14 @@
 """The record accumulator: per-partition queues of batches, linger, and buffer accounting.
 
 `append` puts a record in its partition's open batch (a new one once `batch_size` would be
-exceeded); a batch is sendable when full, when its `linger` ran out, when a flush was asked,
-or - for a retry - when its backoff ended. Bytes buffered are counted against
-`buffer_memory`; the driver applies back-pressure while `has_room` is False. Retried batches
-go back in front of their partition's queue in their original order, so order survives retries.
+exceeded); a batch is sendable when full, when its `linger` ran out, while `flushing`, or - for
+a retry - when its backoff ended. Bytes buffered are counted against `buffer_memory`; the
+producer engine refuses records while `has_room` is False. Retried batches go back in front of
+their partition's queue in their original order, so order survives retries. Part of the
+`ProducerEngine`, which alone calls it.
 
-`append_open` has a compiled twin (`_append.pyx`, `OPEN_APPENDER`), which an accumulator binds
-in its place when the extension is built.
+`append_open` has a compiled twin (`_append.pyx`, bound by the engine with its partition
+choice as the engine's `append_open` when the extension is built).
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
-from krafka._twins import implementations, selected
 from krafka.errors import MessageTooLargeError
 from krafka.sansio.producer.batch import BATCH_OVERHEAD, BatchState, ProducerBatch
 from krafka.sansio.producer.config import ProducerConfig
@@ -33,10 +32,6 @@ OPENED = 1
 SEALED = 2
 """`append` result: a batch was sealed (full): the sender has work now."""
 _NOT_APPENDED: tuple[None, bool] = (None, False)
-#: The compiled `append_open` (an `OpenAppender` class), or None for the Python method.
-OPEN_APPENDER: Any = selected(
-    implementations(None, "krafka.sansio.producer._append", "OpenAppender")
-)
 
 
 class RecordAccumulator:
@@ -59,20 +54,14 @@ class RecordAccumulator:
         #: `append_open` builds no (topic, partition) key per record. One dict for the
         #: accumulator's life (the compiled `append_open` keeps it): changed, never replaced.
         self.open_by_topic: dict[str, list[ProducerBatch | None]] = {}
-        #: Given to every new batch as its `on_done` hook (drivers wake waiters with it).
-        self.on_done: Callable[[ProducerBatch], None] | None = None
         #: What `append` returns per record: `handle_type(batch, index)` (drivers use an
         #: awaitable one).
         self.handle_type: Callable[[ProducerBatch, int], RecordHandle] = RecordHandle
+        #: Every batch is sendable now, linger or not (a flush or a commit is under way).
+        self.flushing = False
         self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
         self._orders = 0
-        self._flush = False
         self._on_seal = on_seal
-        #: The compiled `append_open` bound to this accumulator, if built (else None).
-        self.open_appender: Any = None
-        if OPEN_APPENDER is not None:
-            self.open_appender = OPEN_APPENDER(self)
-            self.append_open = self.open_appender.append_open  # type: ignore[method-assign]
 
     # -- appending ------------------------------------------------------------------------------
 
@@ -153,8 +142,7 @@ class RecordAccumulator:
         """Add a record (`size` estimated bytes): returns `APPENDED`, `OPENED` or `SEALED`
         (what the sender must know) and the record's handle.
 
-        `now_ms` (the wall clock, an input like `now`) stamps a new batch: records without a
-        timestamp get it.
+        `now_ms` (the wall clock, in ms) stamps a new batch: records without a timestamp get it.
         """
         tp = (topic, partition)
         batch = self.open_batches.get(tp)
@@ -180,7 +168,6 @@ class RecordAccumulator:
         room = self.buffer_memory - self._used()
         largest = min(self.batch_size, self.config.max_request_size)
         batch.limit = min(largest, max(room, BATCH_OVERHEAD + first_size))
-        batch.on_done = self.on_done
         queue = self._queues.get(tp)
         if queue is None:
             queue = self._queues[tp] = deque()
@@ -205,13 +192,6 @@ class RecordAccumulator:
 
     # -- draining -------------------------------------------------------------------------------
 
-    def flush(self) -> None:
-        """Make every batch sendable now, linger or not (until `flush_done`)."""
-        self._flush = True
-
-    def flush_done(self) -> None:
-        self._flush = False
-
     def sendable(self, now: float) -> Iterator[TopicPartition]:
         """Partitions whose head batch may be sent now."""
         linger = self.config.linger
@@ -224,7 +204,7 @@ class RecordAccumulator:
         if state is BatchState.SEALED:
             return True
         if state is BatchState.OPEN:
-            return self._flush or now >= head.created + linger
+            return self.flushing or now >= head.created + linger
         return state is BatchState.RETRY and now >= head.retry_at
 
     def head(self, tp: TopicPartition) -> ProducerBatch:
@@ -251,21 +231,29 @@ class RecordAccumulator:
 
     # -- inspection -----------------------------------------------------------------------------
 
-    def next_ready_at(self) -> float | None:
-        """When the earliest not-yet-sendable head batch becomes sendable."""
-        times = []
+    def next_change(self, after: float) -> float | None:
+        """The earliest time after `after` at which a head batch becomes sendable (its linger
+        or backoff ends) or some queued batch outlives `delivery_timeout`. Heads that were
+        sendable at `after` already are not counted: whatever kept them back (no producer id,
+        requests in flight, no leader) ends with an input, not with time."""
+        best: float | None = None
         linger = self.config.linger
+        timeout = self.config.delivery_timeout
         for queue in self._queues.values():
             if not queue:
                 continue
             head = queue[0]
-            if head.state is BatchState.OPEN:
-                times.append(head.created + linger)
-            elif head.state is BatchState.RETRY:
-                times.append(head.retry_at)
-            else:
-                times.append(0.0)
-        return min(times, default=None)
+            due = head.created + timeout
+            state = head.state
+            if state is BatchState.OPEN and not self.flushing:
+                ready = head.created + linger
+                if after < ready < due:
+                    due = ready
+            elif state is BatchState.RETRY and after < head.retry_at < due:
+                due = head.retry_at
+            if best is None or due < best:
+                best = due
+        return best
 
     def batches(self) -> Iterator[ProducerBatch]:
         """Every batch not yet handed to the sender."""

@@ -1,14 +1,15 @@
 """A producer batch: the records bound for one partition that travel in one record batch.
 
-Mutable bookkeeping owned by the accumulator and the sender. Records are written into the
-batch's `RecordsBuilder` as they are appended (no record objects are kept); `encode` frames them
-once (with the producer id, epoch and base sequence) and the same bytes are re-sent on retries,
-so a retry is byte-identical and the broker can de-duplicate it.
+Mutable bookkeeping owned by the accumulator and the sender; plain sans-IO state (a delivery is
+`done` with an `outcome` or an `error`), which whoever drives the producer reads. Records are
+written into the batch's `RecordsBuilder` as they are appended (no record objects are kept);
+`encode` frames them once (with the producer id, epoch and base sequence) and the same bytes
+are re-sent on retries, so a retry is byte-identical and the broker can de-duplicate it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
@@ -42,7 +43,6 @@ class ProducerBatch:
         "halves",
         "limit",
         "log_append_time",
-        "on_done",
         "order",
         "outcome",
         "partition",
@@ -56,7 +56,6 @@ class ProducerBatch:
         "state",
         "topic",
         "transactional",
-        "waiter",
     )
 
     def __init__(
@@ -69,8 +68,9 @@ class ProducerBatch:
         self.span = 1.0
         #: The records, encoded in send order.
         self.builder: Any = RecordsBuilder(created_ms)
-        #: The timestamp of records that carry none: the wall clock when the batch opened.
-        self.created_ms = created_ms
+        #: The timestamp of records that carry none: the wall clock (ms) when it was opened,
+        #: an input like every clock reading.
+        self.created_ms: int = created_ms
         #: Every record's timestamp, once some record had its own (else all are `created_ms`).
         self.stamps: list[int] | None = None
         self.size = BATCH_OVERHEAD
@@ -92,8 +92,6 @@ class ProducerBatch:
         #: created_ms), all a record's `RecordMetadata` is made of, read in one go.
         self.outcome: tuple[str, int, int, int, list[int] | None, int] | None = None
         self.halves: tuple[ProducerBatch, ProducerBatch] | None = None
-        self.on_done: Callable[[ProducerBatch], None] | None = None
-        self.waiter: object = None
 
     def __repr__(self) -> str:
         return (
@@ -175,9 +173,6 @@ class ProducerBatch:
     def _finish(self) -> None:
         self.state = BatchState.DONE
         self.done = True
-        callback = self.on_done
-        if callback is not None:
-            callback(self)
 
     def split(self) -> tuple[ProducerBatch, ProducerBatch]:
         """Two halves (for MESSAGE_TOO_LARGE); sequences stay contiguous, and the halves'
@@ -196,15 +191,12 @@ class ProducerBatch:
             batch.size += each * batch.count
             batch.state = BatchState.RETRY
             batch.attempts = self.attempts
-            batch.on_done = self.on_done
             batch.transactional = self.transactional
             out.append(batch)
         first, second = out
         second.size = self.size - first.size + BATCH_OVERHEAD
         self.halves = (first, second)
         self.state = BatchState.DONE
-        if self.on_done is not None:
-            self.on_done(self)  # wakes waiters: their records now belong to the halves
         if self.base_sequence >= 0:
             for piece, seq in ((first, self.base_sequence), (second, self.base_sequence + half)):
                 piece.base_sequence = seq

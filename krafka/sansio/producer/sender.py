@@ -1,15 +1,18 @@
-"""The send loop's decisions: which batches go to which broker now, and what a response means.
+"""The producer's sending decisions: which batches go to which broker now, and what a response
+means. A part of `krafka.sansio.producer.engine.ProducerEngine`, which alone drives it (a
+driver speaks to the engine, through the `krafka.sansio.actions` contract).
 
-`drain(now, leaders)` takes sendable batches from the accumulator and groups them into one
+`drain(now, leader)` takes sendable batches from the accumulator and groups them into one
 Produce request per leader (one batch per partition, at most `max_request_size` bytes, at most
 `max_in_flight_requests_per_connection` requests per broker, at most 5 batches in flight per
-partition when idempotent); it returns those plans and the topics whose metadata the driver
-should refresh (no leader known, stale-leader errors since the last drain). The driver sends
-each plan and reports `on_response` or `on_failure`; the sender then completes batches,
+partition when idempotent); it returns those plans and the topics whose metadata should be
+refreshed (no leader known, stale-leader errors since the last drain). The engine sends each
+plan and reports `on_response` or `on_failure`; the sender then completes batches,
 re-enqueues retriable ones in order after an exponential backoff bounded by `delivery_timeout`,
 splits batches the broker found too large, and asks for a new producer epoch when sequences
 broke or a sent batch failed (the transaction machine sends InitProducerId; queued batches are
-re-stamped with the new identity when they are drained).
+re-stamped with the new identity when they are drained). Every batch that finished (delivered,
+failed, or split into halves) is added to `finished`, which the engine turns into delivery events.
 
 A partition's batches are written in send order whatever fails, idempotent or not (Java keeps
 this with idempotence, `shouldStopDrainBatchesForPartition`): a retried batch goes back ahead
@@ -28,7 +31,7 @@ import itertools
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, Protocol
+from typing import Final
 
 from krafka.errors import (
     DuplicateSequenceNumberError,
@@ -53,14 +56,8 @@ from krafka.sansio.producer.idempotence import IdempotenceState
 from krafka.sansio.producer.metrics import ProducerMetrics
 from krafka.sansio.producer.transaction import TransactionManager
 
-
-class LeaderView(Protocol):
-    """Where partitions' leaders are (`krafka.sansio.metadata.ClusterMetadata` is one)."""
-
-    def leader_id(self, topic: str, partition: int, now: float) -> int | None:
-        """The leader's node id (None: unknown); a use of `topic`, keeping it refreshed."""
-        ...
-
+#: The leader's node id of a partition (None: unknown), a pure lookup.
+LeaderLookup = Callable[[str, int], "int | None"]
 
 _MAX_IN_FLIGHT_PER_PARTITION: Final = 5
 _STALE_METADATA: Final = STALE_METADATA_CODES | {KafkaStorageError.code}
@@ -145,6 +142,8 @@ class Sender:
         #: Partitions with a batch acknowledged under the current producer id and epoch.
         self._confirmed: set[TopicPartition] = set()
         self._in_flight = 0
+        #: Batches delivered, failed or split since the engine last took them.
+        self.finished: list[ProducerBatch] = []
 
     # -- sending --------------------------------------------------------------------------------
 
@@ -161,7 +160,7 @@ class Sender:
         """Records are queued that no Produce request carried yet."""
         return not self.accumulator.empty
 
-    def drain(self, now: float, leaders: LeaderView) -> Drained:
+    def drain(self, now: float, leader: LeaderLookup) -> Drained:
         """Produce requests to send now (at most one per broker per call), and the topics
         whose metadata should be refreshed."""
         stale, self._stale = self._stale, set()
@@ -174,7 +173,7 @@ class Sender:
         plans: dict[int, ProduceRequestPlan] = {}
         limit = self.config.max_in_flight_requests_per_connection
         for tp in list(self.accumulator.sendable(now)):
-            node = leaders.leader_id(tp[0], tp[1], now)
+            node = leader(tp[0], tp[1])
             if node is None or node < 0:
                 stale.add(tp[0])
                 continue
@@ -351,6 +350,7 @@ class Sender:
         size = len(batch.payload) if batch.payload is not None else batch.size
         self.metrics.batch_delivered(batch.count, size)
         batch.complete(result.base_offset, result.log_append_time)
+        self.finished.append(batch)
 
     def _give_up(self, batch: ProducerBatch, error: KrafkaError) -> None:
         """Fail a batch that may have been sent: the broker may or may not have written it, so
@@ -368,6 +368,7 @@ class Sender:
         if self.transaction is not None:
             self.transaction.record_failed(error)
         batch.fail(error)
+        self.finished.append(batch)
 
     def _retry(self, batch: ProducerBatch, now: float, error: KrafkaError) -> None:
         delay = self._backoff(batch.attempts)
@@ -389,6 +390,7 @@ class Sender:
 
     def _split(self, batch: ProducerBatch, now: float) -> None:
         first, second = batch.split()
+        self.finished.append(batch)  # its waiters follow their records into the halves
         self.accumulator.reenqueue(first, now)
         self.accumulator.reenqueue(second, now)
 

@@ -9,7 +9,10 @@ AddOffsetsToTxn + TxnOffsetCommit, EndTxn. EndTxn waits until every record of th
 is settled (`ProduceProgress`); `commit` enters COMMITTING at once, so no `send` can add a
 record behind the marker.
 
-Error handling lives here, once: the coordinator moving or loading (`CoordinatorLink`), retriable
+Requests go to `Coordinator` targets (the transaction coordinator of the transactional id; the
+group's coordinator for TxnOffsetCommit): the driver finds the coordinator and follows it when
+it moves. Error handling lives here, once: a coordinator that moved (an answer saying so is
+reported as `CoordinatorMoved`, for the driver to look it up again) or is loading, retriable
 codes and lost or timed-out requests are retried with exponential backoff until a definite
 answer (as in Java: a request that timed out may have been carried out, so giving up would
 report an outcome nobody knows), fencing (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH) is fatal,
@@ -18,12 +21,11 @@ other errors make the transaction abortable-only. The application's wait for `in
 (`abandon`) and the call stays pending (`txn_call`): the same call again waits for the same
 outcome, any other transactional call is refused. A broker that refuses an epoch bump (Tansu)
 is asked for a fresh producer id instead. An idempotent producer without a transactional id
-uses the same machine for its InitProducerId and bumps.
+uses the same machine for its InitProducerId (to any broker) and bumps.
 """
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -37,19 +39,23 @@ from krafka.errors import (
     error_for_code,
 )
 from krafka.protocol.error_codes import ErrorCode
-from krafka.sansio.actions import AnyBroker, Broker, Completed, Failed, SendRequest
-from krafka.sansio.backoff import Backoff, BackoffPolicy
-from krafka.sansio.coordinator import (
-    CoordinatorDisposition,
-    CoordinatorLink,
-    CoordinatorState,
+from krafka.sansio.actions import (
+    AnyBroker,
+    Completed,
+    Coordinator,
     CoordinatorType,
+    Failed,
+    SendRequest,
+    next_op,
 )
+from krafka.sansio.backoff import Backoff, BackoffPolicy
+from krafka.sansio.codes import COORDINATOR_MOVED_CODES
 from krafka.sansio.producer import txn_wire as wire
 from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.idempotence import IdempotenceState, ProducerIdentity
 from krafka.sansio.producer.txn_call import PendingCall, TxnCall
 from krafka.sansio.producer.txn_events import (
+    CoordinatorMoved,
     PartitionsAdded,
     ProduceProgress,
     ProducerFatal,
@@ -99,15 +105,9 @@ class TransactionManager:
             maximum=max(config.retry_backoff, config.retry_backoff_max),
             max_retries=None,
         )
-        self._link = (
-            CoordinatorLink(self.transactional_id, CoordinatorType.TRANSACTION, self._policy)
-            if self.transactional_id is not None
-            else None
-        )
-        self._group_links: dict[str, CoordinatorLink] = {}
         self._steps: deque[TxnStep] = deque()
         self._events: list[Any] = []
-        self._ops = itertools.count(1)
+        self._now = float("-inf")
         self._bump_after_abort = False
         self._pending: PendingCall | None = None
 
@@ -118,7 +118,7 @@ class TransactionManager:
         resumed = self._resume(TxnCall.INITIALIZE)
         if resumed is not None:
             return resumed
-        op = next(self._ops)
+        op = next_op()
         if self.state is not TxnState.UNINITIALIZED:
             self._events.append(Completed(op))
             return op
@@ -142,7 +142,7 @@ class TransactionManager:
         """Commit consumer offsets within the transaction (AddOffsetsToTxn, TxnOffsetCommit)."""
         self._refuse_if_pending("send_offsets_to_transaction")
         self.check_can_send()
-        op = next(self._ops)
+        op = next_op()
         self._steps.append(TxnStep(StepKind.ADD_OFFSETS, group=group))
         self._steps.append(TxnStep(StepKind.TXN_OFFSET_COMMIT, op, offsets=offsets, group=group))
         return op
@@ -158,7 +158,7 @@ class TransactionManager:
                 f"transaction {self.transactional_id!r} must be aborted: {self.error}"
             ) from self.error
         self._move(TxnEvent.COMMIT)
-        op = next(self._ops)
+        op = next_op()
         self._steps.append(TxnStep(StepKind.END_TXN, op, committed=True))
         self._pending = PendingCall(TxnCall.COMMIT, op)
         return op
@@ -172,7 +172,7 @@ class TransactionManager:
             return resumed
         self._bump_after_abort |= self.state is TxnState.ABORTABLE_ERROR
         self._move(TxnEvent.ABORT)
-        op = next(self._ops)
+        op = next_op()
         self._steps.append(TxnStep(StepKind.END_TXN, op, committed=False))
         self._pending = PendingCall(TxnCall.ABORT, op)
         return op
@@ -183,6 +183,12 @@ class TransactionManager:
         pending = self._pending
         if pending is not None and pending.op == op and not pending.finished:
             pending.abandoned = True
+
+    def close(self, error: KrafkaError) -> None:
+        """The producer closes: every pending operation fails with `error`, nothing more is
+        sent (the state stays: a closed producer makes no further calls)."""
+        while self._steps:
+            self._finish(self._steps[0], error=error)
 
     def _resume(self, call: TxnCall) -> int | None:
         """The operation of a timed-out `call` made again (None: nothing is pending)."""
@@ -247,6 +253,7 @@ class TransactionManager:
     # -- the contract ---------------------------------------------------------------------------
 
     def next_actions(self, now: float) -> list[Any]:
+        self._now = now
         self._maybe_bump()
         self._maybe_add_partitions()
         actions: list[Any] = []
@@ -265,11 +272,6 @@ class TransactionManager:
         return self._wait_until(step)
 
     def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
-        link = self._link_owning(sent)
-        if link is not None:
-            link.on_response(sent, response, now)
-            self._check_lookup(link)
-            return
         step = self._current(sent)
         if step is None:
             return
@@ -281,11 +283,6 @@ class TransactionManager:
             self._failed_with_code(step, code, now, _refused(step, response, code))
 
     def on_failure(self, sent: SendRequest[Any], error: KrafkaError, now: float) -> None:
-        link = self._link_owning(sent)
-        if link is not None:
-            link.on_failure(sent, error, now)
-            self._check_lookup(link)
-            return
         step = self._current(sent)
         if step is None:
             return
@@ -293,27 +290,19 @@ class TransactionManager:
         if not error.retriable:
             self._give_up(step, error)
             return
-        self._target_link(step).on_connection_failure()
         self._retry_later(step, now)
 
     # -- steps ----------------------------------------------------------------------------------
 
     def _advance(self, step: TxnStep, now: float) -> SendRequest[Any] | None:
-        """The request for `step` now, if it may go (else wait: backoff, coordinator, records)."""
+        """The request for `step` now, if it may go (else wait: backoff, records)."""
         if step.kind is StepKind.END_TXN and not self._end_txn_ready(step):
             return None
         if step.backoff is not None and step.backoff.wait_time(now) > 0:
             return None
-        destination: Broker | AnyBroker = AnyBroker()
-        if self._needs_coordinator(step):
-            link = self._target_link(step)
-            coordinator = link.target()
-            if coordinator is None:
-                return link.lookup(now)
-            destination = coordinator
         is_init = step.kind is StepKind.INIT_PRODUCER_ID
         step.sent = SendRequest(
-            destination,
+            self._destination(step),
             self._request(step),
             max_version=(
                 wire.ADD_PARTITIONS_MAX_VERSION if step.kind is StepKind.ADD_PARTITIONS else None
@@ -323,11 +312,13 @@ class TransactionManager:
         return step.sent
 
     def _end_txn_ready(self, step: TxnStep) -> bool:
-        """EndTxn goes once every record is settled and every partition was added."""
-        if self._progress.in_flight or self._progress.has_unsent():
-            return False
+        """EndTxn goes once every record is settled and every partition was added; a commit of
+        a transaction that can only be aborted fails at once (its unsent records are failed
+        with it, by the engine: nothing settles them otherwise)."""
         if step.committed and self.state is TxnState.ABORTABLE_ERROR:
             self._finish(step, error=self._must_abort())
+            return False
+        if self._progress.in_flight or self._progress.has_unsent():
             return False
         if not (self.added or self.offsets_added):
             self._finish(step)  # nothing reached the coordinator: nothing to end
@@ -396,10 +387,13 @@ class TransactionManager:
                 ProducerFencedError(f"{step.what}: producer fenced ({ErrorCode(code).name})")
             )
             return
-        disposition = self._target_link(step).on_error_code(code, now)
-        if disposition is CoordinatorDisposition.RETRY_NOW:
+        if code in COORDINATOR_MOVED_CODES and self._needs_coordinator(step):
+            target = self._destination(step)
+            assert isinstance(target, Coordinator)
+            self._events.append(CoordinatorMoved(target))
+            self._retry_later(step, now)
             return
-        if disposition is CoordinatorDisposition.RETRY_LATER:
+        if code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
             self._retry_later(step, now)
             return
         error = error_for_code(code, f"{step.what} failed: {_name(code)}{where}")
@@ -479,7 +473,12 @@ class TransactionManager:
         self._steps.append(TxnStep(StepKind.INIT_PRODUCER_ID))
 
     def _maybe_add_partitions(self) -> None:
-        new = sorted(self.pending - self.added)
+        """Queue AddPartitionsToTxn for partitions the sender wants to write to, once each
+        (not again while a request for them is queued or in flight)."""
+        asked = {
+            tp for s in self._steps if s.kind is StepKind.ADD_PARTITIONS for tp in s.partitions
+        }
+        new = sorted(self.pending - self.added - asked)
         self.pending.clear()
         if not new or self.state not in (TxnState.IN_TRANSACTION, TxnState.COMMITTING):
             return
@@ -543,67 +542,26 @@ class TransactionManager:
         """Transactional requests go to a coordinator; an idempotent producer's to any broker."""
         return self.transactional_id is not None or step.kind is not StepKind.INIT_PRODUCER_ID
 
-    def _target_link(self, step: TxnStep) -> CoordinatorLink:
+    def _destination(self, step: TxnStep) -> Coordinator | AnyBroker:
+        if not self._needs_coordinator(step):
+            return AnyBroker()
         if step.kind is StepKind.TXN_OFFSET_COMMIT:
             assert step.group is not None
-            group = step.group.group_id
-            link = self._group_links.get(group)
-            if link is None:
-                link = self._group_links[group] = CoordinatorLink(
-                    group, CoordinatorType.GROUP, self._policy, self._rand
-                )
-            return link
-        if self._link is None:
-            return _NO_LINK
-        return self._link
-
-    def _link_owning(self, sent: SendRequest[Any]) -> CoordinatorLink | None:
-        for link in (self._link, *self._group_links.values()):
-            if link is not None and link.owns(sent):
-                return link
-        return None
-
-    def _check_lookup(self, link: CoordinatorLink) -> None:
-        """A lookup failed in a way retrying cannot fix (authorization): fail the step."""
-        error = link.fatal_error()
-        if error is not None and self._steps:
-            self._give_up(self._steps[0], error)
+            return Coordinator(step.group.group_id, CoordinatorType.GROUP)
+        assert self.transactional_id is not None
+        return Coordinator(self.transactional_id, CoordinatorType.TRANSACTION)
 
     def _current(self, sent: SendRequest[Any]) -> TxnStep | None:
         step = self._steps[0] if self._steps else None
         return step if step is not None and step.sent is sent else None
 
     def _wait_until(self, step: TxnStep) -> float | None:
-        """When `step` may go: after its own backoff and the coordinator lookup's, whichever is
-        later; never while a lookup is in flight (its answer wakes the driver: a deadline
-        already past would make the driver spin instead of letting the answer in)."""
-        times = []
+        """When `step` may go after its backoff; None when nothing but an input can move it
+        (the backoff ended at the last `next_actions` already: EndTxn waits for records)."""
         if step.backoff is not None and step.backoff.failures:
-            times.append(step.backoff.retry_at)
-        link = self._target_link(step) if self._needs_coordinator(step) else None
-        if link is not None and link.target() is None:
-            if link.state is CoordinatorState.LOOKING_UP:
-                return None
-            deadline = link.next_deadline()
-            if deadline is not None:
-                times.append(deadline)
-        return max(times, default=None)
-
-
-class _NoLink(CoordinatorLink):
-    """An idempotent producer's InitProducerId goes to any broker: codes mean nothing here."""
-
-    def __init__(self) -> None:
-        super().__init__("", CoordinatorType.TRANSACTION)
-
-    def on_error_code(self, code: int, now: float) -> CoordinatorDisposition:
-        return CoordinatorDisposition.NOT_COORDINATOR_ERROR
-
-    def on_connection_failure(self) -> None:
+            retry_at = step.backoff.retry_at
+            return retry_at if retry_at > self._now else None
         return None
-
-
-_NO_LINK: Final = _NoLink()
 
 
 def _refused(step: TxnStep, response: Any, code: int) -> str:
@@ -631,6 +589,7 @@ def _code_of(error: KrafkaError) -> int | None:
 
 
 __all__ = [
+    "CoordinatorMoved",
     "PartitionsAdded",
     "ProduceProgress",
     "ProducerFatal",

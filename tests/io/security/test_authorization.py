@@ -268,6 +268,7 @@ async def test_transactions_need_the_transactional_id_and_every_topic(authz: Aut
         await producer.send(topic, b"committed")
         await producer.commit_transaction()
 
+        await producer.partitions_for(readonly)  # both join the transaction in one request
         producer.begin_transaction()
         allowed = await producer.send(topic, b"aborted")
         refused = await producer.send(readonly, b"refused")

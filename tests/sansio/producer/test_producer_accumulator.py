@@ -1,13 +1,18 @@
-"""The record accumulator: batch_size sealing, linger, flush, buffer accounting, retry order."""
+"""The record accumulator (a part of the engine): batch_size sealing, linger, flush, buffer
+accounting, retry order; and the engine's `append_open` over it, compiled and pure."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from _producer_scripted import Cluster
 
 from krafka.codec import Compression
-from krafka.sansio.producer import BatchState, ProducerConfig, RecordAccumulator
-from krafka.sansio.producer.accumulator import APPENDED, OPEN_APPENDER, OPENED, SEALED
+from krafka.sansio.producer import BatchState, Due, ProducerConfig, ProducerEngine, RecordHandle
+from krafka.sansio.producer.accumulator import APPENDED, OPENED, SEALED, RecordAccumulator
 from krafka.sansio.producer.batch import BATCH_OVERHEAD
+from krafka.sansio.producer.engine import OPEN_APPENDER
 
 TP = ("t", 0)
 
@@ -53,11 +58,12 @@ def test_linger_holds_an_open_batch_until_it_expires() -> None:
     acc = make(linger=0.05)
     acc.append("t", 0, *rec(), 100, 10.0, now_ms=1234)
     assert list(acc.sendable(10.04)) == []
-    assert acc.next_ready_at() == 10.05
+    assert acc.next_change(10.04) == 10.05
+    assert acc.next_change(10.05) == 10.0 + 120.0  # sendable since: its delivery timeout
     assert list(acc.sendable(10.05)) == [TP]
     batch = acc.pop(TP)
     assert batch.created_ms == 1234 and batch.state is BatchState.SEALED
-    assert acc.next_ready_at() is None
+    assert acc.next_change(10.05) is None
 
 
 def test_flush_makes_open_batches_sendable_at_once() -> None:
@@ -65,9 +71,9 @@ def test_flush_makes_open_batches_sendable_at_once() -> None:
     acc.append("t", 0, *rec(), 100, 0.0, 1)
     acc.append("t", 1, *rec(), 100, 0.0, 1)
     assert list(acc.sendable(0.0)) == []
-    acc.flush()
+    acc.flushing = True
     assert sorted(acc.sendable(0.0)) == [("t", 0), ("t", 1)]
-    acc.flush_done()
+    acc.flushing = False
     assert list(acc.sendable(0.0)) == []
 
 
@@ -84,11 +90,14 @@ def test_buffer_memory_back_pressure_counts_open_and_sealed_batches() -> None:
     assert acc.buffered == 0 and acc.has_room(600)
 
 
-def twin(acc: RecordAccumulator, kind: str) -> RecordAccumulator:
-    """`acc` with its `append_open` compiled (as built) or the Python method (the reference)."""
+def twin(kind: str, **kw: Any) -> ProducerEngine:
+    """An engine with its `append_open` compiled (as built) or the Python method (the
+    reference), on a fake cluster (topics "t" and "u" of 16 partitions)."""
+    kw.setdefault("linger", 0.01)
+    engine = ProducerEngine(ProducerConfig(**kw), Cluster())
     if kind == "pure":
-        vars(acc).pop("append_open", None)
-    return acc
+        vars(engine).pop("append_open", None)
+    return engine
 
 
 APPEND_OPEN = ["pure", "compiled"] if OPEN_APPENDER is not None else ["pure"]
@@ -96,19 +105,20 @@ APPEND_OPEN = ["pure", "compiled"] if OPEN_APPENDER is not None else ["pure"]
 
 @pytest.mark.parametrize("kind", APPEND_OPEN)
 def test_append_open_fills_the_open_batch_and_seals_it_when_full(kind: str) -> None:
-    acc = twin(make(buffer_memory=10_000, batch_size=BATCH_OVERHEAD + 300), kind)
+    engine = twin(kind, buffer_memory=10_000, batch_size=BATCH_OVERHEAD + 300)
+    acc = engine.accumulator
     value = b"x" * 79  # 100 bytes with the record overhead
-    assert acc.append_open("t", 0, None, value, None) == (None, False)  # no open batch
+    assert engine.append_open("t", 0, None, None, value) == 0  # no open batch: go on with 0
     _, first = acc.append("t", 0, *rec(b"a" * 79), 100, 0.0, 1)
-    handle, sealed = acc.append_open("t", 0, None, b"b" * 79, None)
-    assert handle is not None and not sealed
+    handle = engine.append_open("t", 0, None, None, b"b" * 79)
+    assert isinstance(handle, RecordHandle) and engine.due is Due.NOTHING
     assert handle.locate() == (first.batch, 1) and first.batch.stamps is None
-    assert acc.append_open("t", 0, None, value + b"!", None) == (None, False)  # over the limit
-    assert acc.append_open("t", 7, None, b"", None) == (None, False)  # another partition
-    handle, sealed = acc.append_open("t", 0, b"k", b"c" * 78, 42)
-    assert handle is not None and sealed
+    assert engine.append_open("t", 0, None, None, value + b"!") == 0  # over the limit
+    assert engine.append_open("t", 7, None, None, b"") == 7  # another partition
+    handle = engine.append_open("t", 0, 42, b"k", b"c" * 78)
+    assert isinstance(handle, RecordHandle) and engine.due is Due.SEALED
     assert handle.batch.state is BatchState.SEALED and TP not in acc.open_batches
-    assert acc.append_open("t", 0, None, b"", None) == (None, False)
+    assert engine.append_open("t", 0, None, None, b"") == 0
     batch = acc.pop(TP)
     created = batch.created_ms  # records without a timestamp get the batch's
     assert [(r.key, r.value[:1], r.timestamp) for r in batch.builder.records()] == [
@@ -118,6 +128,24 @@ def test_append_open_fills_the_open_batch_and_seals_it_when_full(kind: str) -> N
     ]
     assert batch.stamps == [created, created, 42]
     assert batch.size == BATCH_OVERHEAD + 300
+
+
+@pytest.mark.parametrize("kind", APPEND_OPEN)
+def test_append_open_chooses_the_partition_once(kind: str) -> None:
+    """With no partition given it asks the partitioner (murmur2 of the key here) and hands
+    back the choice when the record needs `append`; unknown topics choose nothing."""
+    engine = twin(kind)
+    chosen = engine.append_open("t", None, None, b"key", b"v")
+    assert isinstance(chosen, int) and 0 <= chosen < 16
+    engine.accumulator.append("t", chosen, None, b"key", b"v", None, 30, 0.0, 1)
+    handle = engine.append_open("t", None, None, b"key", b"w")
+    assert isinstance(handle, RecordHandle) and handle.batch.partition == chosen
+    assert engine.append_open("unknown", None, None, b"key", b"v") is None
+    engine.open_appends = False  # a transactional producer: every record through `append`
+    if kind == "compiled":
+        engine._appender.enabled = False
+    assert engine.append_open("t", None, None, b"key", b"v") is None
+    assert engine.append_open("t", 3, None, b"key", b"v") == 3
 
 
 def test_retried_batches_go_back_in_front_in_their_original_order() -> None:
@@ -146,31 +174,36 @@ def test_expire_and_drop_all() -> None:
 
 @pytest.mark.parametrize("kind", APPEND_OPEN)
 def test_append_open_takes_no_partition_outside_the_open_ones(kind: str) -> None:
-    acc = twin(make(), kind)
+    engine = twin(kind)
+    acc = engine.accumulator
     acc.append("t", 0, *rec(), 100, 0.0, 1)
     acc.append("t", 1, *rec(), 100, 0.0, 1)
     for partition in (-1, -2, 2):  # never counted from the end, never past the last
-        assert acc.append_open("t", partition, None, b"v", None) == (None, False)
-    assert acc.append_open("other", 0, None, b"v", None) == (None, False)
-    handle, _ = acc.append_open("t", 1, None, b"v", 5)
-    assert handle is not None and handle.locate()[0].partition == 1
+        assert engine.append_open("t", partition, None, None, b"v") == partition
+    assert engine.append_open("other", 0, None, None, b"v") == 0
+    handle = engine.append_open("t", 1, 5, None, b"v")
+    assert isinstance(handle, RecordHandle) and handle.locate()[0].partition == 1
     assert handle.batch.stamps == [handle.batch.created_ms, 5]
 
 
 @pytest.mark.skipif(OPEN_APPENDER is None, reason="extensions not built")
 def test_the_compiled_append_open_writes_what_the_python_one_writes() -> None:
-    accs = [twin(make(batch_size=BATCH_OVERHEAD + 700), kind) for kind in ("pure", "compiled")]
+    engines = [twin(kind, batch_size=BATCH_OVERHEAD + 700) for kind in ("pure", "compiled")]
     results = []
-    for acc in accs:
+    for engine in engines:
+        acc = engine.accumulator
         acc.append("t", 0, *rec(b"first"), 26, 0.0, now_ms=1_000)
-        got = [acc.append_open("t", 0, k, v, ts) for k, v, ts in [
+        got = []
+        for k, v, ts in [
             (b"k", b"v" * 50, None), (None, bytearray(b"b" * 90), 7), (b"kk", None, None),
             (None, b"x" * 600, None), (b"k", b"v" * 300, 9),
-        ]]  # fmt: skip
+        ]:  # fmt: skip
+            handle = engine.append_open("t", 0, ts, k, v)
+            got.append((isinstance(handle, RecordHandle), engine.due))
+            engine.due = Due.NOTHING
         batch = acc.pop(("t", 0))
         results.append((
-            [(h is not None, sealed) for h, sealed in got], batch.size, batch.state,
-            batch.stamps, batch.encode(Compression.NONE),
+            got, batch.size, batch.state, batch.stamps, batch.encode(Compression.NONE),
         ))  # fmt: skip
     assert results[0] == results[1]
 
@@ -194,6 +227,6 @@ def test_a_batch_never_grows_past_max_request_size() -> None:
     batch = acc.open_batches[TP]
     assert batch.limit == 1000
     appended = 0
-    while acc.append_open("t", 0, None, b"x" * 100, None)[0] is not None:
+    while acc.append_open("t", 0, None, b"x" * 100, None)[0] is not None:  # the Python twin
         appended += 1
     assert batch.size <= 1000 and appended < 10

@@ -1,11 +1,13 @@
-"""The sender against scripted Produce responses: retries, ordering, splitting, sequences,
-epoch bumps, timeouts, fencing. Responses are protocol objects round-tripped through the wire."""
+"""The engine's sending against scripted Produce responses, through its contract: retries,
+ordering, splitting, sequences, epoch bumps, timeouts, fencing. Responses are protocol objects
+round-tripped through the wire."""
 
 from __future__ import annotations
 
 import pytest
 from _producer_scripted import TP, Harness, sequences, values
 
+from krafka.codec import decode_batches
 from krafka.errors import (
     KafkaConnectionError,
     KafkaTimeoutError,
@@ -15,7 +17,7 @@ from krafka.errors import (
 )
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import InitProducerIdRequest, InitProducerIdResponse
-from krafka.sansio.producer import Acks, BatchState, ProducerConfig, TxnState
+from krafka.sansio.producer import Acks, ProducerConfig, TxnState
 from krafka.sansio.producer.batch import BATCH_OVERHEAD
 
 NOT_LEADER = ErrorCode.NOT_LEADER_OR_FOLLOWER
@@ -48,7 +50,7 @@ def test_success_resolves_every_record_with_its_offset() -> None:
     assert [m.offset for m in metas] == [40, 41, 42]
     assert metas[0].topic == "t" and metas[0].partition == 0
     assert metas[0].timestamp == 1_700_000_000_000
-    snap = h.sender.metrics.snapshot()
+    snap = h.engine.metrics.snapshot()
     assert snap.records_sent == 3 and snap.batches_sent == 1 and snap.requests_sent == 1
     assert h.accumulator.buffered == 0
 
@@ -76,8 +78,8 @@ def test_one_request_per_broker_holds_one_batch_per_partition() -> None:
     h.send(b"b", tp=("t", 1))
     h.send(b"c", tp=("u", 0))
     plans = {p.node_id: p for p in h.drain()}
-    assert set(plans[1].batches) == {("t", 0), ("u", 0)}
-    assert set(plans[2].batches) == {("t", 1)}
+    assert plans[1].partitions == {("t", 0), ("u", 0)}
+    assert plans[2].partitions == {("t", 1)}
 
 
 def test_unknown_leader_asks_for_metadata_and_waits() -> None:
@@ -95,7 +97,7 @@ def test_not_leader_retries_the_same_bytes_after_backoff_and_refreshes_metadata(
     h = Harness()
     handle = h.send(b"a")
     (plan,) = h.drain()
-    payload = plan.batches[TP].payload
+    payload = plan.payloads[TP]
     h.answer(plan, NOT_LEADER)
     assert not handle.done
     assert h.drain() == []  # backing off (0.01 s with jitter 0.5 -> exactly 0.01)
@@ -103,10 +105,10 @@ def test_not_leader_retries_the_same_bytes_after_backoff_and_refreshes_metadata(
     h.advance(0.011)
     h.leaders[TP] = 2
     (retry,) = h.drain()
-    assert retry.node_id == 2 and retry.batches[TP].payload == payload
+    assert retry.node_id == 2 and retry.payloads[TP] == payload
     h.answer(retry, base_offset=7)
     assert handle.result().offset == 7
-    assert h.sender.metrics.retries == 1
+    assert h.engine.metrics.retries == 1
 
 
 def test_ordering_is_kept_when_an_earlier_batch_fails_and_later_ones_are_rejected() -> None:
@@ -306,11 +308,11 @@ def test_an_expired_sent_batch_bumps_the_epoch_and_later_batches_are_delivered(
     (plan,) = h.drain()  # sequence 1: the network is cut
     if where == "in-flight":
         h.advance(5.5)
-        h.sender.on_failure(plan, KafkaConnectionError("request timed out"), h.now)
+        h.fail(plan, KafkaConnectionError("request timed out"))
     else:
-        h.sender.on_failure(plan, KafkaConnectionError("lost"), h.now)
+        h.fail(plan, KafkaConnectionError("lost"))
         h.advance(5.5)
-        h.sender.expire(h.now)
+        h.step()
     assert isinstance(lost.exception(), KafkaTimeoutError)
     healthy = h.send(b"healthy")
     assert h.wants_producer_id()
@@ -331,7 +333,7 @@ def test_out_of_order_behind_an_expired_batch_is_retried_under_a_new_epoch() -> 
     behind = h.send(b"%09d" % 1)
     (second,) = h.drain()  # sequence 2, pipelined
     h.advance(4.5)
-    h.sender.on_failure(first, KafkaConnectionError("request timed out"), h.now)
+    h.fail(first, KafkaConnectionError("request timed out"))
     assert isinstance(lost.exception(), KafkaTimeoutError)
     h.answer(second, OUT_OF_ORDER)  # the broker never got sequence 1
     assert not behind.done
@@ -353,11 +355,11 @@ def test_a_batch_of_an_earlier_epoch_expiring_asks_for_no_new_one() -> None:
     h.send(b"a")
     h.send(b"b", other)
     stale, bumping = h.drain()
-    h.sender.on_failure(stale, KafkaConnectionError("lost"), h.now)  # queued for a retry
+    h.fail(stale, KafkaConnectionError("lost"))  # queued for a retry
     h.answer(bumping, UNKNOWN_PID)
     assert answer_bump(h, 1) == (1000, 0)
     h.advance(5.5)
-    h.sender.expire(h.now)  # "a" still carries its epoch 0 sequence
+    h.step()  # "a" still carries its epoch 0 sequence
     assert not h.wants_producer_id()
 
 
@@ -402,14 +404,14 @@ def test_connection_loss_retries_with_the_same_sequence_and_duplicates_count_as_
     h = Harness()
     handle = h.send(b"a")
     (plan,) = h.drain()
-    h.sender.on_failure(plan, KafkaConnectionError("lost"), h.now)
+    h.fail(plan, KafkaConnectionError("lost"))
     h.advance(1.0)
     (retry,) = h.drain()
     assert sequences(retry)[TP] == (0, 0, 1)
     h.answer(retry, DUPLICATE)
     assert handle.done and handle.exception() is None
     assert handle.result().offset == -1
-    snap = h.sender.metrics.snapshot()
+    snap = h.engine.metrics.snapshot()
     assert (snap.duplicate_batches, snap.duplicate_records) == (1, 1)
     assert (snap.records_sent, snap.errors) == (1, 0)
 
@@ -423,7 +425,7 @@ def test_only_duplicate_answers_count_as_duplicates() -> None:
     h.answer(plans[0], DUPLICATE)
     h.answer(plans[1], base_offset=10)
     assert [x.result().offset for x in first + second] == [-1, -1, -1, 10, 11]
-    snap = h.sender.metrics.snapshot()
+    snap = h.engine.metrics.snapshot()
     assert (snap.duplicate_batches, snap.duplicate_records) == (1, 3)
     assert (snap.batches_sent, snap.records_sent) == (3, 6)
 
@@ -439,7 +441,7 @@ def test_a_response_without_the_partition_is_retried_not_taken_as_acks_zero() ->
     assert sequences(retry)[TP] == (0, 0, 1)
     h.answer(retry, base_offset=5)
     assert handle.result().offset == 5
-    assert h.sender.metrics.snapshot().duplicate_records == 0
+    assert h.engine.metrics.snapshot().duplicate_records == 0
 
 
 def test_retriable_errors_stop_at_delivery_timeout() -> None:
@@ -481,7 +483,7 @@ def test_non_retriable_error_fails_the_batch() -> None:
     assert isinstance(handle.exception(), TopicAuthorizationFailedError)
     with pytest.raises(TopicAuthorizationFailedError):
         handle.result()
-    assert h.sender.metrics.errors == 1
+    assert h.engine.metrics.errors == 1
     assert h.wants_producer_id()  # its sequence was not written: later ones need a new epoch
 
 
@@ -490,7 +492,7 @@ def test_acks_zero_completes_without_offsets() -> None:
     handle = h.send(b"a")
     (plan,) = h.drain()
     assert sequences(plan)[TP] == (-1, -1, 1)
-    h.sender.on_response(plan, {}, h.now)
+    h.engine.on_response(plan.sent, None, h.now)  # acks=0: no response
     assert handle.result().offset == -1
 
 
@@ -507,16 +509,17 @@ def test_max_request_size_spreads_partitions_over_requests() -> None:
     for p in range(3):
         h.send(b"x" * 100, tp=("t", p))
     first = h.drain()
-    assert len(first) == 1 and len(first[0].batches) == 2  # the second batch passed the limit
+    assert len(first) == 1 and len(first[0].partitions) == 2  # the second batch passed the limit
     h.answer(first[0])
     (second,) = h.drain()
-    assert len(second.batches) == 1
+    assert len(second.partitions) == 1
 
 
 def test_expired_batches_in_the_accumulator_fail() -> None:
     h = Harness(cfg(delivery_timeout=2.0, linger=5.0))
     handle = h.send(b"a")
-    h.sender.expire(2.5)
+    h.now = 2.5
+    h.step()
     assert isinstance(handle.exception(), KafkaTimeoutError)
 
 
@@ -527,11 +530,14 @@ def test_fencing_is_fatal_for_a_transactional_producer() -> None:
     handle = h.send(b"a")
     other = h.send(b"b", tp=("t", 1))
     (plan,) = h.drain()
-    assert set(plan.batches) == {TP}  # ("t", 1) has not joined the transaction yet
+    assert plan.partitions == {TP}  # ("t", 1) has not joined the transaction yet
     h.answer(plan, FENCED)
     assert isinstance(handle.exception(), ProducerFencedError)
     assert h.txn.state is TxnState.FATAL_ERROR
-    assert h.drain() == [] and not other.done
+    assert h.drain() == []
+    assert isinstance(other.exception(), ProducerFencedError)  # never sent: fails with it
+    with pytest.raises(ProducerFencedError):
+        h.send(b"c")
 
 
 def test_transactional_batches_carry_the_transactional_flag() -> None:
@@ -539,11 +545,7 @@ def test_transactional_batches_carry_the_transactional_flag() -> None:
     h.begin_with(TP)
     h.send(b"a")
     (plan,) = h.drain()
-    batch = plan.batches[TP]
-    assert batch.transactional and batch.state is BatchState.IN_FLIGHT
-    from krafka.codec import decode_batches
-
-    assert decode_batches(batch.payload or b"")[0].is_transactional
+    assert decode_batches(plan.payloads[TP])[0].is_transactional
 
 
 def test_failed_batch_makes_the_transaction_abortable() -> None:
@@ -561,7 +563,7 @@ def test_abandon_fails_queued_and_in_flight_batches() -> None:
     sent = h.send(b"%09d" % 0)
     queued = h.send(b"%09d" % 1)
     h.drain()
-    h.sender.abandon(KafkaTimeoutError("closed"))
+    h.engine.close(KafkaTimeoutError("closed"))
     assert isinstance(sent.exception(), KafkaTimeoutError)
     assert isinstance(queued.exception(), KafkaTimeoutError)
-    assert h.sender.in_flight == 0 and h.accumulator.buffered == 0
+    assert h.engine.in_flight == 0 and h.accumulator.buffered == 0

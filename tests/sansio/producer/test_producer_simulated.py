@@ -1,24 +1,29 @@
-"""Property test: the idempotent sender against a simulated broker with random faults.
+"""Model-based test: the idempotent `ProducerEngine`, driven through its contract, against a
+simulated broker with random faults.
 
 The model broker keeps, per partition, the log, the next expected sequence and the last five
 batches (for de-duplication, answered DUPLICATE_SEQUENCE_NUMBER as Tansu does); it refuses
 batches of more than `MAX_RECORDS` records (MESSAGE_TOO_LARGE). Hypothesis interleaves sends,
-drains, clock ticks and responses, including lost connections where the broker processed a
-prefix of the requests in flight before the connection died. Whatever happens, every record
-must end up in its partition's log exactly once, in send order.
+`next_actions`, clock ticks and responses, including lost connections where the broker
+processed a prefix of the requests in flight before the connection died. Whatever happens:
+every record ends up in its partition's log exactly once, in send order; every record's handle
+completes, and every batch is reported done (`BatchDone`) exactly once; and `next_deadline()`
+after `next_actions(now)` is never `now` or earlier (a driver trusting it never spins).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
-from _producer_scripted import Harness
+from _producer_scripted import Harness, Sent, produce_response
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from krafka.codec import decode_batches
 from krafka.errors import KafkaConnectionError
-from krafka.sansio.producer import PartitionResult, ProducerConfig, ProduceRequestPlan
+from krafka.sansio.producer import BatchDone, ProducerConfig
 
 MAX_RECORDS = 3
 PARTITIONS = (("t", 0), ("t", 1))
@@ -36,29 +41,31 @@ class ModelBroker:
     def __init__(self) -> None:
         self.logs = {tp: PartitionLog() for tp in PARTITIONS}
 
-    def handle(self, plan: ProduceRequestPlan) -> dict[tuple[str, int], PartitionResult]:
+    def handle(self, plan: Sent) -> Any:
+        """Write `plan`'s batches; the ProduceResponse."""
         out = {}
-        for tp, batch in plan.batches.items():
-            (decoded,) = decode_batches(batch.payload or b"")
+        for tp, payload in plan.payloads.items():
+            (decoded,) = decode_batches(payload)
             out[tp] = self._append(self.logs[tp], decoded)
-        return out
+        return produce_response(out)
 
-    def _append(self, log: PartitionLog, batch: object) -> PartitionResult:
+    def _append(self, log: PartitionLog, batch: object) -> tuple[int, int]:
+        """(error code, base offset)."""
         seq, epoch = batch.base_sequence, batch.producer_epoch  # type: ignore[attr-defined]
         records = batch.records  # type: ignore[attr-defined]
         if len(records) > MAX_RECORDS:
-            return PartitionResult(error_code=10)
+            return (10, -1)
         if epoch > log.epoch:
             log.epoch, log.next_seq, log.recent = epoch, 0, []
         if seq in log.recent:
-            return PartitionResult(error_code=46)
+            return (46, -1)
         if seq != log.next_seq:
-            return PartitionResult(error_code=45)
+            return (45, -1)
         offset = len(log.values)
         log.values += [r.value for r in records]
         log.next_seq += len(records)
         log.recent = [*log.recent, seq][-5:]
-        return PartitionResult(error_code=0, base_offset=offset)
+        return (0, offset)
 
 
 ACTIONS = st.sampled_from(["send", "send", "send", "drain", "answer", "drop", "tick", "notleader"])
@@ -72,7 +79,7 @@ def test_every_record_lands_exactly_once_in_order_whatever_fails(data: st.DataOb
     )
     h = Harness(config)
     broker = ModelBroker()
-    in_flight: list[ProduceRequestPlan] = []
+    in_flight: list[Sent] = []
     sent: dict[tuple[str, int], list[bytes]] = {tp: [] for tp in PARTITIONS}
     handles = []
     counter = 0
@@ -85,35 +92,50 @@ def test_every_record_lands_exactly_once_in_order_whatever_fails(data: st.DataOb
             sent[tp].append(value)
             handles.append(h.send(value, tp=tp))
         elif action == "drain":
-            in_flight += h.drain()
+            in_flight += drain(h)
         elif action == "answer" and in_flight:
             plan = in_flight.pop(0)
-            h.sender.on_response(plan, broker.handle(plan), h.now)
+            h.talk.reply(plan.sent, broker.handle(plan))
         elif action == "notleader" and in_flight:
             plan = in_flight.pop(0)
-            h.sender.on_response(plan, {tp: PartitionResult(error_code=6) for tp in plan.batches},
-                                 h.now)  # fmt: skip
+            h.answer(plan, 6)
         elif action == "drop" and in_flight:
             processed = data.draw(st.integers(0, len(in_flight)))
             for plan in in_flight[:processed]:
                 broker.handle(plan)  # written, but the answer is lost with the connection
             for plan in in_flight:
-                h.sender.on_failure(plan, KafkaConnectionError("connection lost"), h.now)
+                h.fail(plan, KafkaConnectionError("connection lost"))
             in_flight.clear()
         elif action == "tick":
             h.advance(0.02)
-    # Then a healthy network until everything is delivered.
+    # Then a healthy network until everything is delivered, the clock moved by the engine's
+    # deadlines only.
     for _ in range(10_000):
         if all(x.done for x in handles) and not in_flight:
             break
-        in_flight += h.drain()
+        in_flight += drain(h)
         if in_flight:
             plan = in_flight.pop(0)
-            h.sender.on_response(plan, broker.handle(plan), h.now)
+            h.talk.reply(plan.sent, broker.handle(plan))
         else:
-            h.advance(0.02)
+            deadline = h.engine.next_deadline()
+            assert deadline is not None, "records are waiting and nothing will wake the driver"
+            h.now = deadline
+    h.step()
     assert all(x.done for x in handles)
     assert [x.exception() for x in handles if x.exception() is not None] == []
     for tp in PARTITIONS:
         assert broker.logs[tp].values == sent[tp]
-    assert h.accumulator.buffered == 0 and h.sender.in_flight == 0
+    assert h.accumulator.buffered == 0 and h.engine.in_flight == 0
+    done = Counter(id(e.batch) for e in h.talk.events if isinstance(e, BatchDone))
+    assert set(done.values()) <= {1}, "a batch reported done more than once"
+    reported = {id(e.batch) for e in h.talk.events if isinstance(e, BatchDone)}
+    assert all(id(x.locate()[0]) in reported for x in handles)
+
+
+def drain(h: Harness) -> list[Sent]:
+    """`next_actions` and the requests it made; its deadline must lie ahead."""
+    plans = h.drain()
+    deadline = h.engine.next_deadline()
+    assert deadline is None or deadline > h.now, (deadline, h.now)
+    return plans

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _producer_scripted import Leaders
+from _producer_scripted import Harness
 
 from krafka.codec import decode_batches
 from krafka.protocol.error_codes import ErrorCode
@@ -14,15 +14,9 @@ from krafka.protocol.messages import (
     ProduceRequest,
     TxnOffsetCommitRequest,
 )
-from krafka.sansio.producer import (
-    ProducerConfig,
-    ProducerIdentity,
-    RecordAccumulator,
-    Sender,
-    txn_wire,
-    wire,
-)
+from krafka.sansio.producer import ProducerConfig, txn_wire
 from krafka.sansio.producer.config import Acks
+from krafka.sansio.producer.idempotence import ProducerIdentity
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 ID = ProducerIdentity(5, 2)
@@ -30,11 +24,14 @@ ID = ProducerIdentity(5, 2)
 
 def test_produce_request_round_trips_at_every_record_batch_version() -> None:
     config = ProducerConfig(acks=Acks.ALL, linger=0.0, transactional_id="tx")
-    acc = RecordAccumulator(config)
-    acc.append("a", 1, 1, b"k", b"v", [("h", b"1")], 30, 0.0, 1)
-    acc.append("b", 0, 2, None, None, None, 30, 0.0, 1)
-    (plan,) = Sender(config, acc).drain(0.0, Leaders()).plans
-    request = wire.produce_request(plan, config)
+    h = Harness(config, transactional=True)
+    h.cluster.partition_counts.update({"a": 2, "b": 1})
+    h.begin_with(("a", 1), ("b", 0))
+    h.engine.append("a", 1, 1, b"k", b"v", [("h", b"1")], 0.0, 1)
+    h.engine.append("b", 0, 2, None, None, None, 0.0, 1)
+    (plan,) = h.drain()
+    request = plan.sent.request
+    assert isinstance(request, ProduceRequest)
     for version in range(3, 12):
         back = ProduceRequest.decode(request.encode(version), version)
         assert back.acks == -1 and back.transactional_id == "tx"
