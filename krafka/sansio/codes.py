@@ -19,6 +19,13 @@ STALE_METADATA_CODES: Final = frozenset(
     }
 )
 
+#: Topic-level answers that make a topic unusable as it is (Java's `invalidTopics` and
+#: `unauthorizedTopics`): its partitions, if any come along, are not used, and a record for it
+#: fails instead of waiting for metadata.
+UNUSABLE_TOPIC_CODES: Final = frozenset(
+    {ErrorCode.INVALID_TOPIC_EXCEPTION, ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+)
+
 #: The coordinator moved or is not up: find it again (and retry).
 COORDINATOR_MOVED_CODES: Final = frozenset(
     {ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE}

@@ -50,6 +50,18 @@ async def test_a_bad_topic_is_refused_at_send_and_changes_nothing(broker: Any) -
             assert (await producer.send_and_wait("a" * 200 + "._-Z9", b"max-ish")).offset >= 0
 
 
+async def test_a_partition_outside_the_topic_is_refused_at_send(broker: Any) -> None:
+    """Issue 27: `partition=-1` was refused as "has 4 partitions, not 0"."""
+    topic = unique("range")
+    async with Producer(broker.bootstrap_servers, linger=0) as producer:
+        count = len(await producer.partitions_for(topic))
+        for partition in (-1, count):
+            message = rf"partition {partition} of topic '{topic}' does not exist: it has {count} "
+            with pytest.raises(ValueError, match=message), anyio.fail_after(5):
+                await producer.send(topic, b"x", partition=partition)
+        assert (await producer.send_and_wait(topic, b"ok", partition=count - 1)).offset == 0
+
+
 async def test_headers_must_be_str_keys_with_bytes_values(broker: Any) -> None:
     topic = unique("headers")
     async with Producer(broker.bootstrap_servers, linger=0) as producer:

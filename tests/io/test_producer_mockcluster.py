@@ -20,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _producer_support import consume
 
 from krafka import Producer
+from krafka.errors import InvalidTopicError
+from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ApiKey
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -68,3 +70,16 @@ async def test_records_keep_their_send_order_per_partition_across_a_leader_move(
         )
         assert [m.value() for m in log] == [b"%05d" % i for i in range(partition, N, 2)]
         assert [m.offset() for m in log] == sorted(offsets[partition::2])
+
+
+async def test_a_topic_the_broker_calls_invalid_fails_the_send_at_once(
+    make_mock_cluster: Any,
+) -> None:
+    """Issue 27: a topic the broker answers with INVALID_TOPIC_EXCEPTION blocked `send` for
+    `max_block` and then said "no metadata"; Java fails the send with InvalidTopicException."""
+    cluster = make_mock_cluster(1, topics={"good": 1})
+    cluster.set_topic_error("refused", ErrorCode.INVALID_TOPIC_EXCEPTION)
+    async with Producer(cluster.bootstrap_servers, linger=0.0, max_block=30) as producer:
+        with pytest.raises(InvalidTopicError, match="refused"), anyio.fail_after(10):
+            await producer.send("refused", b"x")
+        assert (await producer.send_and_wait("good", b"still")).offset == 0

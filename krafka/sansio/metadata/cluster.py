@@ -34,7 +34,7 @@ from enum import Enum
 from typing import Any
 
 from krafka.protocol.error_codes import ErrorCode
-from krafka.sansio.codes import STALE_METADATA_CODES
+from krafka.sansio.codes import STALE_METADATA_CODES, UNUSABLE_TOPIC_CODES
 from krafka.sansio.topic_name import check_topic
 
 _ZERO_UUID = uuid.UUID(int=0)
@@ -315,7 +315,7 @@ class ClusterMetadata:
         if name is None:
             return False
         error = int(topic.error_code)
-        if error != ErrorCode.NONE and not topic.partitions:
+        if error != ErrorCode.NONE and (not topic.partitions or error in UNUSABLE_TOPIC_CODES):
             self._drop_topic(name)
             self.topic_errors[name] = error
             if error in STALE_METADATA_CODES or error == ErrorCode.LEADER_NOT_AVAILABLE:

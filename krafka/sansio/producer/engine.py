@@ -44,7 +44,7 @@ from enum import Enum, IntEnum
 from typing import Any, Final, Protocol
 
 from krafka._twins import implementations, selected
-from krafka.errors import InvalidStateError, KrafkaError
+from krafka.errors import InvalidStateError, KrafkaError, error_for_code
 from krafka.sansio.actions import (
     Broker,
     Completed,
@@ -53,6 +53,7 @@ from krafka.sansio.actions import (
     SendRequest,
     next_op,
 )
+from krafka.sansio.codes import UNUSABLE_TOPIC_CODES
 from krafka.sansio.metadata import PartitionInfo
 from krafka.sansio.partitioner import DefaultPartitioner, Partitioner
 from krafka.sansio.producer import wire
@@ -93,6 +94,11 @@ class MetadataView(Protocol):
 
     def partition(self, topic: str, partition: int) -> PartitionInfo | None:
         """A partition's leader (and replicas), None while unknown."""
+        ...
+
+    @property
+    def topic_errors(self) -> Mapping[str, int]:
+        """The topic-level error of the last answer about a topic that left it unusable."""
         ...
 
 
@@ -239,11 +245,15 @@ class ProducerEngine:
             self.transactions.check_can_send()
         count = self._counts.get(topic)
         if count is None:
+            self._refuse_unusable(topic)
             self._stale.add(topic)
             self.due = max(self.due, Due.WAKE)
             raise AppendBlocked(AppendWait.METADATA, topic, size)
         if partition is not None and not 0 <= partition < count:
-            raise ValueError(f"{topic!r} has {count} partitions, not {partition + 1}")
+            raise ValueError(
+                f"partition {partition} of topic {topic!r} does not exist: it has {count} "
+                f"partitions (0-{count - 1})"
+            )
         if not hdrs:
             found = self.append_open(topic, partition, timestamp, key, value)
             if found is not None and not isinstance(found, int):
@@ -259,6 +269,16 @@ class ProducerEngine:
         if result > self.due:
             self.due = Due(result)
         return handle
+
+    def _refuse_unusable(self, topic: str) -> None:
+        """The last answer about `topic` said it cannot be used (invalid, not authorized): the
+        record fails now (Java's `maybeThrowExceptionForTopic`) and a refresh is asked for, so
+        a topic that became usable is seen by a later record."""
+        code = self.metadata.topic_errors.get(topic)
+        if code is not None and code in UNUSABLE_TOPIC_CODES:
+            self._stale.add(topic)
+            self.due = max(self.due, Due.WAKE)
+            raise error_for_code(code, f"topic {topic!r}")
 
     def has_room(self, size: int) -> bool:
         """Would `size` more bytes fit in `buffer_memory` now (see `AppendBlocked`)?"""

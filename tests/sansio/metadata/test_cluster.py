@@ -186,3 +186,18 @@ def test_refreshes_finding_no_leader_back_off_exponentially_and_new_topics_skip_
     meta.refresh_started(now, ["t"])
     meta.update(_response([_topic("t")]), now, ["t"])  # a leader again: back to the base
     assert meta.refresh_wait(now, ["t"]) == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize(
+    "error", [ErrorCode.INVALID_TOPIC_EXCEPTION, ErrorCode.TOPIC_AUTHORIZATION_FAILED]
+)
+def test_a_final_topic_error_hides_the_partitions_that_come_with_it(error: ErrorCode) -> None:
+    """Java uses a topic's partitions only when its error is NONE: a broker answering
+    INVALID_TOPIC_EXCEPTION with partitions (librdkafka's mock) made the topic look usable."""
+    meta = _meta()
+    meta.add_topics(["t"], 0.0)
+    meta.update(_response([_topic("t", error=error)]), 0.0, ["t"])
+    assert "t" not in meta.topics and "t" not in meta.partition_counts
+    assert meta.topic_errors["t"] == error
+    meta.update(_response([_topic("t")]), 1.0, ["t"])
+    assert meta.partitions_for("t") == [0, 1, 2, 3] and "t" not in meta.topic_errors

@@ -59,6 +59,7 @@ class Cluster:
 
     def __init__(self) -> None:
         self.partition_counts: dict[str, int] = {"t": 16, "u": 16}
+        self.topic_errors: dict[str, int] = {}
         self.leaders: dict[tuple[str, int], int | None] = {}
 
     def partition(self, topic: str, partition: int) -> PartitionInfo | None:

@@ -7,6 +7,7 @@ import pytest
 from _producer_scripted import TP, Cluster, Harness, values
 
 from krafka.errors import InvalidTopicError, KafkaTimeoutError, ProducerFencedError
+from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import InitProducerIdRequest, InitProducerIdResponse
 from krafka.sansio.actions import Failed, RefreshMetadata, SendRequest
 from krafka.sansio.producer import (
@@ -141,7 +142,7 @@ def test_append_says_what_it_waits_for_and_changes_nothing() -> None:
     assert not h.engine.has_room(121) and h.engine.has_room(79)
     with pytest.raises(InvalidTopicError):
         h.engine.append("bad topic", None, None, None, b"v", None, h.now, 1)
-    with pytest.raises(ValueError, match="16 partitions"):
+    with pytest.raises(ValueError, match=r"it has 16 partitions \(0-15\)"):
         h.engine.append("t", 16, None, None, b"v", None, h.now, 1)
 
 
@@ -183,3 +184,30 @@ def test_a_fatal_error_fails_flushes_and_later_appends() -> None:
         h.send(b"b")
     with pytest.raises(ProducerFencedError):
         h.talk.outcome(h.engine.flush(h.now))
+
+
+@pytest.mark.parametrize("partition", [-1, 16, 99])
+def test_a_partition_outside_the_topic_is_refused_naming_the_topic_and_its_partitions(
+    partition: int,
+) -> None:
+    """Issue 27: `partition=-1` was refused as "'t' has 16 partitions, not 0"."""
+    h = Harness()
+    message = rf"partition {partition} of topic 't' does not exist: it has 16 partitions \(0-15\)"
+    with pytest.raises(ValueError, match=message):
+        h.engine.append("t", partition, None, None, b"v", None, h.now, 1)
+    assert h.engine.pending() == []
+
+
+def test_a_topic_the_broker_calls_invalid_fails_the_append_once_the_answer_is_in() -> None:
+    """Issue 27: the record waited for metadata until `max_block` ("no metadata"); Java fails
+    the send with InvalidTopicException once the Metadata answer says so."""
+    h = Harness()
+    with pytest.raises(AppendBlocked):
+        h.engine.append("clash", None, None, None, b"v", None, h.now, 1)
+    assert RefreshMetadata(frozenset({"clash"})) in h.engine.next_actions(h.now)
+    h.cluster.topic_errors["clash"] = ErrorCode.INVALID_TOPIC_EXCEPTION
+    h.engine.metadata_updated(h.now)
+    for _ in range(2):  # and again at once, without waiting for another answer
+        with pytest.raises(InvalidTopicError, match="clash"):
+            h.engine.append("clash", None, None, None, b"v", None, h.now, 1)
+    assert h.engine.pending() == []
