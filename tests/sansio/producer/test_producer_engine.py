@@ -68,6 +68,42 @@ def test_requests_in_flight_up_to_the_cap_name_no_deadline_but_the_delivery_time
     assert values(second) == [b"%09d" % 2]
 
 
+def drive(engine: ProducerEngine, now: float, until: float) -> int:
+    """A driver trusting `next_deadline` from `now` to `until` with no answer coming: the
+    number of `next_actions` turns it made (a past deadline would make it spin)."""
+    turns = 0
+    while True:
+        engine.next_actions(now)
+        turns += 1
+        deadline = engine.next_deadline()
+        assert deadline is None or deadline > now, f"a deadline at {deadline} at {now}"
+        if deadline is None or deadline >= until or turns > 100:
+            return turns
+        now = deadline
+
+
+def test_a_driver_trusting_the_deadline_does_not_spin_with_the_in_flight_slot_taken() -> None:
+    h = Harness(ProducerConfig(linger=0.0, max_in_flight_requests_per_connection=1))
+    h.confirm()
+    h.send(b"a")
+    (first,) = h.drain()
+    h.send(b"b", ("t", 1))  # same broker: waits for the slot
+    assert drive(h.engine, h.now, h.now + 0.3) <= 2
+    h.answer(first)
+    assert [p.partitions for p in h.drain()] == [{("t", 1)}]
+
+
+def test_a_driver_trusting_the_deadline_does_not_spin_without_a_leader() -> None:
+    h = Harness(ProducerConfig(linger=0.005))
+    h.leaders[TP] = None
+    h.send(b"a")
+    assert drive(h.engine, h.now, h.now + 0.3) <= 3
+    h.leaders[TP] = 1
+    h.engine.metadata_updated(h.now + 0.3)
+    h.now += 0.3
+    assert len(h.drain()) == 1
+
+
 def test_a_partition_without_a_leader_asks_once_and_waits_for_the_metadata() -> None:
     h = Harness()
     h.leaders[TP] = None
