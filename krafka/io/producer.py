@@ -48,11 +48,10 @@ from krafka.io.producer_handle import (
 )
 from krafka.io.producer_settings import keywords, producer_config
 from krafka.io.producer_txn import Transactions
-from krafka.protocol.error_codes import ErrorCode
 from krafka.sansio.actions import RefreshMetadata, SendRequest
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
 from krafka.sansio.producer.engine import Due, ProducerEngine
-from krafka.sansio.producer.events import BatchDone, CoordinatorMoved, ProducerFatal, TopicsInUse
+from krafka.sansio.producer.events import BatchDone, ProducerFatal, TopicsInUse
 from krafka.sansio.producer.metrics import ProducerMetricsSnapshot
 from krafka.sansio.producer.record import Header, RecordMetadata
 from krafka.structs import ConsumerGroupMetadata
@@ -408,8 +407,6 @@ class Producer:
                 self._host.start_soon(self._refresh, event, name="krafka producer metadata")
         elif isinstance(event, TopicsInUse):
             self._client.touch_topics(sorted(event.topics))
-        elif isinstance(event, CoordinatorMoved):
-            self._client.report_error(ErrorCode.NOT_COORDINATOR)
         elif isinstance(event, ProducerFatal):
             log.error("producer stopped: %s", event.error)
             self._failed(event.error)

@@ -27,7 +27,7 @@ from krafka.sansio.producer.engine import (
     MetadataView,
     ProducerEngine,
 )
-from krafka.sansio.producer.events import BatchDone, CoordinatorMoved, ProducerFatal, TopicsInUse
+from krafka.sansio.producer.events import BatchDone, ProducerFatal, TopicsInUse
 from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
 from krafka.sansio.producer.record import RecordHandle, RecordMetadata, estimate_size
 from krafka.sansio.producer.txn_state import TRANSITIONS, TxnEvent, TxnState
@@ -39,7 +39,6 @@ __all__ = [
     "AppendWait",
     "BatchDone",
     "BatchState",
-    "CoordinatorMoved",
     "Due",
     "MetadataView",
     "ProducerBatch",

@@ -66,11 +66,7 @@ from krafka.sansio.producer.metrics import ProducerMetrics
 from krafka.sansio.producer.record import Header, RecordHandle, check_headers, estimate_size
 from krafka.sansio.producer.sender import ProduceRequestPlan, Sender
 from krafka.sansio.producer.transaction import TransactionManager
-from krafka.sansio.producer.txn_events import (
-    CoordinatorMoved,
-    ProducerFatal,
-    TransactionAbortable,
-)
+from krafka.sansio.producer.txn_events import ProducerFatal, TransactionAbortable
 from krafka.sansio.producer.txn_state import TxnState
 from krafka.sansio.topic_name import check_topic
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
@@ -526,7 +522,6 @@ class ProducerEngine:
 __all__ = [
     "AppendBlocked",
     "AppendWait",
-    "CoordinatorMoved",
     "Due",
     "MetadataView",
     "ProducerEngine",

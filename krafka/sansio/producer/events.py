@@ -8,7 +8,8 @@
 * `RefreshMetadata(topics)` (`krafka.sansio.actions`) — no leader is known for partitions of
   these topics, or a broker said the metadata is stale: refresh it, then call the engine's
   `metadata_updated(now)` (partitions waiting for a leader wait for that input, not for time).
-* `CoordinatorMoved(coordinator)` — an answer only the engine reads said the coordinator moved.
+* `CoordinatorMoved(key, key_type)` (`krafka.sansio.actions`) — an answer only the engine reads
+  said the transaction coordinator moved: look it up again.
 * `ProducerFatal(error)` — the producer can no longer send (fenced): raise `error` from the
   application's next call.
 * `ProducerIdAssigned`, `PartitionsAdded`, `TransactionAbortable(error)` — news of the
@@ -23,9 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from krafka.sansio.actions import Completed, Failed, RefreshMetadata
+from krafka.sansio.actions import Completed, CoordinatorMoved, Failed, RefreshMetadata
 from krafka.sansio.producer.txn_events import (
-    CoordinatorMoved,
     PartitionsAdded,
     ProducerFatal,
     ProducerIdAssigned,

@@ -43,6 +43,7 @@ from krafka.sansio.actions import (
     AnyBroker,
     Completed,
     Coordinator,
+    CoordinatorMoved,
     CoordinatorType,
     Failed,
     SendRequest,
@@ -55,7 +56,6 @@ from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.idempotence import IdempotenceState, ProducerIdentity
 from krafka.sansio.producer.txn_call import PendingCall, TxnCall
 from krafka.sansio.producer.txn_events import (
-    CoordinatorMoved,
     PartitionsAdded,
     ProduceProgress,
     ProducerFatal,
@@ -390,7 +390,7 @@ class TransactionManager:
         if code in COORDINATOR_MOVED_CODES and self._needs_coordinator(step):
             target = self._destination(step)
             assert isinstance(target, Coordinator)
-            self._events.append(CoordinatorMoved(target))
+            self._events.append(CoordinatorMoved(target.key, target.key_type))
             self._retry_later(step, now)
             return
         if code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from krafka.errors import KrafkaError
-from krafka.sansio.actions import Coordinator
 from krafka.sansio.producer.idempotence import ProducerIdentity
 from krafka.structs import TopicPartition
 
@@ -47,12 +46,3 @@ class ProducerFatal:
     """The producer is fenced (or otherwise unusable): fail everything with `error`."""
 
     error: KrafkaError
-
-
-@dataclass(frozen=True, slots=True)
-class CoordinatorMoved:
-    """An answer of `coordinator` said it is not (or no longer) the coordinator, in a part of
-    the response only the machine reads (per partition): the driver should look it up again
-    before the request is retried."""
-
-    coordinator: Coordinator

@@ -31,10 +31,15 @@ from krafka.protocol.messages import (
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
 )
-from krafka.sansio.actions import AnyBroker, Coordinator, CoordinatorType, SendRequest
+from krafka.sansio.actions import (
+    AnyBroker,
+    Coordinator,
+    CoordinatorMoved,
+    CoordinatorType,
+    SendRequest,
+)
 from krafka.sansio.producer import ProducerConfig
 from krafka.sansio.producer.txn_events import (
-    CoordinatorMoved,
     PartitionsAdded,
     ProducerFatal,
     ProducerIdAssigned,
@@ -217,7 +222,7 @@ def test_not_coordinator_in_an_answer_tells_the_driver_and_retries() -> None:
     sent = txn.talk.expect(EndTxnRequest)
     txn.talk.reply(sent, EndTxnResponse(error_code=ErrorCode.NOT_COORDINATOR))
     txn.talk.expect_nothing()
-    assert CoordinatorMoved(COORDINATOR) in txn.talk.events
+    assert CoordinatorMoved("tx", CoordinatorType.TRANSACTION) in txn.talk.events
     txn.talk.advance_to_deadline()
     again = txn.talk.expect(EndTxnRequest)
     assert again.target == COORDINATOR
@@ -233,7 +238,7 @@ def test_a_partition_level_not_coordinator_is_reported_too() -> None:
     txn.append()
     txn.drain()
     txn.add_partitions(TP, code=ErrorCode.NOT_COORDINATOR)
-    assert CoordinatorMoved(COORDINATOR) in txn.talk.events
+    assert CoordinatorMoved("tx", CoordinatorType.TRANSACTION) in txn.talk.events
     assert txn.machine.state is S.IN_TRANSACTION
     txn.talk.advance_to_deadline()
     txn.add_partitions(TP)
