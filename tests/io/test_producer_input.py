@@ -128,4 +128,8 @@ def test_the_sync_producer_refuses_bad_input_at_send(broker: Any) -> None:
             producer.send(None, b"x")  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="header keys are str"):
             producer.send("t", b"x", headers=[(b"k", b"v")])  # type: ignore[list-item]
-        assert producer.send_and_wait(unique("sync"), b"ok").offset == 0
+        topic = unique("sync")
+        assert producer.send_and_wait(topic, b"ok").offset == 0
+        count = len(producer.partitions_for(topic))
+        with pytest.raises(ValueError, match=rf"partition -1 of topic '{topic}' .* {count} "):
+            producer.send(topic, b"x", partition=-1).result(10)
