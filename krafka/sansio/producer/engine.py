@@ -268,13 +268,15 @@ class ProducerEngine:
 
     def _refuse_unusable(self, topic: str) -> None:
         """The last answer about `topic` said it cannot be used (invalid, not authorized): the
-        record fails now (Java's `maybeThrowExceptionForTopic`) and a refresh is asked for, so
-        a topic that became usable is seen by a later record."""
+        record fails now (Java's `maybeThrowExceptionForTopic`), dooming the transaction it was
+        meant for, and a refresh is asked for, so a topic that became usable is seen by a later
+        record."""
         code = self.metadata.topic_errors.get(topic)
         if code is not None and code in UNUSABLE_TOPIC_CODES:
+            error = error_for_code(code, f"topic {topic!r}")
             self._stale.add(topic)
-            self.due = max(self.due, Due.WAKE)
-            raise error_for_code(code, f"topic {topic!r}")
+            self.refuse_record(error)
+            raise error
 
     def has_room(self, size: int) -> bool:
         """Would `size` more bytes fit in `buffer_memory` now (see `AppendBlocked`)?"""

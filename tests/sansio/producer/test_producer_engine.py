@@ -20,6 +20,7 @@ from krafka.sansio.producer import (
     TopicsInUse,
 )
 from krafka.sansio.producer.batch import BATCH_OVERHEAD
+from krafka.sansio.producer.txn_state import TxnState
 
 
 def test_a_driver_trusting_the_deadline_does_not_spin_while_the_producer_id_is_pending() -> None:
@@ -247,3 +248,14 @@ def test_a_topic_the_broker_calls_invalid_fails_the_append_once_the_answer_is_in
         with pytest.raises(InvalidTopicError, match="clash"):
             h.engine.append("clash", None, None, None, b"v", None, h.now, 1)
     assert h.engine.pending() == []
+
+
+def test_a_record_refused_for_an_unusable_topic_dooms_its_transaction() -> None:
+    """Committing the other records would make the transaction partial (as in Java)."""
+    h = Harness(ProducerConfig(linger=0.0, transactional_id="tx"), transactional=True)
+    h.cluster.topic_errors["clash"] = ErrorCode.INVALID_TOPIC_EXCEPTION
+    h.begin_with(TP)
+    h.send(b"a")
+    with pytest.raises(InvalidTopicError):
+        h.engine.append("clash", None, None, None, b"v", None, h.now, 1)
+    assert h.txn is not None and h.txn.state is TxnState.ABORTABLE_ERROR
