@@ -32,6 +32,7 @@ from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.admin import AdminClient
 from krafka.io.client import KafkaClient
+from krafka.io.consumer.arguments import offset_argument, partition_list, topic_partition
 from krafka.io.consumer.offsets_api import OffsetLookups
 from krafka.io.consumer.pending_commit import PendingCommit
 from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
@@ -209,7 +210,7 @@ class Consumer(OffsetLookups):
     async def assign(self, partitions: Iterable[TopicPartition | tuple[str, int]]) -> None:
         """Read exactly these partitions (no group membership; a `group_id` still commits)."""
         self._check_open()
-        self._engine.assign([TopicPartition(*tp) for tp in partitions], anyio.current_time())
+        self._engine.assign(partition_list("assign", partitions), anyio.current_time())
         self._changed()
 
     async def subscribe(
@@ -283,6 +284,8 @@ class Consumer(OffsetLookups):
         try:
             return await self.recv()
         except InvalidStateError:
+            if self._state is _State.STARTED:
+                raise
             raise StopAsyncIteration from None
 
     async def poll_batches(self, timeout: float | None = 0.0) -> list[FetchedBatch]:
@@ -500,7 +503,8 @@ class Consumer(OffsetLookups):
         self, partition: TopicPartition, offset: int, leader_epoch: int | None = None
     ) -> None:
         """Read `partition` from `offset` on (the next poll returns it first)."""
-        self._engine.seek(TopicPartition(*partition), offset, leader_epoch)
+        tp = topic_partition("seek", partition)
+        self._engine.seek(tp, offset_argument("seek", offset), leader_epoch)
         self._changed()
 
     async def seek_many(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]) -> None:
@@ -511,16 +515,18 @@ class Consumer(OffsetLookups):
                 await self.seek(tp, int(offset))
 
     async def seek_to_beginning(self, *partitions: TopicPartition) -> None:
-        self._engine.seek_to(partitions, ResetStrategy.EARLIEST)
+        self._engine.seek_to(
+            partition_list("seek_to_beginning", partitions), ResetStrategy.EARLIEST
+        )
         self._changed()
 
     async def seek_to_end(self, *partitions: TopicPartition) -> None:
-        self._engine.seek_to(partitions, ResetStrategy.LATEST)
+        self._engine.seek_to(partition_list("seek_to_end", partitions), ResetStrategy.LATEST)
         self._changed()
 
     async def position(self, partition: TopicPartition, timeout: float | None = None) -> int:
         """The offset of the next record to be returned (resolving it first if need be)."""
-        tp = TopicPartition(*partition)
+        tp = topic_partition("position", partition)
         with anyio.fail_after(timeout or self.settings.default_api_timeout):
             while True:
                 with self._waiters.waiter() as woken:
@@ -533,10 +539,10 @@ class Consumer(OffsetLookups):
                     await woken.wait()
 
     def pause(self, *partitions: TopicPartition) -> None:
-        self._engine.pause(partitions)
+        self._engine.pause(partition_list("pause", partitions))
 
     def resume(self, *partitions: TopicPartition) -> None:
-        self._engine.resume(partitions)
+        self._engine.resume(partition_list("resume", partitions))
         self._changed()
 
     def paused(self) -> set[TopicPartition]:
@@ -571,7 +577,7 @@ class Consumer(OffsetLookups):
         self, partitions: Iterable[TopicPartition], *, timeout: float | None = None
     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
         self._check_open()
-        wanted = [TopicPartition(*tp) for tp in partitions]
+        wanted = partition_list("committed", partitions)
         if not wanted:
             return {}
         op = self._engine.committed(wanted, anyio.current_time(), timeout)
@@ -605,7 +611,7 @@ class Consumer(OffsetLookups):
         return self._engine.lag()
 
     def current_lag(self, partition: TopicPartition) -> int | None:
-        return self._engine.lag().get(TopicPartition(*partition))
+        return self._engine.lag().get(topic_partition("current_lag", partition))
 
     def metrics(self) -> dict[str, Any]:
         return self._metrics.snapshot(self.lag())

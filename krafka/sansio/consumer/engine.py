@@ -407,6 +407,7 @@ class ConsumerEngine:
         if subscription.type not in _SUBSCRIBED:
             assigned = self.subscription.assigned_partitions()
             self._refuse_denied((tp.topic for tp in assigned), "assigned")
+            self._refuse_missing(assigned)
             return
         counts = self.metadata.partition_counts
         if subscription.pattern is not None:
@@ -593,6 +594,11 @@ class ConsumerEngine:
     def _polled(self, now: float) -> None:
         """The application polled: the group learns it; a due auto-commit goes out; what it
         must see is raised."""
+        if self.subscription.type is SubscriptionType.NONE:
+            raise IllegalStateError(
+                "Consumer is not subscribed to any topics or assigned any partitions: call "
+                "subscribe() or assign() before polling"
+            )
         member = self._member
         if member is not None and not member.closed and self.subscription.type in _SUBSCRIBED:
             member.poll(now)
@@ -681,6 +687,24 @@ class ConsumerEngine:
                     ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                     f"not authorized to describe {kind} topics: {', '.join(denied)}",
                 )
+            )
+            self._ready = True
+
+    def _refuse_missing(self, assigned: Iterable[TopicPartition]) -> None:
+        """Assigned partitions the metadata says their topic does not have fail the next poll,
+        naming the topic's partition count, and again after each refresh that still lacks them
+        (they would otherwise wait for a leader for ever)."""
+        counts = self.metadata.partition_counts
+        missing = sorted(tp for tp in assigned if tp.partition >= counts.get(tp.topic, 1 << 31))
+        refused = error_class(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if missing and not any(isinstance(e, refused) for e in self._failures):
+            described = "; ".join(
+                f"{tp} does not exist: {tp.topic!r} has {counts[tp.topic]} partitions "
+                f"(0..{counts[tp.topic] - 1})"
+                for tp in missing
+            )
+            self._failures.append(
+                error_for_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"assigned {described}")
             )
             self._ready = True
 
