@@ -49,3 +49,12 @@ def test_bad_options_are_one_line(broker: Any) -> None:
     done = run_cli("-b", broker.bootstrap_servers, "consume", "x", "--from-time", "yesterday")
     assert done.returncode != 0
     assert len(done.stderr.strip().splitlines()) == 1 and "--from-time" in done.stderr
+
+
+def test_a_partition_the_topic_lacks_fails_naming_its_count(broker: Any) -> None:
+    b, topic = broker.bootstrap_servers, unique("cli-consume-p")
+    run_cli("-b", b, "topics", "create", topic, "--partitions", "2")
+    done = run_cli("-b", b, "consume", topic, "--partition", "99", timeout=60)
+    assert done.returncode == 1, done
+    assert f"{topic}-99 does not exist: '{topic}' has 2 partitions (0..1)" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
