@@ -53,7 +53,12 @@ from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_parti
 from krafka.sansio.producer.engine import Due, ProducerEngine
 from krafka.sansio.producer.events import BatchDone, ProducerFatal, TopicsInUse
 from krafka.sansio.producer.metrics import ProducerMetricsSnapshot
-from krafka.sansio.producer.record import Header, RecordMetadata
+from krafka.sansio.producer.record import (
+    Header,
+    RecordMetadata,
+    check_record,
+    check_timestamp,
+)
 from krafka.structs import ConsumerGroupMetadata
 
 __all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
@@ -258,7 +263,13 @@ class Producer:
         """
         if not self.direct or headers:
             return await self._send_checked(topic, value, key, headers, partition, timestamp)
-        handle = self._append_open(topic, partition, timestamp, key, value)
+        if timestamp is not None:
+            check_timestamp(timestamp)
+        try:
+            handle = self._append_open(topic, partition, timestamp, key, value)
+        except (TypeError, ValueError):
+            check_record(key, value, timestamp)
+            raise
         if handle is None or type(handle) is int:
             chosen = partition if handle is None else handle
             return await self._send_checked(topic, value, key, None, chosen, timestamp)

@@ -15,6 +15,7 @@ it), so a producer nobody closed is still collected.
 cimport cython
 
 from krafka.sansio.producer._append cimport OpenAppender
+from krafka.sansio.producer.record import check_record, check_timestamp
 from krafka.sync._parking cimport ParkingLock
 from krafka.sync._untracked cimport alloc_untracked
 
@@ -61,6 +62,8 @@ cdef class DirectSend:
         cdef bint sealed = False
         cdef Py_ssize_t used = -1
         cdef object due
+        if timestamp is not None:
+            check_timestamp(timestamp)
         if headers is None and outbox.idle and self._client.direct and self._parking.pause_c():
             try:
                 if outbox.idle and self._client.direct:
@@ -79,6 +82,9 @@ cdef class DirectSend:
                         if sealed:
                             self._call_soon(self._wake)
                         return future
+            except (TypeError, ValueError):
+                check_record(key, value, timestamp)
+                raise
             finally:
                 self._parking.resume_c()
         return producer._queue(topic, value, key, headers, partition, timestamp, future)

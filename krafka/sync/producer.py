@@ -38,7 +38,7 @@ from krafka._twins import extensions_enabled
 from krafka.errors import InvalidStateError, KrafkaError
 from krafka.io.producer import DeliveryHandle
 from krafka.io.producer import Producer as AsyncProducer
-from krafka.sansio.producer.record import Header, RecordMetadata, check_headers
+from krafka.sansio.producer.record import Header, RecordMetadata, check_headers, check_record
 from krafka.sansio.topic_name import check_topic
 from krafka.sync.client import SyncClient, blocking, on_loop
 from krafka.sync.delivery import DeliveryFuture
@@ -154,6 +154,7 @@ class Producer(SyncClient[AsyncProducer]):
         """Hand a record over to the loop (`krafka.sync.outbox`), checked first: what the
         async `send` would refuse at once is raised here, not through the future."""
         check_topic(topic)
+        check_record(key, value, timestamp)
         if headers:
             check_headers(headers)
         items, outbox = self._items, self._outbox

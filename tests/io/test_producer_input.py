@@ -133,3 +133,53 @@ def test_the_sync_producer_refuses_bad_input_at_send(broker: Any) -> None:
         count = len(producer.partitions_for(topic))
         with pytest.raises(ValueError, match=rf"partition -1 of topic '{topic}' .* {count} "):
             producer.send(topic, b"x", partition=-1).result(10)
+
+
+
+def _names(name: str) -> str:
+    return rf"send\({name}=...\): a record's {name} is bytes or None, not str.*{name}.encode\(\)"
+
+
+BAD_RECORDS: list[tuple[dict[str, Any], type[Exception], str]] = [
+    ({"value": "text"}, TypeError, _names("value")),
+    ({"value": b"v", "key": "k"}, TypeError, _names("key")),
+    ({"value": b"v", "timestamp": "x"}, TypeError, r"send\(timestamp=...\): epoch milli.*not str"),
+    ({"value": b"v", "timestamp": 1.5}, TypeError, r"send\(timestamp=...\).*not float"),
+    ({"value": b"v", "timestamp": -5}, ValueError, r"send\(timestamp=-5\): a timestamp is >= 0"),
+]
+
+
+async def test_a_bad_key_value_or_timestamp_is_refused_naming_it(broker: Any) -> None:
+    """Before metadata (the checked path) and into an open batch (the fast path): an error
+    naming the argument, not the codec's "string argument without an encoding"; the producer
+    goes on (a refused first record left an empty batch that crashed the send loop, and a
+    negative timestamp was written)."""
+    topic = unique("bad-record")
+    async with Producer(broker.bootstrap_servers, linger=0.05) as producer:
+        for kwargs, error, match in BAD_RECORDS:
+            with pytest.raises(error, match=match):
+                await producer.send(topic, **kwargs)
+        first = await producer.send(topic, b"first", partition=0)
+        for kwargs, error, match in BAD_RECORDS:
+            for partition in (0, None):
+                with pytest.raises(error, match=match):
+                    await producer.send(topic, **kwargs, partition=partition)
+        with anyio.fail_after(30):
+            assert (await first).offset == 0
+            assert (await producer.send_and_wait(topic, b"after", partition=0)).offset == 1
+
+
+def test_the_sync_producer_refuses_a_bad_key_value_or_timestamp_naming_it(broker: Any) -> None:
+    topic = unique("sync-bad-record")
+    with SyncProducer(broker.bootstrap_servers, linger=0.05) as producer:
+        for kwargs, error, match in BAD_RECORDS:
+            with pytest.raises(error, match=match):
+                producer.send(topic, **kwargs)
+        first = producer.send(topic, b"first", partition=0)
+        first.result(30)
+        producer.send(topic, b"open", partition=0)  # a batch open for the fast path
+        for kwargs, error, match in BAD_RECORDS:
+            for partition in (0, None):
+                with pytest.raises(error, match=match):
+                    producer.send(topic, **kwargs, partition=partition)
+        assert producer.send_and_wait(topic, b"after", partition=0).offset == 2

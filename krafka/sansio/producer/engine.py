@@ -63,7 +63,13 @@ from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.events import BatchDone, TopicsInUse
 from krafka.sansio.producer.idempotence import IdempotenceState
 from krafka.sansio.producer.metrics import ProducerMetrics
-from krafka.sansio.producer.record import Header, RecordHandle, check_headers, estimate_size
+from krafka.sansio.producer.record import (
+    Header,
+    RecordHandle,
+    check_headers,
+    check_record,
+    estimate_size,
+)
 from krafka.sansio.producer.sender import ProduceRequestPlan, Sender
 from krafka.sansio.producer.transaction import TransactionManager
 from krafka.sansio.producer.txn_events import ProducerFatal, TransactionAbortable
@@ -234,6 +240,7 @@ class ProducerEngine:
         if self.error is not None:
             raise self.error
         check_topic(topic)
+        check_record(key, value, timestamp)
         hdrs = check_headers(headers) if headers else ()
         size = estimate_size(key, value, hdrs)
         self.accumulator.check_record_size(size)

@@ -160,6 +160,32 @@ def check_headers(headers: Iterable[Any]) -> list[Header]:
     return out
 
 
+def check_record(key: object, value: object, timestamp: object) -> None:
+    """`TypeError` naming `key` or `value` when it is not bytes-like or None (the codec's own
+    message, "string argument without an encoding", names neither); `check_timestamp`."""
+    if timestamp is not None:
+        check_timestamp(timestamp)
+    for name, data in (("key", key), ("value", value)):
+        if data is not None and not isinstance(data, _BLOBS):
+            raise TypeError(
+                f"send({name}=...): a record's {name} is bytes or None, not "
+                f"{type(data).__name__} ({data!r:.40})"
+                + (f": encode it ({name}.encode())" if isinstance(data, str) else "")
+            )
+
+
+def check_timestamp(timestamp: object) -> None:
+    """A record's timestamp is epoch milliseconds, an int >= 0, or None (Java refuses a
+    negative one): `TypeError` / `ValueError` naming it."""
+    if isinstance(timestamp, bool) or not isinstance(timestamp, int):
+        raise TypeError(
+            f"send(timestamp=...): epoch milliseconds as an int, or None, not "
+            f"{type(timestamp).__name__} ({timestamp!r:.40})"
+        )
+    if timestamp < 0:
+        raise ValueError(f"send(timestamp={timestamp}): a timestamp is >= 0 (or None)")
+
+
 def estimate_size(key: bytes | None, value: bytes | None, headers: Sequence[Header]) -> int:
     """Upper bound of a record's encoded size (varint overheads included), for batching."""
     size = 21
