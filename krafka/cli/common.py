@@ -120,21 +120,35 @@ def properties(args: argparse.Namespace) -> dict[str, Any]:
     return props
 
 
+#: The property `--timeout` sets for each client kind: what bounds its calls, its start
+#: (bootstrap connection and first metadata) included.
+_TIMEOUT_PROPERTY: Final = {
+    "admin": "default.api.timeout.ms",
+    "consumer": "default.api.timeout.ms",
+    "producer": "max.block.ms",
+}
+
+
 def properties_for(kind: str, args: argparse.Namespace) -> dict[str, Any]:
-    """The run's properties a `kind` client takes: one file may serve every command, so
-    another client kind's properties (`linger.ms` for an admin client) are left out, while
-    names no client knows still reach `from_config` and fail there with a suggestion."""
+    """The run's properties a `kind` client takes, with `--timeout`: one file may serve every
+    command, so another client kind's properties (`linger.ms` for an admin client) are left
+    out, while names no client knows still reach `from_config` and fail there with a
+    suggestion."""
     own = table_for(kind)
     others = [t for t in _tables() if t.kind != kind]
-    return {
+    chosen = {
         prop: value
         for prop, value in properties(args).items()
         if _knows(own, prop) or not any(_knows(t, prop) for t in others)
     }
+    timeout = _TIMEOUT_PROPERTY.get(kind)
+    if timeout is not None:
+        chosen[timeout] = int(args.timeout * 1000)
+    return chosen
 
 
 def admin_properties(args: argparse.Namespace) -> dict[str, Any]:
-    return {**properties_for("admin", args), "default.api.timeout.ms": int(args.timeout * 1000)}
+    return properties_for("admin", args)
 
 
 def _knows(table: OptionTable, prop: str) -> bool:

@@ -241,8 +241,9 @@ class KafkaClient:
 
     # -- lifecycle ------------------------------------------------------------------------------
 
-    async def start(self) -> KafkaClient:
-        """Connect to the cluster and fetch metadata (what `async with` does on entry).
+    async def start(self, timeout: float | None = None) -> KafkaClient:
+        """Connect to the cluster and fetch metadata (what `async with` does on entry), within
+        `timeout` seconds when given (a client's own bound: a producer's `max_block`, ...).
 
         Background tasks run in the client's own task (`krafka.io.host.TaskHost`), so
         `start` and `close` may be called from different tasks.
@@ -260,7 +261,7 @@ class KafkaClient:
             backoff=self._backoff,
         )
         try:
-            await self.refresh_metadata()
+            await self.refresh_metadata(timeout=timeout)
         except BaseException:
             await self.close(1.0)
             raise
@@ -323,7 +324,7 @@ class KafkaClient:
             return await self._send_ordered(request, node_id, prio, options)
         lane = lane_for(api_key, prio)
         for attempt in range(attempts):
-            conn = await self._connection_for(node_id, lane)
+            conn = await self._connection_for(node_id, lane, timeout=timeout)
             try:
                 response: R = await conn.request(request, **options)
                 return response
@@ -346,7 +347,9 @@ class KafkaClient:
         if lock is None:
             lock = self._order_locks[node_id] = anyio.Lock()
         async with lock:
-            conn = await self._connection_for(node_id, Lane.DATA, ordered=True)
+            conn = await self._connection_for(
+                node_id, Lane.DATA, ordered=True, timeout=options["timeout"]
+            )
             pending = conn.submit(request, **options)
         response: R = await pending.wait()
         return response
@@ -462,12 +465,16 @@ class KafkaClient:
     # -- metadata -------------------------------------------------------------------------------
 
     async def refresh_metadata(
-        self, topics: Sequence[str] | None = None, *, all_topics: bool = False
+        self,
+        topics: Sequence[str] | None = None,
+        *,
+        all_topics: bool = False,
+        timeout: float | None = None,
     ) -> ClusterMetadata:
         """Refresh now. `topics` are added to the tracked set first (and auto-created if
         the broker allows it); with no topics tracked only brokers are refreshed.
         `all_topics` asks for every topic of the cluster (what a pattern subscription
-        matches against).
+        matches against). `timeout` bounds the connection setup and the request, together.
 
         A refresh for topics already asked for waits out the refresh backoff (it grows while
         refreshes keep finding partitions without a leader), and calls made while one is
@@ -482,7 +489,7 @@ class KafkaClient:
             if self._refresh_generation != generation and shared:
                 return meta
             await anyio.sleep(meta.refresh_wait(anyio.current_time(), topics))
-            await self._refresh_once(all_topics)
+            await self._refresh_once(all_topics, timeout)
         return meta
 
     async def leader_for(
@@ -582,7 +589,7 @@ class KafkaClient:
             )
         return link
 
-    async def _refresh_once(self, all_topics: bool = False) -> None:
+    async def _refresh_once(self, all_topics: bool = False, timeout: float | None = None) -> None:
         meta = self.metadata
         for _ in range(2):  # a second round only after a REBOOTSTRAP_REQUIRED answer
             now = anyio.current_time()
@@ -597,7 +604,7 @@ class KafkaClient:
                 topics=wanted, allow_auto_topic_creation=self.allow_auto_topic_creation
             )
             try:
-                response = await self._any_broker(request, max_version=12)
+                response = await self._any_broker(request, timeout, max_version=12)
             except KrafkaError:
                 meta.refresh_failed(anyio.current_time())
                 raise
@@ -615,20 +622,32 @@ class KafkaClient:
             link.mark_unknown()
         self.metadata.rebootstrap(now)
 
-    async def _any_broker(self, request: Any, **kwargs: Any) -> MetadataResponse:
+    async def _any_broker(
+        self, request: Any, timeout: float | None, **kwargs: Any
+    ) -> MetadataResponse:
         """Send to a reachable broker: known brokers in random order, else the bootstrap servers
-        in the order given. Any failure of one (refused, garbage, silence, TLS, closed) moves
-        on to the next; the error when none answered names each one and why."""
+        in the order given, all within `timeout` when given. Any failure of one (refused,
+        garbage, silence, TLS, closed) moves on to the next; the error when none answered names
+        each one and why."""
         assert self._pool is not None
         candidates = self.metadata.addresses()
         if self.metadata.brokers:
             random.shuffle(candidates)
         errors: list[tuple[str, KrafkaError]] = []
-        for _, host, port in candidates:
+        deadline = None if timeout is None else anyio.current_time() + timeout
+        for node_id, host, port in candidates:
+            left = None if deadline is None else deadline - anyio.current_time()
+            if left is not None and left <= 0 and errors:
+                break
+            bound = None if left is None else min(self.request_timeout, left)
             try:
-                conn = await self._pool.get(host, port, Lane.CONTROL)
+                conn = await self._pool.get(
+                    host, port, Lane.CONTROL, timeout=bound, node_id=node_id
+                )
                 self.metadata_requests += 1
-                response = await conn.request(request, priority=Priority.HIGH, **kwargs)
+                response = await conn.request(
+                    request, priority=Priority.HIGH, timeout=bound, **kwargs
+                )
             except KrafkaError as exc:
                 log.info("metadata from %s:%s failed: %s", host, port, exc)
                 errors.append((f"{host}:{port}", exc))
@@ -639,8 +658,10 @@ class KafkaClient:
         raise _none_answered(errors)
 
     async def _connection_for(
-        self, node_id: int | None, lane: Lane, ordered: bool = False
+        self, node_id: int | None, lane: Lane, ordered: bool = False, timeout: float | None = None
     ) -> Connection:
+        """A connection to broker `node_id` (None: any), set up within `timeout` when given
+        (the request's own timeout: a call never waits longer for its connection)."""
         if self._closed or self._pool is None:
             raise InvalidStateError("client is not started or already closed")
         if node_id is None:
@@ -649,14 +670,16 @@ class KafkaClient:
                 return min(live, key=lambda c: c.load)
             addresses = self.metadata.addresses()
             _, host, port = min(addresses) if ordered else random.choice(addresses)
-            return await self._pool.get(host, port, lane, ordered=ordered)
+            return await self._pool.get(host, port, lane, ordered=ordered, timeout=timeout)
         broker = self.metadata.broker(node_id)
         if broker is None:
             await self.refresh_metadata()
             broker = self.metadata.broker(node_id)
         if broker is None:
             raise KafkaConnectionError(f"broker {node_id} is not in the cluster metadata")
-        return await self._pool.get(broker.host, broker.port, lane, ordered=ordered)
+        return await self._pool.get(
+            broker.host, broker.port, lane, ordered=ordered, timeout=timeout, node_id=node_id
+        )
 
     async def _send_to(
         self, broker: BrokerInfo, request: Request[R] | Versioned[R], **kwargs: Any
@@ -666,7 +689,13 @@ class KafkaClient:
         prio = kwargs.pop("priority", None) or (
             Priority.HIGH if api_key in HIGH_PRIORITY_APIS else Priority.NORMAL
         )
-        conn = await self._pool.get(broker.host, broker.port, lane_for(api_key, prio))
+        conn = await self._pool.get(
+            broker.host,
+            broker.port,
+            lane_for(api_key, prio),
+            timeout=kwargs.get("timeout"),
+            node_id=broker.node_id,
+        )
         response: R = await conn.request(request, priority=prio, **kwargs)
         return response
 

@@ -113,38 +113,38 @@ class Connection:
         transport: TransportConfig | None = None,
         config: ConnectionConfig | None = None,
         timeout: float | None = None,
+        node_id: int | None = None,
     ) -> Connection:
-        """Connect, negotiate ApiVersions (and SASL); raises `KrafkaError` on failure.
+        """Connect, negotiate ApiVersions (and SASL); raises `KrafkaError` on failure, naming
+        `host:port` (and broker `node_id` when known).
 
         The whole setup takes at most `timeout` seconds (default: the transport's
-        `connect_timeout`), TCP, TLS and the Kafka handshake together.
+        `connect_timeout`), TCP, TLS and the Kafka handshake together; each handshake
+        request at most the connection's request timeout.
         """
         transport = transport or TransportConfig()
+        config = config or ConnectionConfig()
         limit = transport.connect_timeout if timeout is None else timeout
         deadline = anyio.current_time() + limit
         stream = await open_transport(host, port, transport, limit)
-        machine = BrokerConnection(
-            (config or ConnectionConfig()).for_server(host), now=anyio.current_time()
-        )
-        conn = cls(stream, machine, f"{host}:{port}")
+        machine = BrokerConnection(config.for_server(host), now=anyio.current_time())
+        where = f"{host}:{port}" if node_id is None else f"{host}:{port} (node {node_id})"
+        conn = cls(stream, machine, where)
         task_group.start_soon(conn._run, name=f"krafka connection {conn.where}")
         try:
             with anyio.fail_after(max(0.0, deadline - anyio.current_time())):
                 await conn._ready.wait()
         except TimeoutError:
-            step = (
-                "SASL authentication"
-                if machine.state is ConnectionState.AUTHENTICATING
-                else "the ApiVersions handshake"
-            )
+            silent = _silent(conn, f"{limit:.3g}s")
             await conn.aclose(1.0)
-            raise KafkaTimeoutError(
-                f"{conn.where} accepted the connection but {step} did not complete within "
-                f"{limit:.3g}s: is it a Kafka listener, and does it expect TLS?"
-            ) from None
+            raise silent from None
         except BaseException:
             conn.close()
             raise
+        if isinstance(conn.error, KafkaTimeoutError):
+            silent = _silent(conn, f"request_timeout={config.request_timeout:.3g}s")
+            await conn.aclose(1.0)
+            raise silent from conn.error
         if conn.error is not None or not machine.is_ready:
             await conn.aclose(1.0)
             raise _handshake_error(conn, transport)
@@ -344,8 +344,9 @@ class Connection:
 
 def _located(error: KrafkaError | None, where: str) -> KrafkaError | None:
     """An authentication error (from the SASL exchange, which knows no addresses) naming the
-    broker that refused."""
-    if isinstance(error, AuthenticationError) and where not in str(error):
+    broker that refused; a request timeout naming the broker that did not answer."""
+    located_kinds = AuthenticationError | KafkaTimeoutError
+    if isinstance(error, located_kinds) and where not in str(error):
         located = type(error)(f"{where}: {error}")
         located.__cause__ = error.__cause__
         return located
@@ -361,6 +362,19 @@ def _reset_on_close(stream: anyio.abc.ByteStream) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def _silent(conn: Connection, within: str) -> KafkaTimeoutError:
+    """A peer that accepted the connection but did not answer the handshake in time."""
+    step = (
+        "SASL authentication"
+        if conn.machine.state is ConnectionState.AUTHENTICATING
+        else "the ApiVersions handshake"
+    )
+    return KafkaTimeoutError(
+        f"{conn.where} accepted the connection but {step} did not complete within {within}: "
+        "is it a Kafka listener, and does it expect TLS?"
+    )
 
 
 def _handshake_error(conn: Connection, transport: TransportConfig | None) -> KrafkaError:

@@ -20,7 +20,7 @@ from enum import Enum
 import anyio
 import anyio.abc
 
-from krafka.errors import KrafkaError
+from krafka.errors import KafkaTimeoutError, KrafkaError
 from krafka.io.connection import Connection
 from krafka.io.transport import TransportConfig
 from krafka.sansio.backoff import Backoff, BackoffPolicy
@@ -79,9 +79,18 @@ class ConnectionPool:
         return out
 
     async def get(
-        self, host: str, port: int, lane: Lane = Lane.DATA, *, ordered: bool = False
+        self,
+        host: str,
+        port: int,
+        lane: Lane = Lane.DATA,
+        *,
+        ordered: bool = False,
+        timeout: float | None = None,
+        node_id: int | None = None,
     ) -> Connection:
-        """A ready connection to `host:port` on `lane`, connecting (with backoff) if needed.
+        """A ready connection to `host:port` on `lane`, connecting (with backoff) if needed,
+        within `timeout` seconds when given (never longer than `connect_timeout`); errors name
+        the address and broker `node_id` when known.
 
         `ordered=True` always answers the lane's first usable connection, so requests sent
         through it keep their order.
@@ -98,7 +107,7 @@ class ConnectionPool:
                 return best
             fallback = self._least_loaded(bucket, lane)
             try:
-                conn = await self._connect(host, port, bucket)
+                conn = await self._connect(host, port, bucket, timeout, node_id)
             except KrafkaError:
                 if fallback is not None:
                     return fallback
@@ -158,13 +167,20 @@ class ConnectionPool:
             return best
         return None
 
-    async def _connect(self, host: str, port: int, bucket: _Bucket) -> Connection:
+    async def _connect(
+        self, host: str, port: int, bucket: _Bucket, timeout: float | None, node_id: int | None
+    ) -> Connection:
+        """Connect, retrying refused connections with backoff until the deadline; a peer that
+        accepted but stayed silent is not asked again within it (it used the time up)."""
         backoff = bucket.backoff
+        limit = self.transport.connect_timeout
+        if timeout is not None:
+            limit = max(0.0, min(limit, timeout))
+        deadline = anyio.current_time() + limit
         wait = backoff.wait_time(anyio.current_time())
         if wait > 0 and bucket.refusal is not None:
             raise _again(bucket.refusal)
-        await anyio.sleep(wait)
-        deadline = anyio.current_time() + self.transport.connect_timeout
+        await anyio.sleep(min(wait, limit))
         while True:
             try:
                 conn = await Connection.open(
@@ -174,11 +190,13 @@ class ConnectionPool:
                     transport=self.transport,
                     config=self.connection,
                     timeout=max(0.0, deadline - anyio.current_time()),
+                    node_id=node_id,
                 )
             except KrafkaError as exc:
                 retry_at = backoff.failed(anyio.current_time(), random.random)
                 bucket.refusal = None if exc.retriable else exc
-                if not exc.retriable or backoff.exhausted or retry_at >= deadline:
+                final = not exc.retriable or isinstance(exc, KafkaTimeoutError)
+                if final or backoff.exhausted or retry_at >= deadline:
                     raise
                 await anyio.sleep(backoff.wait_time(anyio.current_time()))
                 continue

@@ -178,7 +178,7 @@ class ShareConsumer:
             return self
         self._state = "started"
         if self._own_client:
-            await self._client.start()
+            await self._client.start(self.settings.default_api_timeout)
         await self._host.start()
         await self._host.task_group.start(self._driver.run)
         self._host.start_soon(self._metadata_loop, name="krafka share consumer metadata")

@@ -89,9 +89,10 @@ async def test_stalled_broker_times_out_then_reconnects(proxy: FaultProxy) -> No
     async with _client(proxy) as client:
         proxy.arm(Fault.STALL, after_requests=_OURS, once=True)
         start = anyio.current_time()
-        with pytest.raises(KafkaTimeoutError):
+        with pytest.raises(KafkaTimeoutError) as info:
             await client.send(_metadata(), timeout=0.5)
         assert anyio.current_time() - start < 2.0
+        assert proxy.bootstrap_servers in str(info.value)  # which broker did not answer
         assert (await client.send(_metadata())).brokers
         assert proxy.connections == 2
 

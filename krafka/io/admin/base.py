@@ -82,12 +82,13 @@ class AdminBase:
         await self.close()
 
     async def start(self) -> None:
-        """Connect to the cluster (bootstrap and first metadata)."""
+        """Connect to the cluster (bootstrap and first metadata), within
+        `default_api_timeout`."""
         if self._started:
             return
         self._started = True
         if self._own_client:
-            await self._client.__aenter__()
+            await self._client.start(self.default_api_timeout)
 
     async def close(self, timeout: float = 5.0) -> None:
         """Close the connections (calls still running fail)."""

@@ -155,7 +155,7 @@ class Consumer(OffsetLookups):
             return self
         self._state = _State.STARTED
         if self._own_client:
-            await self._client.start()
+            await self._client.start(self.settings.default_api_timeout)
         await self._admin.start()
         await self._host.start()
         await self._host.task_group.start(self._driver.run)
