@@ -3,7 +3,6 @@
     from krafka.spark import decode_batches_df, register
 
     rows = decode_batches_df(df, "raw")     # binary column of raw batches -> one row per record
-    register(spark)                         # the "krafka-segments" and "krafka" data sources
     spark.read.format("krafka-segments").load("/data/kafka-logs")
     spark.read.format("krafka").option("kafka.bootstrap.servers", "host:9092") \
         .option("subscribe", "orders").load()   # live topics: see `krafka.spark.kafka_source`
@@ -39,7 +38,12 @@ a folder gets its file stem as topic and a null partition. Folders Kafka set asi
 `read_segments(spark, path, **options)` returns the same rows through `mapInArrow`, which costs
 Spark less per row than its Python data source machinery: prefer it for bulk jobs.
 
-Needs pyspark >= 4.0 (Python data sources) and pyarrow, from the `spark` extra.
+The data sources need no registering: PySpark 4 finds them in krafka's top-level
+`pyspark_krafka*` modules (its static lookup of `pyspark_*` modules' `DefaultSource`).
+`register(spark)` registers them by hand, for a Python path without those modules.
+
+Needs pyspark >= 4.0 (Python data sources) and pyarrow, from the `spark` extra; Spark itself
+runs on Java 17+ (`JAVA_HOME` or `java` on the PATH), which pip does not install.
 """
 
 from __future__ import annotations
@@ -67,7 +71,8 @@ def read_segments(spark: Any, path: str, **options: Any) -> Any:
 
 def register(spark: Any) -> None:
     """Register the `krafka-segments`, `krafka` (live topics) and `krafka-share` (share
-    groups) data sources with `spark`."""
+    groups) data sources with `spark` (PySpark 4 registers them by itself where krafka is
+    installed: see the module docs)."""
     from krafka.spark.kafka_source import KafkaSource
     from krafka.spark.share_source import ShareSource
     from krafka.spark.source import SegmentSource
