@@ -32,7 +32,12 @@ from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.admin import AdminClient
 from krafka.io.client import KafkaClient
-from krafka.io.consumer.arguments import offset_argument, partition_list, topic_partition
+from krafka.io.consumer.arguments import (
+    offset_argument,
+    offsets_argument,
+    partition_list,
+    topic_partition,
+)
 from krafka.io.consumer.offsets_api import OffsetLookups
 from krafka.io.consumer.pending_commit import PendingCommit
 from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
@@ -503,7 +508,7 @@ class Consumer(OffsetLookups):
         self, partition: TopicPartition, offset: int, leader_epoch: int | None = None
     ) -> None:
         """Read `partition` from `offset` on (the next poll returns it first)."""
-        tp = topic_partition("seek", partition)
+        tp = topic_partition("seek", partition, "partition")
         self._engine.seek(tp, offset_argument("seek", offset), leader_epoch)
         self._changed()
 
@@ -526,7 +531,7 @@ class Consumer(OffsetLookups):
 
     async def position(self, partition: TopicPartition, timeout: float | None = None) -> int:
         """The offset of the next record to be returned (resolving it first if need be)."""
-        tp = topic_partition("position", partition)
+        tp = topic_partition("position", partition, "partition")
         with anyio.fail_after(timeout or self.settings.default_api_timeout):
             while True:
                 with self._waiters.waiter() as woken:
@@ -553,6 +558,8 @@ class Consumer(OffsetLookups):
     async def commit(self, offsets: Offsets | None = None, *, timeout: float | None = None) -> None:
         """Commit `offsets` (default: the positions of everything returned so far)."""
         self._check_open()
+        if offsets is not None:
+            offsets = offsets_argument("commit", offsets)
         op = self._engine.commit(offsets, anyio.current_time(), timeout)
         self._driver.wake()
         committed = await self._outcome(op, timeout, "commit")
@@ -563,7 +570,11 @@ class Consumer(OffsetLookups):
         result to learn how it went. Its `offsets` are what it commits. Commits are applied in
         call order, `commit_async` and `commit` alike."""
         self._check_open()
-        wanted = self._engine.consumed() if offsets is None else _normalized(offsets)
+        wanted = (
+            self._engine.consumed()
+            if offsets is None
+            else offsets_argument("commit_async", offsets)
+        )
         op = self._engine.commit(wanted, anyio.current_time())
         self._driver.wake()
         pending = PendingCommit(wanted)
@@ -611,7 +622,7 @@ class Consumer(OffsetLookups):
         return self._engine.lag()
 
     def current_lag(self, partition: TopicPartition) -> int | None:
-        return self._engine.lag().get(topic_partition("current_lag", partition))
+        return self._engine.lag().get(topic_partition("current_lag", partition, "partition"))
 
     def metrics(self) -> dict[str, Any]:
         return self._metrics.snapshot(self.lag())
@@ -619,13 +630,6 @@ class Consumer(OffsetLookups):
     @property
     def client(self) -> KafkaClient:
         return self._client
-
-
-def _normalized(offsets: Offsets) -> dict[TopicPartition, OffsetAndMetadata]:
-    return {
-        TopicPartition(*tp): v if isinstance(v, OffsetAndMetadata) else OffsetAndMetadata(v)
-        for tp, v in offsets.items()
-    }
 
 
 __all__ = ["Consumer"]

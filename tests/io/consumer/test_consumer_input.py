@@ -99,6 +99,12 @@ async def test_wrong_argument_types_are_named_in_the_call(broker: Any) -> None:
         await consumer.assign([tp])
         with pytest.raises(TypeError, match=r"seek\(offset\) is an int, not str"):
             await consumer.seek(tp, "0")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=rf"position\(partition\): '{topic}' is a topic name"):
+            await consumer.position(topic)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=rf"commit\(offsets\): the offset of {tp} is an int"):
+            await consumer.commit({tp: "1"})  # type: ignore[dict-item]
+        with pytest.raises(TypeError, match=rf"commit\(offsets\): '{topic}' is a topic name"):
+            await consumer.commit({topic: 1})  # type: ignore[dict-item]
         with anyio.fail_after(20):
             while not (records := await consumer.poll(0.5)):
                 pass
