@@ -206,7 +206,7 @@ class Producer:
         try:
             await self._host.start()
             if self._own_client:
-                await self._client.start(self.max_block)
+                await self._client.start(self.max_block or None)  # 0: sends never block
             await self._host.task_group.start(self._driver.run)
             if self._txns is not None:
                 await self._txns.start()
