@@ -26,7 +26,7 @@ def silent() -> Iterator[str]:
 
 @pytest.mark.parametrize(
     "command",
-    [["topics", "list"], ["consume", "t"], ["produce", "t"], ["group", "list"], ["lag", "g"]],
+    [["topics", "list"], ["consume", "t"], ["produce", "t"]],
     ids=lambda c: c[0],
 )
 def test_a_silent_port_fails_within_the_timeout_naming_it(silent: str, command: list[str]) -> None:

@@ -1,9 +1,11 @@
 """`spark.read.format("krafka")` and its siblings work in a new Spark session without
 `krafka.spark.register(spark)`: PySpark registers them from krafka's `pyspark_*` modules
-(its static data source lookup). A fresh session, so in a subprocess."""
+(its static data source lookup). By default PySpark's lookup itself runs here, without a JVM;
+the slow run also starts a fresh session (in a subprocess) and reads through them."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -13,6 +15,8 @@ from pathlib import Path
 import pytest
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(240)]
+
+NAMES = {"krafka", "krafka-segments", "krafka-share"}
 
 ROOT = Path(__file__).resolve().parents[2]
 SEGMENT = "anchor_test-0.log"
@@ -35,6 +39,27 @@ spark.stop()
 """
 
 
+def test_pysparks_lookup_finds_the_three_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a Spark worker runs to find Python data sources, on krafka's path."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyspark")
+    from pyspark.sql.worker import lookup_data_sources
+    from pyspark.worker_util import pickleSer
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    out = io.BytesIO()
+    lookup_data_sources._main(io.BytesIO(), out)
+    out.seek(0)
+    count = int.from_bytes(out.read(4), "big")
+    found = {}
+    for _ in range(count):
+        name = out.read(int.from_bytes(out.read(4), "big")).decode()
+        found[name] = pickleSer._read_with_length(out)
+    assert set(found) >= NAMES
+    assert {found[name].name() for name in NAMES} == NAMES
+
+
+@pytest.mark.slow
 def test_the_data_sources_need_no_register_call(testdata: Path) -> None:
     pytest.importorskip("pyarrow")
     pytest.importorskip("pyspark")
