@@ -626,7 +626,8 @@ class KafkaClient:
         self, request: Any, timeout: float | None, **kwargs: Any
     ) -> MetadataResponse:
         """Send to a reachable broker: known brokers in random order, else the bootstrap servers
-        in the order given, all within `timeout` when given. Any failure of one (refused,
+        in the order given, all within `timeout` when given (each has an even share of what is
+        left, so a silent first one leaves time for the others). Any failure of one (refused,
         garbage, silence, TLS, closed) moves on to the next; the error when none answered names
         each one and why."""
         assert self._pool is not None
@@ -635,11 +636,12 @@ class KafkaClient:
             random.shuffle(candidates)
         errors: list[tuple[str, KrafkaError]] = []
         deadline = None if timeout is None else anyio.current_time() + timeout
-        for node_id, host, port in candidates:
+        for index, (node_id, host, port) in enumerate(candidates):
             left = None if deadline is None else deadline - anyio.current_time()
             if left is not None and left <= 0 and errors:
                 break
-            bound = None if left is None else min(self.request_timeout, left)
+            share = None if left is None else left / (len(candidates) - index)
+            bound = None if share is None else min(self.request_timeout, share)
             try:
                 conn = await self._pool.get(
                     host, port, Lane.CONTROL, timeout=bound, node_id=node_id

@@ -76,3 +76,13 @@ async def test_connect_timeout_alone_bounds_it_too(silent: str) -> None:
         async with AdminClient(silent, **options):
             pass
     assert anyio.current_time() - start < BOUND + SLACK
+
+
+async def test_a_silent_bootstrap_server_leaves_time_for_the_next(
+    silent: str, kafka_cluster: Any
+) -> None:
+    """Within the bound, each bootstrap server gets a share: the silent first one does not use
+    it all up."""
+    servers = f"{silent},{kafka_cluster.bootstrap_servers}"
+    async with AdminClient(servers, default_api_timeout=4 * BOUND) as admin:
+        assert await admin.describe_cluster()
