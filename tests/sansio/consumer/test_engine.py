@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 
 from krafka.codec import Record, encode_batch
-from krafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
+from krafka.errors import (
+    GroupAuthorizationFailedError,
+    IllegalStateError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
     FetchRequest,
@@ -232,6 +237,28 @@ def test_an_assigned_topic_the_principal_may_not_describe_fails_each_poll_after_
         with pytest.raises(TopicAuthorizationFailedError, match="hidden"):
             machine.poll(talk.now)
         assert machine.poll(talk.now) == []  # raised once per refresh that still denies it
+
+
+def test_an_assigned_partition_the_topic_lacks_fails_each_poll_after_a_refresh() -> None:
+    machine, talk = engine(group=False, auto_offset_reset=ResetStrategy.EARLIEST)
+    missing = TopicPartition("t", 9)
+    machine.assign([T0, missing], talk.now)
+    talk.step()
+    for _ in range(2):
+        machine.metadata_updated(talk.now)
+        with pytest.raises(UnknownTopicOrPartitionError, match=r"t-9 does not exist: 't' has 2"):
+            machine.poll(talk.now)
+        assert machine.poll(talk.now) == []  # raised once per refresh that still lacks it
+    machine.assign([T0], talk.now)
+    machine.metadata_updated(talk.now)
+    assert machine.poll(talk.now) == []
+
+
+def test_polling_with_nothing_subscribed_or_assigned_is_an_illegal_state() -> None:
+    machine, talk = engine(group=False)
+    for poll in (machine.poll, machine.poll_batches):
+        with pytest.raises(IllegalStateError, match="not subscribed to any topics or assigned"):
+            poll(talk.now)
 
 
 def test_auto_commit_goes_out_at_a_poll_once_the_interval_passed() -> None:
