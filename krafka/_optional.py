@@ -5,6 +5,9 @@
 from __future__ import annotations
 
 import importlib
+import os
+import shutil
+from pathlib import Path
 from types import ModuleType
 from typing import Final
 
@@ -31,6 +34,15 @@ def require(module: str, feature: str) -> ModuleType:
             raise
         package, extra = EXTRAS[top]
         raise MissingDependencyError(
-            f"{feature} needs {package}, which is not installed: pip install 'krafka[{extra}]'",
+            f"{feature} needs {package}, which is not installed: pip install 'krafka[{extra}]'"
+            + (_java_missing() if extra == "spark" else ""),
             name=top,
         ) from exc
+
+
+def _java_missing() -> str:
+    """What pip cannot install for Spark, when it is missing too: Java."""
+    home = os.environ.get("JAVA_HOME")
+    if shutil.which("java") or (home and Path(home, "bin", "java").exists()):
+        return ""
+    return "; Spark also runs on Java 17+, not found here (install a JDK, or set JAVA_HOME)"

@@ -50,6 +50,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from krafka._optional import require
+
 __all__ = ["decode_batches_df", "read_segments", "register"]
 
 
@@ -57,6 +59,7 @@ def decode_batches_df(
     df: Any, column: str, *, isolation: str = "read_uncommitted", include_control: bool = False
 ) -> Any:
     """One row per record of the raw batches in binary column `column` (see module docs)."""
+    require("pyspark", "krafka.spark.decode_batches_df")
     from krafka.spark.frames import decode_batches_df as decode
 
     return decode(df, column, isolation=isolation, include_control=include_control)
@@ -64,6 +67,7 @@ def decode_batches_df(
 
 def read_segments(spark: Any, path: str, **options: Any) -> Any:
     """The data source's rows through `mapInArrow`: same options, less overhead per row."""
+    require("pyspark", "krafka.spark.read_segments")
     from krafka.spark.scan import read_segments as read
 
     return read(spark, path, **options)
@@ -73,6 +77,7 @@ def register(spark: Any) -> None:
     """Register the `krafka-segments`, `krafka` (live topics) and `krafka-share` (share
     groups) data sources with `spark` (PySpark 4 registers them by itself where krafka is
     installed: see the module docs)."""
+    require("pyspark", "krafka.spark.register")
     from krafka.spark.kafka_source import KafkaSource
     from krafka.spark.share_source import ShareSource
     from krafka.spark.source import SegmentSource
