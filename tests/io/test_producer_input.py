@@ -135,7 +135,6 @@ def test_the_sync_producer_refuses_bad_input_at_send(broker: Any) -> None:
             producer.send(topic, b"x", partition=-1).result(10)
 
 
-
 def _names(name: str) -> str:
     return rf"send\({name}=...\): a record's {name} is bytes or None, not str.*{name}.encode\(\)"
 
