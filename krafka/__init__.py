@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from krafka.errors import WakeupError
     from krafka.io.admin import AdminClient
     from krafka.io.consumer import (
         CompactedTable,
@@ -102,6 +103,7 @@ _LAZY: dict[str, str] = {
     "TopicDescription": "krafka.sansio.admin",
     "TopicPartition": "krafka.structs",
     "TopicPartitionInfo": "krafka.sansio.admin",
+    "WakeupError": "krafka.errors",
 }
 
 __all__ = [
@@ -150,6 +152,7 @@ __all__ = [
     "TopicDescription",
     "TopicPartition",
     "TopicPartitionInfo",
+    "WakeupError",
     "__version__",
 ]
 

@@ -23,7 +23,8 @@ alias) plus `Error`, with `.code`, `.retriable` and Kafka's default message; the
     ├── CorruptRecordError (also code 2, CORRUPT_MESSAGE), UnsupportedCodecError
     ├── ConfigError ── UnknownKeywordError (also a TypeError), InvalidStateError
     ├── MissingDependencyError (also a ModuleNotFoundError: pip install 'krafka[extra]')
-    └── CommitFailedError (a group member's commit outside its active generation)
+    ├── CommitFailedError (a group member's commit outside its active generation)
+    └── WakeupError (a consumer's `wakeup()` interrupted a blocking call)
 """
 
 from __future__ import annotations
@@ -148,6 +149,11 @@ class CommitFailedError(KrafkaError):
 
     def __init__(self, message: str | None = None) -> None:
         super().__init__(message or self.DEFAULT_MESSAGE)
+
+
+class WakeupError(KrafkaError):
+    """`wakeup()` was called: the consumer call blocked then (or the next one) raises this once,
+    Java's WakeupException; the consumer stays usable (close it, or poll again)."""
 
 
 class AuthenticationError(KrafkaError):

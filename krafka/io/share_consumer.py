@@ -39,6 +39,7 @@ from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
+from krafka.io.wakeup import WakeupTrigger
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.group.events import GroupFailed
 from krafka.sansio.share import (
@@ -155,6 +156,7 @@ class ShareConsumer:
         self._data = anyio.Event()
         self._metadata_wanted = anyio.Event()
         self._failure: KrafkaError | None = None
+        self._wakeups = WakeupTrigger("share consumer")
         self._callback: AcknowledgementCommitCallback | None = None
         self._callbacks: list[AcknowledgementsCommitted] = []
         self._in_callback = False
@@ -264,6 +266,7 @@ class ShareConsumer:
         "Consumer is not subscribed to any topics.")."""
         self._check_open()
         self._run_callbacks()
+        self._wakeups.check()
         deadline = anyio.current_time() + timeout
         while True:
             if self._failure is not None:
@@ -278,7 +281,7 @@ class ShareConsumer:
             if remaining <= 0:
                 return []
             with anyio.move_on_after(remaining):
-                await self._data.wait()
+                await self._wakeups.interruptible(self._data.wait)
 
     def acknowledge(
         self,
@@ -310,8 +313,16 @@ class ShareConsumer:
         self._run_callbacks()
         op = self._machine.commit(anyio.current_time())
         wait = self.settings.default_api_timeout if timeout is None else timeout
-        result: dict[TopicPartition, KrafkaError | None] = await self._driver.outcome(op, wait)
+        result: dict[TopicPartition, KrafkaError | None] = await self._wakeups.interruptible(
+            lambda: self._driver.outcome(op, wait)
+        )
         return result
+
+    def wakeup(self) -> None:
+        """Make the blocked `poll` or `commit_sync` raise `WakeupError`, or the next one if
+        none is blocked: once per wakeup (Java's `KafkaShareConsumer.wakeup()`; call it from
+        another task, or a sync share consumer's from any thread)."""
+        self._wakeups.wakeup()
 
     def commit_async(self) -> None:
         """Send the settlements made so far without waiting (the callback runs first, for

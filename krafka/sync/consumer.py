@@ -217,6 +217,14 @@ class Consumer(SyncClient[AsyncConsumer]):
         finally:
             self._commits.run_callbacks()
 
+    def wakeup(self) -> None:
+        """Make the blocked `poll` (`recv`, `batch_recv`, iteration, ...), `commit` or
+        `committed` raise `WakeupError`, or the next such call: callable from any thread, a
+        signal handler included (it does not wait). Java's shutdown hook: another thread calls
+        `wakeup()`, the poll loop catches `WakeupError` and closes the consumer."""
+        if not self.closed:
+            self._thread.call_soon(self._client.wakeup)
+
     def __iter__(self) -> Iterator[ConsumerRecord]:
         """Records one by one (fetched in polls of `max_poll_records`), until closed."""
         return poll_until_closed(self.poll, lambda: self.closed)

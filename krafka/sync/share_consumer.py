@@ -11,7 +11,8 @@ and exceptions, plus iteration, for scripts and worker processes.
 
 The acknowledgement commit callback (`set_acknowledgement_commit_callback`) runs on the
 consumer's loop thread while a `poll`, `commit_sync`, `commit_async` or `close` of the
-application waits for it, and an exception it raises propagates from that call.
+application waits for it, and an exception it raises propagates from that call. `wakeup()`
+from any thread (or a signal handler) makes the blocked `poll` raise `WakeupError`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ class ShareConsumer(SyncClient[AsyncShareConsumer]):
     acknowledge = on_loop(_C.acknowledge)
     subscription = on_loop(_C.subscription)
     assignment = on_loop(_C.assignment)
+
+    def wakeup(self) -> None:
+        """Make the blocked `poll` or `commit_sync` raise `WakeupError` (or the next one):
+        callable from any thread, a signal handler included (it does not wait)."""
+        if not self.closed:
+            self._thread.call_soon(self._client.wakeup)
 
     @property
     def acquisition_lock_timeout(self) -> float | None:

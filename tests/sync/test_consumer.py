@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import signal
 import threading
 import time
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from krafka import OffsetAndMetadata, TopicPartition
-from krafka.errors import IllegalStateError, OffsetMetadataTooLargeError
+from krafka.errors import IllegalStateError, OffsetMetadataTooLargeError, WakeupError
 from krafka.sync import Consumer, Producer
 
 pytestmark = [pytest.mark.broker, pytest.mark.timeout(60)]
@@ -129,3 +130,80 @@ def test_commit_async_gives_a_future_and_calls_back_on_the_application_thread(
         consumer.commit_async({tp: 5}, on_commit)  # still in flight when close begins
         before = len(calls)
     assert calls[before:] == [(here, {tp: OffsetAndMetadata(5)}, None)]
+
+
+def test_wakeup_from_another_thread_ends_the_poll_loop_as_javas_shutdown_hook(
+    broker: Any,
+) -> None:
+    """The javadoc's pattern: the loop thread polls until `WakeupError`, then closes; another
+    thread (the shutdown hook) calls `wakeup()`. A pending wakeup raises once, in the next
+    `poll`, `commit` or `committed`."""
+    topic, group = f"sync-wakeup-{time.time_ns()}", f"g-{time.time_ns()}"
+    tp = TopicPartition(topic, 0)
+    fill(broker.bootstrap_servers, topic, 10)
+    consumed: list[int] = []
+    ended = threading.Event()
+    consumer = Consumer(
+        bootstrap_servers=broker.bootstrap_servers, group_id=group,
+        auto_offset_reset="earliest", enable_auto_commit=False, fetch_max_wait=0.1,
+    )  # fmt: skip
+
+    def poll_loop() -> None:
+        try:
+            consumer.assign([tp])
+            while True:
+                consumed.extend(r.offset for r in consumer.poll(None))
+        except WakeupError:
+            consumer.commit()
+        finally:
+            consumer.close()
+            ended.set()
+
+    thread = threading.Thread(target=poll_loop)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while len(consumed) < 10 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    consumer.wakeup()  # the shutdown hook
+    assert ended.wait(20)
+    thread.join(5)
+    assert consumed == list(range(10)) and consumer.closed
+    with Consumer(
+        bootstrap_servers=broker.bootstrap_servers, group_id=group, fetch_max_wait=0.1
+    ) as again:
+        again.assign([tp])
+        assert again.committed([tp])[tp].offset == 10
+        again.wakeup()
+        with pytest.raises(WakeupError):
+            again.committed([tp])
+        again.wakeup()
+        with pytest.raises(WakeupError):
+            again.commit({tp: 10})
+        again.commit({tp: 10})
+        again.wakeup()
+        with pytest.raises(WakeupError):
+            next(iter(again))
+        assert again.poll(0.1) == []
+    consumer.wakeup()  # closed: nothing to wake
+
+
+def test_wakeup_from_a_signal_handler(broker: Any) -> None:
+    """`wakeup()` does not wait for the loop: a signal handler on the polling thread may call
+    it while that thread is blocked in `poll`."""
+    topic = f"sync-signal-{time.time_ns()}"
+    fill(broker.bootstrap_servers, topic, 1)
+    with Consumer(
+        bootstrap_servers=broker.bootstrap_servers, auto_offset_reset="earliest",
+        fetch_max_wait=0.1,
+    ) as consumer:  # fmt: skip
+        consumer.assign([TopicPartition(topic, 0)])
+        while not consumer.poll(1.0):
+            pass
+        previous = signal.signal(signal.SIGALRM, lambda *_: consumer.wakeup())
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            with pytest.raises(WakeupError):
+                consumer.poll(None)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)

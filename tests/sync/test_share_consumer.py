@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from krafka import AcknowledgeType, ConfigResource, NewTopic, TopicPartition
-from krafka.errors import IllegalStateError
+from krafka.errors import IllegalStateError, WakeupError
 from krafka.sync import AdminClient, Producer, ShareConsumer
 
 pytestmark = [pytest.mark.timeout(60)]
@@ -176,3 +176,18 @@ def test_on_kafka_no_subscription_callback_and_metrics(kafka: Any) -> None:
     assert metrics["records_consumed"] == 3 and metrics["bytes_consumed"] > 0
     assert metrics["acknowledgements_sent_by_type"]["reject"] == 1
     assert metrics["acknowledgements_sent_by_type"]["accept"] == 2
+
+
+def test_wakeup_from_another_thread(make_mock_cluster: Any) -> None:
+    cluster = share_cluster(make_mock_cluster, 0)
+    with ShareConsumer(
+        bootstrap_servers=cluster.bootstrap_servers, group_id="sync-wakeup", fetch_max_wait=0.1
+    ) as consumer:
+        consumer.subscribe([TOPIC])
+        threading.Timer(0.5, consumer.wakeup).start()
+        with pytest.raises(WakeupError):
+            consumer.poll(30.0)
+        consumer.wakeup()
+        with pytest.raises(WakeupError):
+            consumer.commit_sync(10)
+        assert consumer.poll(0.1) == []

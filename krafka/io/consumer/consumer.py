@@ -10,7 +10,8 @@ positions and resets, the group, auto-commit, closing), run by one `MachineDrive
 client: this class is its application face. The application's calls are the engine's inputs;
 rebalance-listener callbacks, interceptors and the errors of the background run in the
 application's own task, inside `poll()`, `recv()`, `async for`, `position()`,
-`unsubscribe()` and `close()`, as Java runs them in `poll()`.
+`unsubscribe()` and `close()`, as Java runs them in `poll()`. `wakeup()` interrupts a blocked
+poll, `commit` or `committed` (`krafka.io.wakeup`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
 from krafka.io.driver import MachineDriver, OutcomeTimeout, Stopped
 from krafka.io.host import TaskHost
 from krafka.io.iteration import RecordIterator
+from krafka.io.wakeup import WakeupTrigger
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.consumer.engine import ConsumerEngine
 from krafka.sansio.consumer.events import (
@@ -134,6 +136,7 @@ class Consumer(OffsetLookups):
         )
         self._host = TaskHost("krafka consumer")
         self._waiters = _Waiters()
+        self._wakeups = WakeupTrigger("consumer")
         self._steps: deque[RebalanceEvent] = deque()
         self._auto_committed: list[OffsetsCommitted] = []
         self._listener: Any = settings.rebalance_listener
@@ -206,6 +209,14 @@ class Consumer(OffsetLookups):
         if raised is not None:
             raise raised
 
+    def wakeup(self) -> None:
+        """Make the blocked `poll` (`recv`, `batch_recv`, `async for`, `poll_batches`,
+        `poll_arrow`), `commit` or `committed` raise `WakeupError`, or the next such call if
+        none is blocked: once per wakeup (Java's `wakeup()`; call it from another task, or a
+        sync consumer's from any thread). `async for` hands out the records a poll already
+        buffered before it raises."""
+        self._wakeups.wakeup()
+
     def _check_open(self) -> None:
         if self._state is not _State.STARTED:
             raise InvalidStateError("the consumer is not started (use async with) or closed")
@@ -263,6 +274,7 @@ class Consumer(OffsetLookups):
 
     async def recv(self) -> ConsumerRecord:
         """The next record (waits for one)."""
+        self._wakeups.check()
         buffer = self._buffer
         if buffer:
             return buffer.popleft()
@@ -363,6 +375,7 @@ class Consumer(OffsetLookups):
             with self._waiters.waiter() as woken:
                 try:
                     await self._serve()
+                    self._wakeups.check()
                     got = take()
                 except Exception:
                     await anyio.lowlevel.checkpoint()
@@ -370,14 +383,14 @@ class Consumer(OffsetLookups):
                 if got:
                     return got
                 if deadline is None:
-                    await woken.wait()
+                    await self._wakeups.interruptible(woken.wait)
                 else:
                     remaining = deadline - anyio.current_time()
                     if remaining <= 0:
                         await anyio.lowlevel.checkpoint()
                         return None
                     with anyio.move_on_after(remaining):
-                        await woken.wait()
+                        await self._wakeups.interruptible(woken.wait)
             if self._state is not _State.STARTED:
                 raise InvalidStateError("the consumer was closed")
 
@@ -562,7 +575,7 @@ class Consumer(OffsetLookups):
             offsets = offsets_argument("commit", offsets)
         op = self._engine.commit(offsets, anyio.current_time(), timeout)
         self._driver.wake()
-        committed = await self._outcome(op, timeout, "commit")
+        committed = await self._outcome(op, timeout, "commit", interruptible=True)
         self._on_commit(committed)
 
     def commit_async(self, offsets: Offsets | None = None) -> PendingCommit:
@@ -594,16 +607,22 @@ class Consumer(OffsetLookups):
         op = self._engine.committed(wanted, anyio.current_time(), timeout)
         self._driver.wake()
         found: Mapping[TopicPartition, OffsetAndMetadata | None] = await self._outcome(
-            op, timeout, "committed"
+            op, timeout, "committed", interruptible=True
         )
         return {tp: found.get(tp) for tp in wanted}
 
-    async def _outcome(self, op: int, timeout: float | None, what: str) -> Any:
+    async def _outcome(
+        self, op: int, timeout: float | None, what: str, *, interruptible: bool = False
+    ) -> Any:
+        """The outcome of engine operation `op`; `interruptible`: `wakeup()` stops the wait
+        (the operation itself goes on)."""
         error = self._driver.error
         if error is not None:
             raise KrafkaError(str(error)) from error.__cause__
         wait = (self.settings.default_api_timeout if timeout is None else timeout) + _OUTCOME_MARGIN
         try:
+            if interruptible:
+                return await self._wakeups.interruptible(lambda: self._driver.outcome(op, wait))
             return await self._driver.outcome(op, wait)
         except OutcomeTimeout as exc:
             raise KafkaTimeoutError(

@@ -22,7 +22,7 @@ from krafka import (
     ShareRecord,
     TopicPartition,
 )
-from krafka.errors import IllegalStateError, InvalidRecordStateError
+from krafka.errors import IllegalStateError, InvalidRecordStateError, WakeupError
 from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
 
@@ -499,3 +499,29 @@ async def test_metrics_count_records_bytes_and_acknowledgements_by_type(kafka: A
     assert metrics["acknowledge_requests"] >= 2 and metrics["acknowledge_latency_avg"] > 0
     assert metrics["polls"] >= 2 and metrics["time_between_poll_max"] > 0
     assert metrics["last_poll_seconds_ago"] >= 0
+
+
+async def test_wakeup_interrupts_a_blocked_poll_and_the_next_commit_sync(share_env: Any) -> None:
+    env = await share_env(2)
+    async with consumer(env) as c:
+        await c.subscribe([env.topic])
+        raised: list[BaseException] = []
+
+        async def blocked_poll() -> None:
+            try:
+                assert await c.poll(timeout=30.0) == []
+            except WakeupError as exc:
+                raised.append(exc)
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(blocked_poll)
+                await anyio.sleep(0.5)
+                c.wakeup()
+        assert len(raised) == 1
+        c.wakeup()
+        with pytest.raises(WakeupError):
+            await c.commit_sync()
+        await c.commit_sync(10)
+        await produce(env, 4, 2)
+        assert len(await poll_until(c, 4)) == 4
