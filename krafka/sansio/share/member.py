@@ -35,8 +35,6 @@ S = MembershipState
 class ShareMember(Membership):
     """One member of share group `group_id`."""
 
-    NEW_ID_WHEN_UNKNOWN = False
-
     def __init__(
         self,
         group_id: str,

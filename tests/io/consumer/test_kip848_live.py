@@ -16,7 +16,10 @@ import anyio
 import pytest
 from _groups import make_topic
 
-from krafka import Consumer, Producer, TopicPartition
+from krafka import AdminClient, Consumer, Producer, TopicPartition
+from krafka.io.client import KafkaClient
+from krafka.protocol.error_codes import ErrorCode
+from krafka.protocol.messages import ConsumerGroupHeartbeatRequest
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(90)]
 
@@ -139,3 +142,44 @@ async def test_shares_a_group_with_a_librdkafka_kip848_consumer(kafka: Any) -> N
         if not closed:
             peer.close()
     assert set(seen) == {b"%d" % i for i in range(400)}
+
+
+async def test_a_removed_member_rejoins_with_its_own_member_id(kafka: Any) -> None:
+    """KIP-1082: the member id is the client's (a base64url UUID, as Java's). Removed from the
+    group by another client (a leave heartbeat in its name), the member's next heartbeat is
+    answered UNKNOWN_MEMBER_ID; it loses its partitions and rejoins with the same id at epoch
+    0, and gets them back."""
+    topic = await make_topic(kafka.bootstrap_servers, 2, prefix="kip1082")
+    group = f"kip1082-{time.time_ns()}"
+    everything = {TopicPartition(topic, p) for p in range(2)}
+    lost: list[set[TopicPartition]] = []
+
+    class Listener:
+        def on_partitions_lost(self, partitions: set[TopicPartition]) -> None:
+            lost.append(partitions)
+
+    async with member(kafka.bootstrap_servers, group, rebalance_listener=Listener()) as consumer:
+        await consumer.subscribe([topic])
+        with anyio.fail_after(30):
+            while consumer.assignment() != everything:
+                await consumer.poll(timeout=0.1)
+        first = consumer.group_metadata()
+        assert re.fullmatch(r"[A-Za-z0-9_-]{22}", first.member_id)
+        async with KafkaClient(kafka.bootstrap_servers) as other:
+            removed = await other.send_to_coordinator(
+                group,
+                ConsumerGroupHeartbeatRequest(
+                    group_id=group, member_id=first.member_id, member_epoch=-1
+                ),
+            )
+        assert removed.error_code == ErrorCode.NONE
+        with anyio.fail_after(30):
+            while not lost or consumer.assignment() != everything:
+                await consumer.poll(timeout=0.1)
+        assert lost == [everything]
+        again = consumer.group_metadata()
+        assert again.member_id == first.member_id
+        assert again.generation_id > 0
+        async with AdminClient(kafka.bootstrap_servers) as admin:
+            described = (await admin.describe_groups([group])).raise_for_errors()[group]
+        assert [m.member_id for m in described.members] == [first.member_id]

@@ -368,13 +368,13 @@ class ConsumerMember(Membership):
             if epoch > 0 and self.state.in_group and not self.state.leaving:
                 self.member_epoch = epoch
             else:
-                self.to_fenced(new_id=False)
+                self.to_fenced()
             return True
         if code == ErrorCode.UNRELEASED_INSTANCE_ID:
             self._unreleased += 1
             if self._unreleased > MAX_UNRELEASED_INSTANCE_RETRIES:
                 return False
-            self.to_fenced(new_id=False)
+            self.to_fenced()
             return True
         return code == ErrorCode.REBALANCE_IN_PROGRESS
 

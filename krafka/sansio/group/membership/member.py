@@ -17,6 +17,7 @@ reconciliation are theirs too (`membership_flows.Flows`).
 
 from __future__ import annotations
 
+import base64
 import logging
 import random
 import uuid
@@ -50,16 +51,17 @@ STATIC_LEAVE_EPOCH: Final = -2
 
 
 def new_member_id() -> str:
-    """A member id as KIP-1082 asks: a random (v4) UUID, made by the client."""
-    return str(uuid.uuid4())
+    """A member id as KIP-1082 asks, made by the client as Java's `Uuid.randomUuid()`: a random
+    (v4) UUID in base64url without padding, never one starting with "-" (a command-line
+    option to Kafka's tools)."""
+    while True:
+        encoded = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not encoded.startswith("-"):
+            return encoded
 
 
 class Membership:
     """The membership of one group: states, epochs, heartbeats, errors, leaving."""
-
-    #: Whether UNKNOWN_MEMBER_ID makes the member rejoin with a fresh id (franz-go's KIP-848
-    #: rule) or with the same one (share groups).
-    NEW_ID_WHEN_UNKNOWN: bool = True
 
     def __init__(
         self,
@@ -74,7 +76,6 @@ class Membership:
     ) -> None:
         self.group_id = group_id
         self.static = static
-        self._new_id = new_id
         self.member_id = member_id if member_id is not None else new_id()
         self.member_epoch = JOIN_EPOCH
         self.state = S.UNSUBSCRIBED
@@ -228,10 +229,9 @@ class Membership:
         self.target = NO_ASSIGNMENT
         self.names.clear()
 
-    def to_fenced(self, *, new_id: bool) -> None:
-        """Java's transitionToFenced: lost membership; release as lost and rejoin."""
-        if new_id:
-            self.member_id = self._new_id()
+    def to_fenced(self) -> None:
+        """Java's transitionToFenced: lost membership; release as lost and rejoin with the same
+        member id (KIP-1082) at epoch 0."""
         self.timer.skip_backoff()
         if self.state is S.PREPARE_LEAVING:
             self.to_sending_leave(stale=False)
@@ -329,8 +329,7 @@ class Membership:
         elif code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
             pass
         elif code in (ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID):
-            new_id = code == ErrorCode.UNKNOWN_MEMBER_ID and self.NEW_ID_WHEN_UNKNOWN
-            self.to_fenced(new_id=new_id)
+            self.to_fenced()
         elif not self._specific_error(code, response, now):
             message = self._fatal_message(code, response.error_message)
             self.to_fatal(error_for_code(code, message))

@@ -3,6 +3,10 @@ conversations."""
 
 from __future__ import annotations
 
+import base64
+import re
+import uuid
+
 import pytest
 from _kip848_scripted import GROUP, Kip848, owned_in, tps
 
@@ -28,6 +32,8 @@ from krafka.sansio.group.events import (
     LosePartitions,
     RevokePartitions,
 )
+from krafka.sansio.group.kip848.member import ConsumerMember
+from krafka.sansio.group.membership.member import new_member_id
 from krafka.sansio.group.membership.state import MembershipState as S
 from krafka.structs import OffsetAndMetadata
 
@@ -56,11 +62,33 @@ def test_fenced_member_epoch_loses_the_partitions_and_rejoins_with_the_same_id()
     assert request.subscribed_topic_names == ["a"]
 
 
-def test_unknown_member_id_rejoins_with_a_fresh_member_id() -> None:
+def test_unknown_member_id_rejoins_with_the_same_member_id() -> None:
+    """KIP-1082 (Java's AbstractMembershipManager): the client's own id is kept for the life
+    of the member; a fenced or unknown member rejoins with it at epoch 0."""
     m = fenced(ErrorCode.UNKNOWN_MEMBER_ID)
     m.answer(m.expect_step(LosePartitions))
+    sent, request = m.heartbeat()
+    assert (request.member_id, request.member_epoch) == ("member-1", 0)
+    m.reply(sent, epoch=7, assigned=tps("a-0"))
+    m.poll()
+    m.answer_steps()
+    sent, _ = m.heartbeat()
+    m.reply(sent, code=ErrorCode.FENCED_MEMBER_EPOCH, epoch=0)
+    m.answer(m.expect_step(LosePartitions))
     _, request = m.heartbeat()
-    assert (request.member_id, request.member_epoch) == ("member-2", 0)
+    assert (request.member_id, request.member_epoch) == ("member-1", 0)
+
+
+def test_the_member_id_is_a_base64url_uuid_as_javas() -> None:
+    """Java's `Uuid.randomUuid().toString()`: 16 random bytes (a v4 UUID), base64url without
+    padding (22 characters), never starting with "-"."""
+    ids = {new_member_id() for _ in range(2000)}
+    assert len(ids) == 2000
+    for member_id in ids:
+        assert re.fullmatch(r"[A-Za-z0-9_-]{22}", member_id) and member_id[0] != "-"
+        raw = base64.urlsafe_b64decode(member_id + "==")
+        assert uuid.UUID(bytes=raw).version == 4
+    assert re.fullmatch(r"[A-Za-z0-9_-]{22}", ConsumerMember(Kip848().config).member_id)
 
 
 def test_stale_member_epoch_takes_the_answers_epoch_and_retries() -> None:
