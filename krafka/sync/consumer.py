@@ -169,6 +169,8 @@ class Consumer(SyncClient[AsyncConsumer]):
     paused = on_loop(_C.paused)
     lag = on_loop(_C.lag)
     current_lag = on_loop(_C.current_lag)
+    cached_beginning_offset = on_loop(_C.cached_beginning_offset)
+    cached_end_offset = on_loop(_C.cached_end_offset)
     metrics = on_loop(_C.metrics)
     group_metadata = on_loop(_C.group_metadata)
 

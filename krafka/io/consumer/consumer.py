@@ -643,7 +643,20 @@ class Consumer(OffsetLookups):
     def current_lag(self, partition: TopicPartition) -> int | None:
         return self._engine.lag().get(topic_partition("current_lag", partition, "partition"))
 
+    def cached_beginning_offset(self, partition: TopicPartition) -> int | None:
+        """The log start offset of assigned `partition` from the last fetch response (no
+        network call; None until one came)."""
+        return self._engine.cached_beginning_offset(partition)
+
+    def cached_end_offset(self, partition: TopicPartition) -> int | None:
+        """The high watermark (the last stable offset under read_committed) of assigned
+        `partition` from the last fetch response (no network call; None until one came)."""
+        return self._engine.cached_end_offset(partition)
+
     def metrics(self) -> dict[str, Any]:
+        """Totals since the start (`records_consumed`, `bytes_consumed`, `fetches`, fetch
+        latency and throttle avg/max, ...) and the lag now: `lag` (total over the assigned
+        partitions), `lag_max`, `lag_by_partition`."""
         return self._metrics.snapshot(self.lag())
 
     @property

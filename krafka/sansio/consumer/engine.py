@@ -350,14 +350,29 @@ class ConsumerEngine:
     def lag(self) -> dict[TopicPartition, int]:
         """Records behind the end of each assigned partition, from the last fetch."""
         consumed = self.consumed()
-        read_committed = self.config.fetch.isolation_level is IsolationLevel.READ_COMMITTED
         out = {}
-        for tp, state in self.subscription.states().items():
-            end = state.last_stable_offset if read_committed else state.high_watermark
+        for tp in self.subscription.states():
+            end = self.cached_end_offset(tp)
             position = consumed.get(tp)
             if end is not None and position is not None:
                 out[tp] = max(0, end - position.offset)
         return out
+
+    def cached_beginning_offset(self, tp: TopicPartition) -> int | None:
+        """The log start offset of assigned `tp` the last fetch response gave (None: none
+        yet, or not assigned)."""
+        state = self.subscription.states().get(TopicPartition(*tp))
+        return None if state is None else state.log_start_offset
+
+    def cached_end_offset(self, tp: TopicPartition) -> int | None:
+        """The end of assigned `tp` the last fetch response gave: the high watermark, the last
+        stable offset under read_committed (None: none yet, or not assigned)."""
+        state = self.subscription.states().get(TopicPartition(*tp))
+        if state is None:
+            return None
+        if self.config.fetch.isolation_level is IsolationLevel.READ_COMMITTED:
+            return state.last_stable_offset
+        return state.high_watermark
 
     # -- the application's calls: commits -------------------------------------------------------
 

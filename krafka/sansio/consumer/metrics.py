@@ -1,6 +1,8 @@
 """Consumer counters (records and bytes consumed, lag, fetch throttling), cheap enough to keep
 per poll. `fetch_throttle_time_avg` / `_max` are Java's fetch-throttle-time-avg/max (seconds
-here): the KIP-219 throttle of Fetch responses, over every response (0 when not throttled)."""
+here): the KIP-219 throttle of Fetch responses, over every response (0 when not throttled).
+`lag` is the total over the assigned partitions (seed 000), `lag_max` the largest,
+`lag_by_partition` each one's."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from krafka.structs import TopicPartition
 
 
 class ConsumerMetrics:
-    """Totals since the consumer started; `snapshot` adds the current lag."""
+    """Totals since the consumer started; `snapshot` adds the current lag (total, max and per
+    partition)."""
 
     __slots__ = (
         "batches_consumed",
@@ -70,8 +73,9 @@ class ConsumerMetrics:
             if self.fetches
             else 0.0,
             "fetch_throttle_time_max": self.fetch_throttle_max,
-            "lag": dict(lags),
+            "lag": sum(lags.values()),
             "lag_max": max(lags.values(), default=0),
+            "lag_by_partition": dict(lags),
         }
 
 

@@ -47,9 +47,11 @@ from krafka.sansio.consumer.events import (
     PartitionsRevoked,
     PollReady,
 )
+from krafka.sansio.consumer.fetcher import FetchConfig
 from krafka.sansio.consumer.subscription import ResetStrategy
 from krafka.sansio.group.classic.assignors import assignors_for
 from krafka.sansio.group.config import GroupConfig
+from krafka.sansio.isolation import IsolationLevel
 from krafka.sansio.metadata import ClusterMetadata
 from krafka.structs import OffsetAndMetadata, TopicPartition
 from krafka.testing.conversation import Conversation, commit_response
@@ -446,3 +448,32 @@ def test_no_deadline_while_waiting_only_for_answers() -> None:
     talk.expect(ListOffsetsRequest)
     assert machine.next_deadline() is None
     talk.expect_nothing()
+
+
+@pytest.mark.parametrize("isolation", list(IsolationLevel))
+def test_cached_offsets_and_lag_come_from_the_last_fetch_response(
+    isolation: IsolationLevel,
+) -> None:
+    """Seed 000's `cached_beginning_offset` / `cached_end_offset`: the log start offset and the
+    high watermark (the last stable offset under read_committed) of the last fetch response,
+    without a request; None before one and once the partition is no longer assigned. The
+    metrics' `lag` is the total over the assigned partitions."""
+    machine, talk = engine(fetch=FetchConfig(isolation_level=isolation))
+    machine.assign([T0], talk.now)
+    talk.reply(talk.expect(OffsetFetchRequest), committed_answer({T0: 5}))
+    fetch = talk.expect(FetchRequest)
+    assert machine.cached_beginning_offset(T0) is None and machine.cached_end_offset(T0) is None
+    answer = records_answer(0, range(5, 8))
+    data = answer.responses[0].partitions[0]
+    data.high_watermark, data.last_stable_offset, data.log_start_offset = 20, 15, 3
+    talk.reply(fetch, answer)
+    talk.step()
+    end = 15 if isolation is IsolationLevel.READ_COMMITTED else 20
+    assert machine.cached_beginning_offset(T0) == 3 and machine.cached_end_offset(T0) == end
+    machine.poll(talk.now)
+    metrics = machine.metrics.snapshot(machine.lag())
+    assert metrics["lag"] == end - 8 and metrics["lag_by_partition"] == {T0: end - 8}
+    assert talk.expect(FetchRequest)  # the next fetch, no other request
+    machine.assign([T1], talk.now)
+    assert machine.cached_end_offset(T0) is None and machine.cached_beginning_offset(T0) is None
+    assert machine.metrics.snapshot(machine.lag())["lag"] == 0
