@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         TopicDescription,
         TopicPartitionInfo,
     )
+    from krafka.sansio.group.events import GroupMembershipOperation
     from krafka.sansio.share import AcknowledgementMode, AcknowledgeType, ShareRecord
     from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
@@ -80,6 +81,7 @@ _LAZY: dict[str, str] = {
     "FetchedBatch": "krafka.io.consumer",
     "GroupDescription": "krafka.sansio.admin",
     "GroupListing": "krafka.sansio.admin",
+    "GroupMembershipOperation": "krafka.sansio.group.events",
     "GroupState": "krafka.sansio.admin",
     "GroupType": "krafka.sansio.admin",
     "ListedOffset": "krafka.sansio.admin",
@@ -129,6 +131,7 @@ __all__ = [
     "FetchedBatch",
     "GroupDescription",
     "GroupListing",
+    "GroupMembershipOperation",
     "GroupState",
     "GroupType",
     "ListedOffset",

@@ -34,6 +34,7 @@ from krafka.errors import InvalidStateError
 from krafka.io.consumer import Consumer as AsyncConsumer
 from krafka.io.consumer.pending_commit import PendingCommit
 from krafka.sansio.consumer.record import ConsumerRecord
+from krafka.sansio.group.events import GroupMembershipOperation
 from krafka.structs import OffsetAndMetadata, TopicPartition
 from krafka.sync.client import SyncClient, blocking, on_loop, poll_until_closed
 
@@ -143,6 +144,7 @@ class Consumer(SyncClient[AsyncConsumer]):
 
     _async_class = AsyncConsumer
     _commits: _Commits
+    _membership = GroupMembershipOperation.DEFAULT
 
     assign = blocking(_C.assign)
     subscribe = blocking(_C.subscribe)
@@ -206,11 +208,18 @@ class Consumer(SyncClient[AsyncConsumer]):
         self._commits.track(future, pending.offsets, callback)
         return future
 
-    def close(self, timeout: float | None = None) -> None:
-        """Wait for the commits in flight (within `timeout`), close, then run the callbacks
-        of the finished `commit_async` calls on this thread."""
+    def close(
+        self,
+        timeout: float | None = None,
+        *,
+        group_membership_operation: GroupMembershipOperation | str = "default",
+    ) -> None:
+        """Wait for the commits in flight (within `timeout`), close (leaving the group as
+        `group_membership_operation` says: see the async `close`), then run the callbacks of
+        the finished `commit_async` calls on this thread."""
         if self.closed:
             return
+        self._membership = GroupMembershipOperation.parse(group_membership_operation)
         concurrent.futures.wait(
             self._commits.in_flight(), SETTLE_TIMEOUT if timeout is None else timeout
         )
@@ -226,6 +235,13 @@ class Consumer(SyncClient[AsyncConsumer]):
         `wakeup()`, the poll loop catches `WakeupError` and closes the consumer."""
         if not self.closed:
             self._thread.call_soon(self._client.wakeup)
+
+    async def _close_on_loop(self, timeout: float | None) -> None:
+        operation = self._membership
+        if timeout is None:
+            await self._client.close(group_membership_operation=operation)
+        else:
+            await self._client.close(timeout, group_membership_operation=operation)
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
         """Records one by one (fetched in polls of `max_poll_records`), until closed."""

@@ -58,6 +58,7 @@ from krafka.sansio.consumer.events import (
 )
 from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
 from krafka.sansio.consumer.subscription import ResetStrategy
+from krafka.sansio.group.events import GroupMembershipOperation
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -180,10 +181,21 @@ class Consumer(OffsetLookups):
     ) -> None:
         await self.close()
 
-    async def close(self, timeout: float = 30.0) -> None:
+    async def close(
+        self,
+        timeout: float = 30.0,
+        *,
+        group_membership_operation: GroupMembershipOperation | str = "default",
+    ) -> None:
         """Auto-commit (when on), leave the group, close the fetch sessions, stop; returns
         within `timeout`. The rebalance listener runs for the partitions given up (in this
-        task); what it raised is raised once the consumer is closed."""
+        task); what it raised is raised once the consumer is closed.
+
+        `group_membership_operation` is Java's `CloseOptions` (KIP-1092): "default" (a dynamic
+        member leaves, a static one stays until its session expires), "leave_group" (a static
+        member leaves too: its partitions are reassigned at once) or "remain_in_group" (no
+        leave: the session timeout decides)."""
+        operation = GroupMembershipOperation.parse(group_membership_operation)
         if self._state is not _State.STARTED:
             self._state = _State.CLOSED
             return
@@ -192,7 +204,7 @@ class Consumer(OffsetLookups):
         self._waiters.notify()  # a poll waiting in another task returns
         raised: BaseException | None = None
         if self._driver.error is None:
-            op = self._engine.close(anyio.current_time(), timeout * 0.8)
+            op = self._engine.close(anyio.current_time(), timeout * 0.8, operation)
             self._driver.wake()
             with anyio.CancelScope(shield=True), anyio.move_on_after(timeout * 0.9):
                 try:

@@ -44,6 +44,10 @@ class ConsumerSettings:
     session_timeout: float = 45.0
     heartbeat_interval: float = 3.0
     max_poll_interval: float = 300.0
+    #: The rebalance timeout the member announces (JoinGroup, KIP-848 heartbeats): how long
+    #: the coordinator waits for it in a rebalance. None: `max_poll_interval`, as Java's
+    #: `max.poll.interval.ms` sets both.
+    rebalance_timeout: float | None = None
     enable_auto_commit: bool = True
     auto_commit_interval: float = 5.0
     auto_offset_reset: ResetStrategy | str = "latest"
@@ -121,6 +125,7 @@ class ConsumerSettings:
             session_timeout=self.session_timeout,
             heartbeat_interval=self.heartbeat_interval,
             max_poll_interval=self.max_poll_interval,
+            rebalance_timeout=self.rebalance_timeout,
             retry_backoff=self.retry_backoff,
             retry_backoff_max=self.retry_backoff_max,
             request_timeout=self.request_timeout,

@@ -68,6 +68,7 @@ from krafka.sansio.group.events import (
     AutoCommitDone,
     CommitPositions,
     GroupFailed,
+    GroupMembershipOperation,
     LosePartitions,
     PendingRevocation,
     RevokePartitions,
@@ -440,9 +441,14 @@ class ConsumerEngine:
             self._missing.succeeded()
             self._next_subscription_refresh = now + self.config.subscription_refresh
 
-    def close(self, now: float, timeout: float) -> int:
-        """Stop fetching, auto-commit (when on) and leave the group, close the fetch sessions;
-        completes when done or after `timeout`."""
+    def close(
+        self,
+        now: float,
+        timeout: float,
+        operation: GroupMembershipOperation = GroupMembershipOperation.DEFAULT,
+    ) -> int:
+        """Stop fetching, auto-commit (when on) and leave the group as `operation` says (KIP-1092),
+        close the fetch sessions; completes when done or after `timeout`."""
         op = next_op()
         closing = self._closing
         if closing is not None:
@@ -454,7 +460,7 @@ class ConsumerEngine:
         closing = self._closing = _Closing([op], now + timeout)
         member = self._member
         if member is not None and not member.closed and self.subscription.type in _SUBSCRIBED:
-            closing.group_op = member.leave(now, close=True, timeout=timeout)
+            closing.group_op = member.leave(now, close=True, timeout=timeout, operation=operation)
             self._internal[closing.group_op] = self._group_closed
         elif self.config.auto_commit and (offsets := self.consumed()):
             group_op = self._offsets.commit(offsets, now, timeout)

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from krafka.errors import InvalidStateError, KrafkaError
 from krafka.sansio.actions import Completed, Failed, SendRequest, next_op
 from krafka.sansio.group.classic.member import GroupMember
-from krafka.sansio.group.events import AutoCommitDone, LeaveReason
+from krafka.sansio.group.events import AutoCommitDone, GroupMembershipOperation, LeaveReason
 from krafka.sansio.group.kip848.member import ConsumerMember
 from krafka.sansio.group.offsets.standalone import StandaloneOffsets
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
@@ -228,13 +228,21 @@ class MemberGroup:
         else:
             member.listener_done(step, now, offsets)
 
-    def leave(self, now: float, *, close: bool, timeout: float) -> int:
-        """Leave the group (on close: auto-commit first); completes once left."""
+    def leave(
+        self,
+        now: float,
+        *,
+        close: bool,
+        timeout: float,
+        operation: GroupMembershipOperation = GroupMembershipOperation.DEFAULT,
+    ) -> int:
+        """Leave the group (on close: auto-commit first, then leave as `operation` says);
+        completes once left."""
         reason = LeaveReason.CLOSE if close else LeaveReason.UNSUBSCRIBE
         member = self.member
         if isinstance(member, GroupMember):
-            return member.leave(now, reason=reason, timeout=timeout)
-        return member.leave(now, reason=reason)
+            return member.leave(now, reason=reason, timeout=timeout, operation=operation)
+        return member.leave(now, reason=reason, operation=operation)
 
 
 __all__ = ["ConsumerGroup", "MemberGroup", "NoGroup", "Offsets", "StandaloneGroup"]

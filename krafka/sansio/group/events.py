@@ -31,6 +31,29 @@ class LeaveReason(Enum):
     UNSUBSCRIBE = "unsubscribe"
 
 
+class GroupMembershipOperation(Enum):
+    """What closing does to the membership (KIP-1092, Java's
+    `CloseOptions.GroupMembershipOperation`): DEFAULT leaves for a dynamic member and stays for
+    a static one (classic: no LeaveGroup; KIP-848: a heartbeat with epoch -2, the assignment
+    kept for the session timeout); LEAVE_GROUP leaves either way (classic: LeaveGroup naming
+    the group instance id; KIP-848: epoch -1); REMAIN_IN_GROUP sends no leave (a static
+    KIP-848 member still says epoch -2): the session timeout decides."""
+
+    DEFAULT = "default"
+    LEAVE_GROUP = "leave_group"
+    REMAIN_IN_GROUP = "remain_in_group"
+
+    @classmethod
+    def parse(cls, value: GroupMembershipOperation | str) -> GroupMembershipOperation:
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(str(value).lower())
+        except ValueError:
+            names = ", ".join(repr(o.value) for o in cls)
+            raise ValueError(f"group_membership_operation must be one of {names}") from None
+
+
 class CommitReason(Enum):
     INTERVAL = "interval"  # auto_commit_interval elapsed (the consumer's own timer)
     REBALANCE = "rebalance"  # before the member rejoins (Java's onJoinPrepare)
@@ -133,6 +156,7 @@ __all__ = [
     "CommitPositions",
     "CommitReason",
     "GroupFailed",
+    "GroupMembershipOperation",
     "LeaveReason",
     "LosePartitions",
     "Notice",

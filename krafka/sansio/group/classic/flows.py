@@ -35,6 +35,7 @@ from krafka.sansio.group.events import (
     AssignPartitions,
     CommitPositions,
     CommitReason,
+    GroupMembershipOperation,
     LosePartitions,
     RevokePartitions,
     Step,
@@ -234,11 +235,13 @@ class LeaveFlow(_Flow):
         *,
         close: bool,
         reason: str,
+        operation: GroupMembershipOperation = GroupMembershipOperation.DEFAULT,
     ) -> None:
         super().__init__(core, commits, deadline)
         self.ops = [op]
         self.close = close
         self.reason = reason
+        self.operation = operation
         self.sent: SendRequest[Any] | None = None
 
     def advance(self, now: float) -> list[SendRequest[Any]]:
@@ -263,8 +266,9 @@ class LeaveFlow(_Flow):
     def _leave(self) -> list[SendRequest[Any]]:
         core = self.core
         sent = None
-        if core.config.leave_group_on_close or not self.close:
-            sent = leave_request(core, self.reason)
+        if self._sends_leave():
+            forced = self.operation is GroupMembershipOperation.LEAVE_GROUP
+            sent = leave_request(core, self.reason, static_too=forced)
         core.generation = NO_GENERATION
         if core.state is not MemberState.UNJOINED:
             core.move(MemberEvent.RESET)
@@ -276,6 +280,14 @@ class LeaveFlow(_Flow):
         self.sent = sent
         self.phase = Phase.LEAVING
         return [sent]
+
+    def _sends_leave(self) -> bool:
+        """An unsubscribe leaves; a close as its `operation` says (DEFAULT: as configured)."""
+        if not self.close:
+            return True
+        if self.operation is GroupMembershipOperation.DEFAULT:
+            return self.core.config.leave_group_on_close
+        return self.operation is GroupMembershipOperation.LEAVE_GROUP
 
     def step_done(self, step: Step, offsets: Offsets | None, now: float) -> None:
         if isinstance(step, CommitPositions):

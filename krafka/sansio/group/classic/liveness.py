@@ -168,13 +168,17 @@ class Liveness:
         return sent
 
 
-def leave_request(core: MemberCore, reason: str) -> SendRequest[Any] | None:
+def leave_request(
+    core: MemberCore, reason: str, *, static_too: bool = False
+) -> SendRequest[Any] | None:
     """Java's maybeLeaveGroup: a dynamic member in the group tells the coordinator it goes (one
-    attempt, never retried); a static member never does, its session timeout decides. It takes
+    attempt, never retried); a static member does only when told to (`static_too`: KIP-1092's
+    LEAVE_GROUP), else its session timeout decides. It takes
     the control lane: brokers answer one request per connection at a time, and a LeaveGroup
     queued behind the member's own pending JoinGroup would wait out the rebalance delay and be
     lost when the consumer closes, leaving a ghost (possibly the leader) in the group."""
-    if core.config.is_static or core.state is MemberState.UNJOINED or not core.generation.member_id:
+    static = core.config.is_static and not static_too
+    if static or core.state is MemberState.UNJOINED or not core.generation.member_id:
         return None
     return SendRequest(
         core.coordinator.target,

@@ -32,6 +32,7 @@ from krafka.sansio.group.classic.rebalance import Rebalance
 from krafka.sansio.group.classic.state import Generation, MemberState
 from krafka.sansio.group.config import GroupConfig
 from krafka.sansio.group.events import (
+    GroupMembershipOperation,
     LeaveReason,
     LosePartitions,
     Partitions,
@@ -167,17 +168,24 @@ class GroupMember:
         return self._commits.fetch(partitions, now, self._timeout(timeout))
 
     def leave(
-        self, now: float, *, reason: LeaveReason = LeaveReason.CLOSE, timeout: float | None = None
+        self,
+        now: float,
+        *,
+        reason: LeaveReason = LeaveReason.CLOSE,
+        timeout: float | None = None,
+        operation: GroupMembershipOperation = GroupMembershipOperation.DEFAULT,
     ) -> int:
         """Leave the group: auto-commit (on close), revoke or lose the partitions, LeaveGroup
-        (dynamic members). Completes after the LeaveGroup answer; fails with its error (the
-        member has left all the same)."""
+        (dynamic members; on close as `operation` says). Completes after the LeaveGroup answer;
+        fails with its error (the member has left all the same)."""
         core = self._core
         op = next_op()
         close = reason is LeaveReason.CLOSE
         if self._leave is not None:
             self._leave.ops.append(op)
             self._leave.close |= close
+            if close:
+                self._leave.operation = operation
             return op
         if core.closed:
             core.events.append(Completed(op))
@@ -189,6 +197,7 @@ class GroupMember:
             now + self._timeout(timeout),
             close=close,
             reason=f"the consumer is being {'closed' if close else 'unsubscribed'}",
+            operation=operation,
         )
         self._rebalance.abandon()
         self._prepare = self._complete = None

@@ -98,12 +98,17 @@ def heartbeat_request(config: GroupConfig, generation: Generation) -> HeartbeatR
 def leave_group_request(
     config: GroupConfig, member_id: str, reason: str
 ) -> Versioned[LeaveGroupResponse]:
+    """The member's LeaveGroup; a static member's names its group instance id too (v3+), as
+    Java's does when told to leave (KIP-1092's LEAVE_GROUP)."""
     group_id = config.group_id
+    instance_id = config.group_instance_id
 
     def build(version: int) -> LeaveGroupRequest:
         if version < _LEAVE_GROUP_BATCHED:
             return LeaveGroupRequest(group_id=group_id, member_id=member_id)
-        identity = MemberIdentity(member_id=member_id, reason=_reason(reason))
+        identity = MemberIdentity(
+            member_id=member_id, group_instance_id=instance_id, reason=_reason(reason)
+        )
         return LeaveGroupRequest(group_id=group_id, members=[identity])
 
     return Versioned(ApiKey.LEAVE_GROUP, build)

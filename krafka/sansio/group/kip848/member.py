@@ -45,6 +45,7 @@ from krafka.sansio.group.events import (
     AutoCommitDone,
     CommitPositions,
     CommitReason,
+    GroupMembershipOperation,
     LeaveReason,
     LosePartitions,
     Partitions,
@@ -195,12 +196,19 @@ class ConsumerMember(Membership):
         """The group's committed offsets of `partitions` ({tp: OffsetAndMetadata | None})."""
         return self._offsets.fetch(partitions, now, self._timeout(timeout))
 
-    def leave(self, now: float, *, reason: LeaveReason = LeaveReason.CLOSE) -> int:
+    def leave(
+        self,
+        now: float,
+        *,
+        reason: LeaveReason = LeaveReason.CLOSE,
+        operation: GroupMembershipOperation = GroupMembershipOperation.DEFAULT,
+    ) -> int:
         """Leave: [auto-commit, on close] -> revoke (or lose, without an epoch) -> a heartbeat
-        with epoch -1 (-2 for a static member). Completes once that heartbeat is answered (or
-        could not be sent: no coordinator)."""
+        with epoch -1 (-2 for a static member; on close as `operation` says: `leave_epoch`).
+        Completes once that heartbeat is answered (or could not be sent: no coordinator)."""
         op = next_op()
         close = reason is LeaveReason.CLOSE
+        self.leave_operation = operation if close else GroupMembershipOperation.DEFAULT
         if self.closed:
             self.events.append(Completed(op))
             return op

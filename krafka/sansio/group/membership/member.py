@@ -31,7 +31,7 @@ from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.codes import code_name
 from krafka.sansio.connection import Priority
 from krafka.sansio.group.coordinator import GroupCoordinator
-from krafka.sansio.group.events import GroupFailed
+from krafka.sansio.group.events import GroupFailed, GroupMembershipOperation
 from krafka.sansio.group.membership.assignment import (
     NO_ASSIGNMENT,
     IdPartitions,
@@ -92,6 +92,8 @@ class Membership:
         self.poll_deadline = float("inf")
         self.poll_expired = False
         self.leave_ops: list[int] = []
+        #: How a close leaves (KIP-1092); an unsubscribe or a poll timeout always leaves.
+        self.leave_operation = GroupMembershipOperation.DEFAULT
         self._heartbeat: SendRequest[Any] | None = None
         self._leaves: list[SendRequest[Any]] = []
         self._metadata_asked = False
@@ -120,8 +122,14 @@ class Membership:
         raise NotImplementedError
 
     @property
-    def leave_epoch(self) -> int:
-        return STATIC_LEAVE_EPOCH if self.static else LEAVE_EPOCH
+    def leave_epoch(self) -> int | None:
+        """The epoch of the leave heartbeat, as `leave_operation` says (None: none is sent)."""
+        operation = self.leave_operation
+        if operation is GroupMembershipOperation.LEAVE_GROUP:
+            return LEAVE_EPOCH
+        if self.static:
+            return STATIC_LEAVE_EPOCH
+        return None if operation is GroupMembershipOperation.REMAIN_IN_GROUP else LEAVE_EPOCH
 
     # -- inputs shared by both protocols -----------------------------------------------------
 
@@ -164,6 +172,10 @@ class Membership:
             self._reset_sent_fields()
             return actions
         leaving = self.state is S.LEAVING
+        if leaving and self.leave_epoch is None:  # remains in the group: its session decides
+            self._generated()
+            self.finish_leave()
+            return actions
         if leaving or self.timer.due(now, now_wanted=self.state.heartbeat_now):
             actions.append(self._send_heartbeat(now, leave=leaving))
         return actions
@@ -269,7 +281,8 @@ class Membership:
         if stale:
             self.poll_expired = True
             self.move(S.PREPARE_LEAVING)
-        self.member_epoch = self.leave_epoch
+        epoch = self.leave_epoch
+        self.member_epoch = LEAVE_EPOCH if epoch is None else epoch
         self.current = NO_ASSIGNMENT
         self.move(S.LEAVING)
 

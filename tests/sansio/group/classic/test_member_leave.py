@@ -17,6 +17,7 @@ from krafka.sansio.connection import Priority
 from krafka.sansio.group import (
     CommitPositions,
     CommitReason,
+    GroupMembershipOperation,
     LeaveReason,
     LosePartitions,
     MemberState,
@@ -179,3 +180,44 @@ def test_close_during_a_pending_join_leaves_on_the_control_lane() -> None:
     assert m.talk.outcome(op) is None
     m.reply_join(pending, member_id="m1")
     m.nothing_sent()
+
+
+@pytest.mark.parametrize(
+    ("instance_id", "operation", "leaves"),
+    [
+        (None, GroupMembershipOperation.DEFAULT, True),
+        (None, GroupMembershipOperation.LEAVE_GROUP, True),
+        (None, GroupMembershipOperation.REMAIN_IN_GROUP, False),
+        ("i1", GroupMembershipOperation.DEFAULT, False),
+        ("i1", GroupMembershipOperation.LEAVE_GROUP, True),
+        ("i1", GroupMembershipOperation.REMAIN_IN_GROUP, False),
+    ],
+)
+def test_close_leaves_as_its_group_membership_operation_says(
+    instance_id: str | None, operation: GroupMembershipOperation, leaves: bool
+) -> None:
+    """KIP-1092's CloseOptions: LEAVE_GROUP makes a static member send LeaveGroup naming its
+    instance id; REMAIN_IN_GROUP sends none (the session timeout decides)."""
+    m = Member(instance_id=instance_id)
+    stable(m)
+    op = m.member.leave(m.now, operation=operation)
+    m.answer(m.expect_step(RevokePartitions))
+    if not leaves:
+        assert m.talk.outcome(op) is None and m.member.closed
+        m.nothing_sent()
+        return
+    leave = m.expect(LeaveGroupRequest)
+    assert [(x.member_id, x.group_instance_id) for x in m.request(leave).members] == [
+        ("m1", instance_id)
+    ]
+    m.talk.reply(leave, LeaveGroupResponse())
+    assert m.talk.outcome(op) is None and m.member.closed
+
+
+def test_unsubscribe_of_a_dynamic_member_leaves_whatever_a_close_would_do() -> None:
+    m = Member()
+    stable(m)
+    op = m.member.leave(m.now, reason=LeaveReason.UNSUBSCRIBE)
+    m.answer(m.expect_step(RevokePartitions))
+    m.talk.reply(m.expect(LeaveGroupRequest), LeaveGroupResponse())
+    assert m.talk.outcome(op) is None and not m.member.closed

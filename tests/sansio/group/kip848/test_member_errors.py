@@ -29,6 +29,7 @@ from krafka.sansio.group.classic.member import LeaveReason
 from krafka.sansio.group.events import (
     AssignPartitions,
     GroupFailed,
+    GroupMembershipOperation,
     LosePartitions,
     RevokePartitions,
 )
@@ -360,3 +361,34 @@ def test_a_coordinator_lookup_that_is_not_authorized_is_reported() -> None:
     m.talk.fail(sent, GroupAuthorizationFailedError("FindCoordinator(group 'g') failed"))
     (failed,) = m.events_of(GroupFailed)
     assert isinstance(failed.error, GroupAuthorizationFailedError)
+
+
+@pytest.mark.parametrize(
+    ("instance_id", "operation", "epoch"),
+    [
+        (None, GroupMembershipOperation.DEFAULT, -1),
+        (None, GroupMembershipOperation.LEAVE_GROUP, -1),
+        (None, GroupMembershipOperation.REMAIN_IN_GROUP, None),
+        ("i1", GroupMembershipOperation.DEFAULT, -2),
+        ("i1", GroupMembershipOperation.LEAVE_GROUP, -1),
+        ("i1", GroupMembershipOperation.REMAIN_IN_GROUP, -2),
+    ],
+)
+def test_close_sends_the_leave_epoch_its_group_membership_operation_says(
+    instance_id: str | None, operation: GroupMembershipOperation, epoch: int | None
+) -> None:
+    """KIP-1092: a static member told to LEAVE_GROUP leaves for good (epoch -1, not -2); a
+    dynamic member told to REMAIN_IN_GROUP sends no leave (its session timeout decides)."""
+    m = Kip848(instance_id=instance_id)
+    m.join("a", assigned=tps("a-0"), epoch=3)
+    op = m.member.leave(m.now, reason=LeaveReason.CLOSE, operation=operation)
+    m.answer(m.expect_step(RevokePartitions))
+    if epoch is None:
+        m.nothing_sent()
+        assert m.talk.outcome(op) is None and m.member.closed
+        return
+    sent, request = m.heartbeat()
+    assert (request.member_id, request.member_epoch) == ("member-1", epoch)
+    assert request.instance_id == instance_id
+    m.reply(sent, epoch=epoch)
+    assert m.talk.outcome(op) is None and m.member.closed
