@@ -148,8 +148,8 @@ async def test_shares_a_group_with_librdkafka_kip848_consumers(make_mock_cluster
     [ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.NOT_COORDINATOR],
 )
 async def test_heartbeat_errors_recover(make_mock_cluster: Any, code: ErrorCode) -> None:
-    """Fenced or unknown: the partitions are lost and the member rejoins at epoch 0 (a fresh
-    member id after UNKNOWN_MEMBER_ID); NOT_COORDINATOR: find the coordinator again. Either
+    """Fenced or unknown: the partitions are lost and the member rejoins at epoch 0 with the same
+    member id (KIP-1082, as Java); NOT_COORDINATOR: find the coordinator again. Either
     way it ends up owning and consuming every partition again; committed work is not redone."""
     cluster = cluster_for(make_mock_cluster)
     await produce(cluster, 300, 12)
@@ -188,6 +188,5 @@ async def test_heartbeat_errors_recover(make_mock_cluster: Any, code: ErrorCode)
         assert not lost and after.member_id == before.member_id
     else:
         assert lost, "fencing loses the partitions"
-        if code is ErrorCode.UNKNOWN_MEMBER_ID:
-            assert after.member_id != before.member_id
+        assert after.member_id == before.member_id  # KIP-1082: the client's id is kept
     assert set(seen) == {b"%d" % i for i in range(600)}
