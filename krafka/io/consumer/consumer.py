@@ -194,7 +194,8 @@ class Consumer(OffsetLookups):
         `group_membership_operation` is Java's `CloseOptions` (KIP-1092): "default" (a dynamic
         member leaves, a static one stays until its session expires), "leave_group" (a static
         member leaves too: its partitions are reassigned at once) or "remain_in_group" (no
-        leave: the session timeout decides)."""
+        leave: the session timeout decides; a dynamic KIP-848 member leaves anyway, as Java's).
+        See `krafka.GroupMembershipOperation`."""
         operation = GroupMembershipOperation.parse(group_membership_operation)
         if self._state is not _State.STARTED:
             self._state = _State.CLOSED

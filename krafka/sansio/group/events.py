@@ -36,8 +36,10 @@ class GroupMembershipOperation(Enum):
     `CloseOptions.GroupMembershipOperation`): DEFAULT leaves for a dynamic member and stays for
     a static one (classic: no LeaveGroup; KIP-848: a heartbeat with epoch -2, the assignment
     kept for the session timeout); LEAVE_GROUP leaves either way (classic: LeaveGroup naming
-    the group instance id; KIP-848: epoch -1); REMAIN_IN_GROUP sends no leave (a static
-    KIP-848 member still says epoch -2): the session timeout decides."""
+    the group instance id; KIP-848: epoch -1); REMAIN_IN_GROUP sends no LeaveGroup (classic)
+    and epoch -2 for a static KIP-848 member: the session timeout decides. A dynamic KIP-848
+    member leaves whatever it is told (epoch -1), as Java's: the coordinator keeps no dynamic
+    member that left."""
 
     DEFAULT = "default"
     LEAVE_GROUP = "leave_group"

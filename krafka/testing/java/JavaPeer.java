@@ -62,6 +62,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                  Without --group: every partition assigned, from the beginning, until each
  *                  position reaches the end offset read at start (or --count). Out: "record"s.
  *   group-member   --topics A,B --group G [--protocol classic|consumer] [--strategy S]
+ *                  [--close default|leave_group|remain_in_group]
  *                  Consumes, commits after processing each poll (and in onPartitionsRevoked), until
  *                  "stop" on stdin, stdin closed or --duration. Out: "assigned"/"revoked"/"lost"
  *                  (the delta and the whole assignment), "record"s; stdin "assignment" asks for an
@@ -369,6 +370,13 @@ public final class JavaPeer {
         }
     }
 
+    /** --close default|leave_group|remain_in_group: KIP-1092's group membership operation. */
+    private CloseOptions closeOptions() {
+        String operation = option("close", "default").toUpperCase(java.util.Locale.ROOT);
+        return CloseOptions.groupMembershipOperation(
+            CloseOptions.GroupMembershipOperation.valueOf(operation)).withTimeout(CLOSE);
+    }
+
     private void groupMember() {
         Properties props = consumerProperties();
         props.put("group.id", required("group"));
@@ -423,7 +431,7 @@ public final class JavaPeer {
             }
             commitPending(consumer, pending);
         } finally {
-            consumer.close(CloseOptions.timeout(CLOSE));
+            consumer.close(closeOptions());
         }
         ObjectNode done = event("done");
         done.put("count", seen);

@@ -204,7 +204,7 @@ class ConsumerMember(Membership):
         operation: GroupMembershipOperation = GroupMembershipOperation.DEFAULT,
     ) -> int:
         """Leave: [auto-commit, on close] -> revoke (or lose, without an epoch) -> a heartbeat
-        with epoch -1 (-2 for a static member; on close as `operation` says: `leave_epoch`).
+        with epoch -1 (-2 for a static member unless a close's `operation` is LEAVE_GROUP).
         Completes once that heartbeat is answered (or could not be sent: no coordinator)."""
         op = next_op()
         close = reason is LeaveReason.CLOSE

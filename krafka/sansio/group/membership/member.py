@@ -122,14 +122,13 @@ class Membership:
         raise NotImplementedError
 
     @property
-    def leave_epoch(self) -> int | None:
-        """The epoch of the leave heartbeat, as `leave_operation` says (None: none is sent)."""
-        operation = self.leave_operation
-        if operation is GroupMembershipOperation.LEAVE_GROUP:
-            return LEAVE_EPOCH
-        if self.static:
+    def leave_epoch(self) -> int:
+        """The epoch of the leave heartbeat (Java's leaveGroupEpoch): a static member's says it
+        comes back (-2) unless told to LEAVE_GROUP; a dynamic member always leaves (-1), even
+        told to REMAIN_IN_GROUP: the coordinator has no way for it to stay."""
+        if self.static and self.leave_operation is not GroupMembershipOperation.LEAVE_GROUP:
             return STATIC_LEAVE_EPOCH
-        return None if operation is GroupMembershipOperation.REMAIN_IN_GROUP else LEAVE_EPOCH
+        return LEAVE_EPOCH
 
     # -- inputs shared by both protocols -----------------------------------------------------
 
@@ -172,10 +171,6 @@ class Membership:
             self._reset_sent_fields()
             return actions
         leaving = self.state is S.LEAVING
-        if leaving and self.leave_epoch is None:  # remains in the group: its session decides
-            self._generated()
-            self.finish_leave()
-            return actions
         if leaving or self.timer.due(now, now_wanted=self.state.heartbeat_now):
             actions.append(self._send_heartbeat(now, leave=leaving))
         return actions
@@ -281,8 +276,7 @@ class Membership:
         if stale:
             self.poll_expired = True
             self.move(S.PREPARE_LEAVING)
-        epoch = self.leave_epoch
-        self.member_epoch = LEAVE_EPOCH if epoch is None else epoch
+        self.member_epoch = self.leave_epoch
         self.current = NO_ASSIGNMENT
         self.move(S.LEAVING)
 
