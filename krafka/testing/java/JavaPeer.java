@@ -42,6 +42,7 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -63,6 +64,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                  position reaches the end offset read at start (or --count). Out: "record"s.
  *   group-member   --topics A,B --group G [--protocol classic|consumer] [--strategy S]
  *                  [--close default|leave_group|remain_in_group]
+ *                  stdin "wakeup" calls consumer.wakeup() from the stdin thread; a poll that
+ *                  raises WakeupException prints "woken" and the member polls on.
  *                  Consumes, commits after processing each poll (and in onPartitionsRevoked), until
  *                  "stop" on stdin, stdin closed or --duration. Out: "assigned"/"revoked"/"lost"
  *                  (the delta and the whole assignment), "record"s; stdin "assignment" asks for an
@@ -83,6 +86,8 @@ public final class JavaPeer {
     private static final String EOF = "\u0000eof";
     private static final Duration POLL = Duration.ofMillis(100);
     private static final Duration CLOSE = Duration.ofSeconds(10);
+    /** The group member's consumer while it polls: stdin "wakeup" calls its wakeup(). */
+    private volatile KafkaConsumer<byte[], byte[]> wakeable;
 
     private final Map<String, List<String>> options;
     private final BlockingQueue<String> commands = new LinkedBlockingQueue<>();
@@ -416,12 +421,20 @@ public final class JavaPeer {
                     emitAssignment("lost", lost, consumer.assignment());
                 }
             });
+            wakeable = consumer;
             String command;
             while (running() && !STOP.equals(command = command(true))) {
                 if ("assignment".equals(command)) {
                     emitAssignment("assignment", consumer.assignment(), consumer.assignment());
                 }
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL)) {
+                ConsumerRecords<byte[], byte[]> polled;
+                try {
+                    polled = consumer.poll(POLL);
+                } catch (WakeupException e) {
+                    emit(event("woken"));
+                    continue;
+                }
+                for (ConsumerRecord<byte[], byte[]> r : polled) {
                     emit(record(r));
                     seen++;
                     pending.put(new TopicPartition(r.topic(), r.partition()),
@@ -431,6 +444,7 @@ public final class JavaPeer {
             }
             commitPending(consumer, pending);
         } finally {
+            wakeable = null;
             consumer.close(closeOptions());
         }
         ObjectNode done = event("done");
@@ -509,6 +523,11 @@ public final class JavaPeer {
                 String line;
                 while ((line = in.readLine()) != null) {
                     String trimmed = line.trim();
+                    KafkaConsumer<byte[], byte[]> polling = wakeable;
+                    if (trimmed.equals("wakeup") && polling != null) {
+                        polling.wakeup();  // from this thread, as a shutdown hook would
+                        continue;
+                    }
                     commands.add(trimmed.equals("stop") ? STOP : trimmed);
                 }
             } catch (Exception ignored) {
