@@ -29,7 +29,6 @@ ADMIN: Final = table(
     base=CLIENT,
     ignored={
         "retries": "admin calls retry until default.api.timeout.ms",
-        "enable.metrics.push": "client telemetry (KIP-714) is not sent",
         "metric.reporters": "admin clients keep no metrics",
     },
     finishers=(no_auto_creation,),

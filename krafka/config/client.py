@@ -59,6 +59,7 @@ CLIENT: Final = table(
         ),
         "metadata.recovery.rebootstrap.trigger.ms": ("rebootstrap_trigger", millis),
         "allow.auto.create.topics": ("allow_auto_topic_creation", boolean),
+        "enable.metrics.push": ("enable_metrics_push", boolean),
         # krafka's own: data connections per broker (Produce always keeps to one).
         "connections.per.broker": ("connections_per_broker", integer),
         # krafka's own: socks5://[user:pass@]host:port for every broker connection.
@@ -87,7 +88,6 @@ CLIENT: Final = table(
         "metrics.sample.window.ms": "read metrics() instead",
         "metrics.recording.level": "read metrics() instead",
         "auto.include.jmx.reporter": "read metrics() instead",
-        "enable.metrics.push": "client telemetry (KIP-714) is not sent",
         **security.IGNORED,
     },
     unsupported=security.UNSUPPORTED,

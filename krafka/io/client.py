@@ -179,8 +179,12 @@ class KafkaClient:
         allow_auto_topic_creation: bool = True,
         connections_max_idle: float | None = None,
         socks5_proxy: str | Secret | Socks5Proxy | None = None,
+        enable_metrics_push: bool = True,
     ) -> None:
         self.bootstrap = parse_bootstrap(bootstrap_servers)
+        #: KIP-714: push client metrics when the cluster subscribes to them (Java's
+        #: `enable.metrics.push`); the clients built on this one read it.
+        self.enable_metrics_push = enable_metrics_push
         self.request_timeout = request_timeout
         self.retries = retries
         self.allow_auto_topic_creation = allow_auto_topic_creation

@@ -25,7 +25,9 @@ appends records from its callers' threads that way.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from types import TracebackType
 from typing import Any, Final
 
@@ -49,6 +51,7 @@ from krafka.io.producer_handle import (
 from krafka.io.producer_settings import keywords, producer_config
 from krafka.io.producer_txn import Transactions
 from krafka.sansio.actions import RefreshMetadata, SendRequest
+from krafka.io.telemetry import ClientTelemetry
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
 from krafka.sansio.producer.engine import Due, ProducerEngine
 from krafka.sansio.producer.events import BatchDone, ProducerFatal, TopicsInUse
@@ -59,6 +62,7 @@ from krafka.sansio.producer.record import (
     check_record,
     check_timestamp,
 )
+from krafka.sansio.telemetry import ClientKind
 from krafka.structs import ConsumerGroupMetadata
 
 __all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
@@ -142,6 +146,9 @@ class Producer:
             **client_options,
         )
         self._own_client = client is None
+        self._telemetry = ClientTelemetry(
+            self._client, ClientKind.PRODUCER, lambda: asdict(self.metrics()), client_id
+        )
         self._hooks = Hooks(interceptors)
         self._engine = ProducerEngine(
             self.config,
@@ -208,6 +215,7 @@ class Producer:
             if self._own_client:
                 await self._client.start(self.max_block or None)  # 0: sends never block
             await self._host.task_group.start(self._driver.run)
+            await self._telemetry.start()
             if self._txns is not None:
                 await self._txns.start()
         except BaseException:
@@ -240,6 +248,7 @@ class Producer:
             log.warning("producer closing without delivering everything: %s", exc)
         finally:
             self._stop(KafkaTimeoutError("producer closed before delivery"))
+            await self._telemetry.close(_left(deadline, 1.0))
             await self._host.close(_left(deadline, 1.0))
             if self._own_client:
                 await self._client.close(_left(deadline, 5.0))
@@ -351,6 +360,12 @@ class Producer:
     async def partitions_for(self, topic: str) -> list[int]:
         """The partition ids of `topic` (fetching metadata if needed)."""
         return list(range(await self._appender.partition_count(topic)))
+
+    async def client_instance_id(self, timeout: float) -> uuid.UUID | None:
+        """KIP-714: the id the cluster gave this producer's telemetry (Java's
+        `clientInstanceId`), waiting up to `timeout` seconds; None when none came.
+        Raises `IllegalStateError` when built with `enable_metrics_push=False`."""
+        return await self._telemetry.client_instance_id(timeout)
 
     def metrics(self) -> ProducerMetricsSnapshot:
         """Records and bytes sent, batch sizes, retries, errors, request latency."""

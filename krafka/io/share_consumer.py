@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -40,6 +41,7 @@ from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
 from krafka.io.wakeup import WakeupTrigger
+from krafka.io.telemetry import ClientTelemetry
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.group.events import GroupFailed
 from krafka.sansio.share import (
@@ -52,6 +54,7 @@ from krafka.sansio.share import (
     ShareMember,
     ShareRecord,
 )
+from krafka.sansio.telemetry import ClientKind
 from krafka.structs import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -152,6 +155,9 @@ class ShareConsumer:
             self._client, self._machine, on_event=self._on_event,
             name=f"krafka share consumer {settings.group_id}",
         )  # fmt: skip
+        self._telemetry = ClientTelemetry(
+            self._client, ClientKind.SHARE_CONSUMER, self.metrics, settings.client_id
+        )
         self._host = TaskHost("krafka share consumer")
         self._data = anyio.Event()
         self._metadata_wanted = anyio.Event()
@@ -184,6 +190,7 @@ class ShareConsumer:
         await self._host.start()
         await self._host.task_group.start(self._driver.run)
         self._host.start_soon(self._metadata_loop, name="krafka share consumer metadata")
+        await self._telemetry.start()
         return self
 
     async def __aenter__(self) -> ShareConsumer:
@@ -219,6 +226,7 @@ class ShareConsumer:
         try:
             self._run_callbacks()
         finally:
+            await self._telemetry.close(max(0.1, deadline - anyio.current_time()) / 3)
             remaining = max(0.1, deadline - anyio.current_time())
             await self._host.close(remaining / 2)
             if self._own_client:
@@ -360,6 +368,12 @@ class ShareConsumer:
         gap: acquired offsets without a record), `acknowledgement_errors` (settlements refused),
         `acknowledge_requests`, `acknowledge_latency_avg` / `_max` (ShareAcknowledge)."""
         return self._machine.metrics.snapshot(anyio.current_time())
+
+    async def client_instance_id(self, timeout: float) -> uuid.UUID | None:
+        """KIP-714: the id the cluster gave this share consumer's telemetry (Java's
+        `clientInstanceId`), waiting up to `timeout` seconds; None when none came.
+        Raises `IllegalStateError` when built with `enable_metrics_push=False`."""
+        return await self._telemetry.client_instance_id(timeout)
 
     async def __aiter__(self) -> Any:
         while self._state == "started":

@@ -21,6 +21,7 @@ class AdminClient(SyncClient[AsyncAdminClient]):
     _async_class = AsyncAdminClient
 
     create_topics = blocking(_A.create_topics)
+    client_instance_id = blocking(_A.client_instance_id)
     delete_topics = blocking(_A.delete_topics)
     list_topics = blocking(_A.list_topics)
     describe_topics = blocking(_A.describe_topics)

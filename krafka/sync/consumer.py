@@ -174,6 +174,7 @@ class Consumer(SyncClient[AsyncConsumer]):
     cached_beginning_offset = on_loop(_C.cached_beginning_offset)
     cached_end_offset = on_loop(_C.cached_end_offset)
     metrics = on_loop(_C.metrics)
+    client_instance_id = blocking(_C.client_instance_id)
     group_metadata = on_loop(_C.group_metadata)
 
     def _started(self) -> None:

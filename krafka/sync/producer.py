@@ -185,6 +185,7 @@ class Producer(SyncClient[AsyncProducer]):
     flush = blocking(_P.flush)
     partitions_for = blocking(_P.partitions_for)
     metrics = on_loop(_P.metrics)
+    client_instance_id = blocking(_P.client_instance_id)
     init_transactions = blocking(_P.init_transactions)
     send_offsets_to_transaction = blocking(_P.send_offsets_to_transaction)
     commit_transaction = blocking(_P.commit_transaction)

@@ -38,6 +38,7 @@ class ShareConsumer(SyncClient[AsyncShareConsumer]):
     commit_async = on_loop(_C.commit_async)
     set_acknowledgement_commit_callback = on_loop(_C.set_acknowledgement_commit_callback)
     metrics = on_loop(_C.metrics)
+    client_instance_id = blocking(_C.client_instance_id)
     acknowledge = on_loop(_C.acknowledge)
     subscription = on_loop(_C.subscription)
     assignment = on_loop(_C.assignment)

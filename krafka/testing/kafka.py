@@ -33,7 +33,8 @@ and to the controllers over SASL PLAIN as `admin`, so an anonymous client has no
 `delegation_tokens=True` sets a token secret; `compaction=True` makes the log cleaner eager and
 lets topics roll segments quickly. Groups and brokers are tuned for tests: no initial rebalance
 delay, short KIP-848 and share-group heartbeats, a dead broker fenced after 3 s. `broker_config`
-overrides or adds any server property.
+overrides or adds any server property; `classpath` puts more class directories or jars on the
+brokers' class path (a `metric.reporters` class of the test's own).
 
 Broker logs are kept in `directory` (`node-N/server.log`): `log_tail(node)` reads them back.
 """
@@ -182,6 +183,7 @@ class KafkaCluster:
         heap: str = "512m",
         quick_start: bool = True,
         jvm_options: Sequence[str] = (),
+        classpath: Sequence[str | Path] = (),
         version: str = KAFKA_VERSION,
         start_timeout: float = 90.0,
     ) -> None:
@@ -214,6 +216,7 @@ class KafkaCluster:
         self.heap = heap
         self.quick_start = quick_start
         self.jvm_options = tuple(jvm_options)
+        self.extra_classpath = tuple(str(entry) for entry in classpath)
         self.version = version
         self.start_timeout = start_timeout
         self.cluster_id = _cluster_id()
@@ -258,7 +261,7 @@ class KafkaCluster:
 
     def start(self) -> KafkaCluster:
         require_tool("java", "run Apache Kafka")
-        self._classpath = classpath_argument(self.version)
+        self._classpath = os.pathsep.join([*self.extra_classpath, classpath_argument(self.version)])
         if any(name != "PLAINTEXT" and "SSL" in name for name in self.listeners):
             self.tls = TlsMaterial.create(self.directory / "tls")
         try:

@@ -149,6 +149,7 @@ def test_from_config_takes_every_client_and_producer_option() -> None:
                "partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner",
                "metadata.recovery.strategy": "rebootstrap", "interceptor.classes": [],
                "enable.idempotence": "true", "allow.auto.create.topics": "true",
+               "enable.metrics.push": "true",
                "client.id": "c", "transactional.id": "tx",
                "socks5.proxy": "socks5://h:1080"}  # fmt: skip
     table: OptionTable = PRODUCER

@@ -4,6 +4,7 @@ running one sans-IO `AdminOperation` per call on a `MachineDriver`."""
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Hashable, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Final, TypeVar
@@ -11,15 +12,17 @@ from typing import Any, Final, TypeVar
 import anyio
 
 from krafka.config.keywords import check_arguments
-from krafka.errors import InvalidStateError, KrafkaError
+from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
+from krafka.io.telemetry import ClientTelemetry
 from krafka.sansio.actions import Broker
 from krafka.sansio.admin.cluster import ClusterDescription, DescribeCluster
 from krafka.sansio.admin.operation import AdminOperation, Handler
 from krafka.sansio.admin.routing import Routing, ToAnyBroker
 from krafka.sansio.admin.topics import CLUSTER
 from krafka.sansio.backoff import BackoffPolicy
+from krafka.sansio.telemetry import ClientKind
 from krafka.structs import TopicPartition
 
 K = TypeVar("K", bound=Hashable)
@@ -63,6 +66,13 @@ class AdminBase:
             **client_options,
         )
         self._own_client = client is None
+        #: Telemetry of an admin client with its own connections (one sharing another client's
+        #: connections, as a consumer's, is that client's).
+        self._telemetry = (
+            ClientTelemetry(self._client, ClientKind.ADMIN, dict, client_id)
+            if self._own_client
+            else None
+        )
         self._rand = random.random
         self._started = False
         self._closed = False
@@ -89,14 +99,27 @@ class AdminBase:
         self._started = True
         if self._own_client:
             await self._client.start(self.default_api_timeout)
+        if self._telemetry is not None:
+            await self._telemetry.start()
 
     async def close(self, timeout: float = 5.0) -> None:
         """Close the connections (calls still running fail)."""
         if self._closed:
             return
         self._closed = True
+        if self._telemetry is not None:
+            await self._telemetry.close(timeout / 3)
         if self._own_client and self._started:
             await self._client.close(timeout)
+
+    async def client_instance_id(self, timeout: float) -> uuid.UUID | None:
+        """KIP-714: the id the cluster gave this admin client's telemetry (Java's
+        `clientInstanceId`), waiting up to `timeout` seconds; None when none came.
+        Raises `IllegalStateError` when built with `enable_metrics_push=False`, or when it
+        shares another client's connections (that client's id is the one)."""
+        if self._telemetry is None:
+            raise IllegalStateError("this admin client shares its owner's telemetry")
+        return await self._telemetry.client_instance_id(timeout)
 
     @property
     def client(self) -> KafkaClient:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -46,6 +47,7 @@ from krafka.io.driver import MachineDriver, OutcomeTimeout, Stopped
 from krafka.io.host import TaskHost
 from krafka.io.iteration import RecordIterator
 from krafka.io.wakeup import WakeupTrigger
+from krafka.io.telemetry import ClientTelemetry
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.consumer.engine import ConsumerEngine
 from krafka.sansio.consumer.events import (
@@ -59,6 +61,7 @@ from krafka.sansio.consumer.events import (
 from krafka.sansio.consumer.record import ConsumerRecord, FetchedBatch
 from krafka.sansio.consumer.subscription import ResetStrategy
 from krafka.sansio.group.events import GroupMembershipOperation
+from krafka.sansio.telemetry import ClientKind
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -135,6 +138,9 @@ class Consumer(OffsetLookups):
             request_timeout=settings.request_timeout,
             default_api_timeout=settings.default_api_timeout,
         )
+        self._telemetry = ClientTelemetry(
+            self._client, ClientKind.CONSUMER, self.metrics, settings.client_id
+        )
         self._host = TaskHost("krafka consumer")
         self._waiters = _Waiters()
         self._wakeups = WakeupTrigger("consumer")
@@ -168,6 +174,7 @@ class Consumer(OffsetLookups):
         await self._admin.start()
         await self._host.start()
         await self._host.task_group.start(self._driver.run)
+        await self._telemetry.start()
         return self
 
     async def __aenter__(self) -> Consumer:
@@ -215,6 +222,7 @@ class Consumer(OffsetLookups):
                 except Exception as exc:  # a rebalance listener's
                     raised = exc
             self._run_commit_interceptors()
+        await self._telemetry.close(max(0.1, deadline - anyio.current_time()) / 3)
         remaining = max(0.1, deadline - anyio.current_time())
         await self._host.close(remaining / 2)
         if self._own_client:
@@ -671,6 +679,12 @@ class Consumer(OffsetLookups):
         latency and throttle avg/max, ...) and the lag now: `lag` (total over the assigned
         partitions), `lag_max`, `lag_by_partition`."""
         return self._metrics.snapshot(self.lag())
+
+    async def client_instance_id(self, timeout: float) -> uuid.UUID | None:
+        """KIP-714: the id the cluster gave this consumer's telemetry (Java's
+        `clientInstanceId`), waiting up to `timeout` seconds; None when none came.
+        Raises `IllegalStateError` when built with `enable_metrics_push=False`."""
+        return await self._telemetry.client_instance_id(timeout)
 
     @property
     def client(self) -> KafkaClient:
