@@ -640,11 +640,12 @@ class KafkaClient:
             random.shuffle(candidates)
         errors: list[tuple[str, KrafkaError]] = []
         deadline = None if timeout is None else anyio.current_time() + timeout
-        for index, (node_id, host, port) in enumerate(candidates):
+        tried = self._not_held_back(candidates)
+        for index, (node_id, host, port) in enumerate(tried):
             left = None if deadline is None else deadline - anyio.current_time()
             if left is not None and left <= 0 and errors:
                 break
-            share = None if left is None else left / (len(candidates) - index)
+            share = None if left is None else left / (len(tried) - index)
             bound = None if share is None else min(self.request_timeout, share)
             try:
                 conn = await self._pool.get(
@@ -662,6 +663,21 @@ class KafkaClient:
             return response  # type: ignore[no-any-return]
         self.metadata.connection_failed(anyio.current_time())
         raise _none_answered(errors)
+
+    def _not_held_back(
+        self, candidates: list[tuple[int | None, str, int]]
+    ) -> list[tuple[int | None, str, int]]:
+        """The candidates a cluster-wide request tries, as Java's least loaded node: those not
+        in reconnect backoff, in order; when every one is, only the one free soonest. Waiting
+        out each dead broker's backoff in turn would hold a refresh (and a KIP-899 rebootstrap)
+        for the sum of them."""
+        assert self._pool is not None
+        now = anyio.current_time()
+        waits = [self._pool.reconnect_wait(host, port, now) for _, host, port in candidates]
+        free = [c for c, wait in zip(candidates, waits, strict=True) if wait <= 0]
+        if free or not candidates:
+            return free
+        return [candidates[waits.index(min(waits))]]
 
     async def _connection_for(
         self, node_id: int | None, lane: Lane, ordered: bool = False, timeout: float | None = None

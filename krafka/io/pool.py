@@ -139,6 +139,14 @@ class ConnectionPool:
             conn.close()
         return len(idle)
 
+    def reconnect_wait(self, host: str, port: int, now: float) -> float:
+        """Seconds before `host:port` may be connected to again (0: a usable connection is
+        there, or no failure holds it back)."""
+        bucket = self._buckets.get((host, port))
+        if bucket is None or any(c.usable for lane in bucket.lanes.values() for c in lane):
+            return 0.0
+        return bucket.backoff.wait_time(now)
+
     def close_address(self, host: str, port: int) -> None:
         bucket = self._buckets.pop((host, port), None)
         if bucket is not None:
