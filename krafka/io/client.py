@@ -583,6 +583,12 @@ class KafkaClient:
                 link.mark_unknown()
         self._refresh_wanted.set()
 
+    def update_seed_brokers(self, servers: str | Sequence[str]) -> None:
+        """Replace the bootstrap servers with `servers` (`"h1:9092,h2:9092"` or a list): the
+        next rebootstrap (KIP-899) starts from them. Known brokers keep being used until then."""
+        self.bootstrap = parse_bootstrap(servers)
+        self.metadata.bootstrap = self.bootstrap
+
     # -- internals ------------------------------------------------------------------------------
 
     def _link(self, key: str, key_type: CoordinatorType) -> CoordinatorLink:
@@ -620,6 +626,7 @@ class KafkaClient:
     def _rebootstrap(self, now: float) -> None:
         """KIP-899: drop broker connections and metadata; the bootstrap servers come next."""
         assert self._pool is not None
+        log.info("rebootstrapping from %s", ",".join(f"{h}:{p}" for h, p in self.bootstrap))
         for node in list(self.metadata.brokers.values()):
             self._pool.close_address(node.host, node.port)
         for link in self._links.values():

@@ -367,6 +367,12 @@ class Producer:
         Raises `IllegalStateError` when built with `enable_metrics_push=False`."""
         return await self._telemetry.client_instance_id(timeout)
 
+    def update_seed_brokers(self, servers: str | Sequence[str]) -> None:
+        """Replace the bootstrap servers (`"h1:9092,h2:9092"` or a list): the next
+        rebootstrap (KIP-899: every known broker unreachable for `rebootstrap_trigger`, or
+        REBOOTSTRAP_REQUIRED) starts from them."""
+        self._client.update_seed_brokers(servers)
+
     def metrics(self) -> ProducerMetricsSnapshot:
         """Records and bytes sent, batch sizes, retries, errors, request latency."""
         return self._engine.metrics.snapshot()

@@ -369,6 +369,12 @@ class ShareConsumer:
         `acknowledge_requests`, `acknowledge_latency_avg` / `_max` (ShareAcknowledge)."""
         return self._machine.metrics.snapshot(anyio.current_time())
 
+    def update_seed_brokers(self, servers: str | Sequence[str]) -> None:
+        """Replace the bootstrap servers (`"h1:9092,h2:9092"` or a list): the next
+        rebootstrap (KIP-899: every known broker unreachable for `rebootstrap_trigger`, or
+        REBOOTSTRAP_REQUIRED) starts from them."""
+        self._client.update_seed_brokers(servers)
+
     async def client_instance_id(self, timeout: float) -> uuid.UUID | None:
         """KIP-714: the id the cluster gave this share consumer's telemetry (Java's
         `clientInstanceId`), waiting up to `timeout` seconds; None when none came.

@@ -10,7 +10,7 @@ results (`Results` per item) and exceptions, for scripts and notebooks.
 from __future__ import annotations
 
 from krafka.io.admin import AdminClient as AsyncAdminClient
-from krafka.sync.client import SyncClient, blocking
+from krafka.sync.client import SyncClient, blocking, on_loop
 
 _A = AsyncAdminClient
 
@@ -22,6 +22,7 @@ class AdminClient(SyncClient[AsyncAdminClient]):
 
     create_topics = blocking(_A.create_topics)
     client_instance_id = blocking(_A.client_instance_id)
+    update_seed_brokers = on_loop(_A.update_seed_brokers)
     delete_topics = blocking(_A.delete_topics)
     list_topics = blocking(_A.list_topics)
     describe_topics = blocking(_A.describe_topics)

@@ -175,6 +175,7 @@ class Consumer(SyncClient[AsyncConsumer]):
     cached_end_offset = on_loop(_C.cached_end_offset)
     metrics = on_loop(_C.metrics)
     client_instance_id = blocking(_C.client_instance_id)
+    update_seed_brokers = on_loop(_C.update_seed_brokers)
     group_metadata = on_loop(_C.group_metadata)
 
     def _started(self) -> None:

@@ -186,6 +186,7 @@ class Producer(SyncClient[AsyncProducer]):
     partitions_for = blocking(_P.partitions_for)
     metrics = on_loop(_P.metrics)
     client_instance_id = blocking(_P.client_instance_id)
+    update_seed_brokers = on_loop(_P.update_seed_brokers)
     init_transactions = blocking(_P.init_transactions)
     send_offsets_to_transaction = blocking(_P.send_offsets_to_transaction)
     commit_transaction = blocking(_P.commit_transaction)

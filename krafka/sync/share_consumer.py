@@ -39,6 +39,7 @@ class ShareConsumer(SyncClient[AsyncShareConsumer]):
     set_acknowledgement_commit_callback = on_loop(_C.set_acknowledgement_commit_callback)
     metrics = on_loop(_C.metrics)
     client_instance_id = blocking(_C.client_instance_id)
+    update_seed_brokers = on_loop(_C.update_seed_brokers)
     acknowledge = on_loop(_C.acknowledge)
     subscription = on_loop(_C.subscription)
     assignment = on_loop(_C.assignment)

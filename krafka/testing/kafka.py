@@ -320,11 +320,19 @@ class KafkaCluster:
         self._terminate(node)
         self._reap(node, grace)
 
-    def start_node(self, node_id: int, wait: bool = True) -> None:
-        """Start a stopped or killed node again on its old ports and data."""
+    def start_node(self, node_id: int, wait: bool = True, *, new_port: bool = False) -> None:
+        """Start a stopped or killed node again on its old ports and data; `new_port`: on
+        another PLAINTEXT port, as a broker replaced behind a new address (clients that knew
+        the old one reach it only through fresh metadata or a rebootstrap)."""
         node = self.node(node_id)
         if node.running:
             return
+        if new_port:
+            (node.ports["PLAINTEXT"],) = free_ports(1)
+            config = node.directory / "server.properties"
+            config.write_text(
+                "".join(f"{k}={_escape(v)}\n" for k, v in self.properties(node).items())
+            )
         self._launch(node)
         if wait:
             self.wait_ready()

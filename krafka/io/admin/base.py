@@ -121,6 +121,12 @@ class AdminBase:
             raise IllegalStateError("this admin client shares its owner's telemetry")
         return await self._telemetry.client_instance_id(timeout)
 
+    def update_seed_brokers(self, servers: str | Sequence[str]) -> None:
+        """Replace the bootstrap servers (`"h1:9092,h2:9092"` or a list): the next
+        rebootstrap (KIP-899: every known broker unreachable for `rebootstrap_trigger`, or
+        REBOOTSTRAP_REQUIRED) starts from them."""
+        self._client.update_seed_brokers(servers)
+
     @property
     def client(self) -> KafkaClient:
         """The low-level client the admin calls go through."""

@@ -21,7 +21,7 @@ import logging
 import re
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from types import TracebackType
@@ -673,6 +673,12 @@ class Consumer(OffsetLookups):
         """The high watermark (the last stable offset under read_committed) of assigned
         `partition` from the last fetch response (no network call; None until one came)."""
         return self._engine.cached_end_offset(partition)
+
+    def update_seed_brokers(self, servers: str | Sequence[str]) -> None:
+        """Replace the bootstrap servers (`"h1:9092,h2:9092"` or a list): the next
+        rebootstrap (KIP-899: every known broker unreachable for `rebootstrap_trigger`, or
+        REBOOTSTRAP_REQUIRED) starts from them."""
+        self._client.update_seed_brokers(servers)
 
     def metrics(self) -> dict[str, Any]:
         """Totals since the start (`records_consumed`, `bytes_consumed`, `fetches`, fetch
