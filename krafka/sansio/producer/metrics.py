@@ -32,6 +32,10 @@ class ProducerMetricsSnapshot:
     request_latency_max: float
     produce_throttle_time_avg: float = 0.0
     produce_throttle_time_max: float = 0.0
+    #: Java's record-queue-time-avg/max (seconds here): from a batch's creation to its first
+    #: Produce request.
+    record_queue_time_avg: float = 0.0
+    record_queue_time_max: float = 0.0
 
 
 class ProducerMetrics:
@@ -46,6 +50,9 @@ class ProducerMetrics:
         "errors",
         "latency_max",
         "latency_sum",
+        "queue_time_max",
+        "queue_time_sum",
+        "queued_batches",
         "records_sent",
         "requests_done",
         "requests_sent",
@@ -71,6 +78,16 @@ class ProducerMetrics:
         self.throttled_responses = 0
         self.throttle_sum = 0.0
         self.throttle_max = 0.0
+        self.queued_batches = 0
+        self.queue_time_sum = 0.0
+        self.queue_time_max = 0.0
+
+    def batch_drained(self, queued: float) -> None:
+        """A batch leaves the accumulator for its first request after `queued` seconds."""
+        self.queued_batches += 1
+        self.queue_time_sum += queued
+        if queued > self.queue_time_max:
+            self.queue_time_max = queued
 
     def batch_delivered(self, records: int, size: int) -> None:
         self.records_sent += records
@@ -114,4 +131,6 @@ class ProducerMetrics:
             request_latency_max=self.latency_max,
             produce_throttle_time_avg=self.throttle_sum / (self.throttled_responses or 1),
             produce_throttle_time_max=self.throttle_max,
+            record_queue_time_avg=self.queue_time_sum / (self.queued_batches or 1),
+            record_queue_time_max=self.queue_time_max,
         )

@@ -234,6 +234,8 @@ class Sender:
             batch.attempts += 1
             if batch.attempts > 1:
                 self.metrics.retries += 1
+            else:
+                self.metrics.batch_drained(now - batch.created)
             self._tp_in_flight.setdefault(tp, []).append(batch)
             self._tp_node[tp] = plan.node_id
         self.metrics.requests_sent += 1

@@ -41,6 +41,8 @@ _JAVA: Final[Mapping[ClientKind, Mapping[str, tuple[str, MetricKind, float]]]] =
         "request_latency_max": ("producer.request.latency.max", _G, _MS),
         "produce_throttle_time_avg": ("producer.produce.throttle.time.avg", _G, _MS),
         "produce_throttle_time_max": ("producer.produce.throttle.time.max", _G, _MS),
+        "record_queue_time_avg": ("producer.record.queue.time.avg", _G, _MS),
+        "record_queue_time_max": ("producer.record.queue.time.max", _G, _MS),
     },
     ClientKind.CONSUMER: {
         "records_consumed": ("consumer.fetch.manager.records.consumed.total", _C, 1.0),

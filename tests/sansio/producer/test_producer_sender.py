@@ -55,6 +55,20 @@ def test_success_resolves_every_record_with_its_offset() -> None:
     assert h.accumulator.buffered == 0
 
 
+def test_record_queue_time_is_from_batch_creation_to_its_first_request() -> None:
+    h = Harness()
+    h.send(b"a")
+    h.now += 0.25
+    (plan,) = h.drain()
+    h.answer(plan, base_offset=0)
+    h.send(b"b")
+    h.now += 0.05
+    (plan,) = h.drain()
+    snap = h.sender.metrics.snapshot()
+    assert snap.record_queue_time_max == pytest.approx(0.25)
+    assert snap.record_queue_time_avg == pytest.approx(0.15)
+
+
 def test_sequences_are_per_partition_and_contiguous() -> None:
     h = Harness(small_batches(2, value=2))
     for i in range(5):
