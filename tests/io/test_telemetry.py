@@ -143,6 +143,9 @@ async def test_producer_and_consumer_push_the_subscribed_metrics(
     assert {p.client_id for p in producer_pushes} == {f"{run}-producer"}
     names = {name for push in producer_pushes for name in push.metrics}
     assert all(name.startswith("org.apache.kafka.producer.") for name in names)
+    consumer_names = {name for push in cluster.pushes_of(consumer_id) for name in push.metrics}
+    assert "org.apache.kafka.consumer.poll.idle.ratio.avg" in consumer_names
+    assert "org.apache.kafka.producer.record.queue.time.avg" in names
     for instance in (producer_id, consumer_id):
         pushes = cluster.pushes_of(instance)
         assert pushes[-1].terminating and not any(p.terminating for p in pushes[:-1])

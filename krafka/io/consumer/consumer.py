@@ -385,6 +385,14 @@ class Consumer(OffsetLookups):
         return records
 
     async def _wait(self, timeout: float | None, take: Callable[[], T]) -> T | None:
+        """`_wait_for`, timed for the poll metrics (time between polls, poll idle ratio)."""
+        self._metrics.poll_started(anyio.current_time())
+        try:
+            return await self._wait_for(timeout, take)
+        finally:
+            self._metrics.poll_ended(anyio.current_time())
+
+    async def _wait_for(self, timeout: float | None, take: Callable[[], T]) -> T | None:
         """Call `take()` until it returns something or `timeout` passes, running what waits
         for the application (listener steps, interceptors) first each time.
 

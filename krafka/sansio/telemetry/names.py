@@ -53,6 +53,9 @@ _JAVA: Final[Mapping[ClientKind, Mapping[str, tuple[str, MetricKind, float]]]] =
         "fetch_throttle_time_avg": ("consumer.fetch.manager.fetch.throttle.time.avg", _G, _MS),
         "fetch_throttle_time_max": ("consumer.fetch.manager.fetch.throttle.time.max", _G, _MS),
         "lag_max": ("consumer.fetch.manager.records.lag.max", _G, 1.0),
+        "poll_idle_ratio_avg": ("consumer.poll.idle.ratio.avg", _G, 1.0),
+        "time_between_poll_avg": ("consumer.time.between.poll.avg", _G, _MS),
+        "time_between_poll_max": ("consumer.time.between.poll.max", _G, _MS),
     },
     ClientKind.SHARE_CONSUMER: {
         "records_consumed": ("share.consumer.fetch.manager.records.consumed.total", _C, 1.0),
