@@ -165,6 +165,28 @@ async def test_every_client_gets_an_instance_id(telemetry_cluster: TelemetryClus
     assert all(isinstance(i, uuid.UUID) for i in ids) and len(set(ids)) == 3
 
 
+@pytest.mark.one_backend
+async def test_a_changed_subscription_is_picked_up(telemetry_cluster: TelemetryCluster) -> None:
+    """The broker answers the push after a subscription change UNKNOWN_SUBSCRIPTION_ID; the
+    client subscribes again and pushes what is asked for now, under the same instance id."""
+    cluster = telemetry_cluster
+    run = f"change-{next(_IDS)}-{time.time_ns()}"
+    sent, requests = "org.apache.kafka.producer.record.send", "org.apache.kafka.producer.request"
+    await cluster.subscribe(run, f"{run}-.*", sent)
+    async with Producer(cluster.bootstrap, client_id=f"{run}-producer") as producer:
+        instance = await producer.client_instance_id(10)
+
+        def pushed(prefix: str) -> bool:
+            pushes = cluster.pushes_of(instance)
+            return any(name.startswith(prefix) for p in pushes for name in p.metrics)
+
+        await _wait_for(lambda: pushed(sent))
+        await cluster.subscribe(run, f"{run}-.*", requests)
+        await _wait_for(lambda: pushed(requests))
+        assert await producer.client_instance_id(0) == instance
+
+
+@pytest.mark.one_backend
 async def test_without_metrics_push_nothing_is_pushed(telemetry_cluster: TelemetryCluster) -> None:
     cluster = telemetry_cluster
     run = f"off-{next(_IDS)}-{time.time_ns()}"
