@@ -45,10 +45,9 @@ class ClientTelemetry:
         client_id: str,
     ) -> None:
         self.enabled = client.enable_metrics_push
-        self._client = client
         resource = {
             "client_software_name": "krafka",
-            "client_software_version": getattr(krafka, "__version__", "0"),
+            "client_software_version": krafka.__version__,
             "client_id": client_id,
             "process.runtime.name": platform.python_implementation(),
         }
@@ -100,12 +99,12 @@ class ClientTelemetry:
     def _on_event(self, event: object) -> None:
         if isinstance(event, InstanceIdAssigned):
             self._settled.set()
-        elif isinstance(event, TelemetryStopped | Stopped):
+            return
+        if isinstance(event, TelemetryStopped) and event.reason is not None:
+            log.info("client telemetry stopped: %s", event.reason)
+        if isinstance(event, TelemetryStopped | Stopped):
             self._settled.set()
             self._stopped.set()
-            reason = getattr(event, "reason", None) or getattr(event, "error", None)
-            if reason is not None:
-                log.info("client telemetry stopped: %s", reason)
 
 
 __all__ = ["ClientTelemetry"]
