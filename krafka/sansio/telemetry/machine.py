@@ -44,6 +44,9 @@ from krafka.sansio.telemetry.otlp import (
 #: Java's DEFAULT_PUSH_INTERVAL_MS: the wait when the broker names no interval.
 DEFAULT_PUSH_INTERVAL: Final = 300.0
 INITIAL_JITTER: Final = (0.5, 1.5)
+#: The shortest interval taken from a broker (its own floor for `interval.ms`): a broker naming
+#: less (or a negative one) cannot make the client push in a loop.
+MIN_PUSH_INTERVAL: Final = 0.1
 _NS: Final = 1_000_000_000
 #: Compressions the client writes, in its order of preference among those the broker accepts.
 _PREFERRED: Final = (Compression.ZSTD, Compression.LZ4, Compression.GZIP, Compression.SNAPPY)
@@ -208,10 +211,13 @@ class TelemetryMachine:
             self._events.append(InstanceIdAssigned(response.client_instance_id))
         code = _code(response.error_code)
         if code != ErrorCode.NONE:
-            self._on_error(code, response.push_interval_ms / 1000 or None, now)
+            self._on_error(code, _interval(response.push_interval_ms), now)
+            return
+        if self.client_instance_id is None:
+            self._stop(KrafkaError("GetTelemetrySubscriptions assigned no client instance id"))
             return
         self._backoff.succeeded()
-        interval = response.push_interval_ms / 1000 or DEFAULT_PUSH_INTERVAL
+        interval = _interval(response.push_interval_ms)
         self.subscription = Subscription(
             response.subscription_id,
             tuple(response.requested_metrics),
@@ -310,6 +316,13 @@ class TelemetryMachine:
     def _jittered(self, interval: float) -> float:
         low, high = INITIAL_JITTER
         return interval * (low + (high - low) * self._rand())
+
+
+def _interval(push_interval_ms: int) -> float:
+    """A subscription's push interval in seconds: the default when it names none."""
+    if push_interval_ms <= 0:
+        return DEFAULT_PUSH_INTERVAL
+    return max(MIN_PUSH_INTERVAL, push_interval_ms / 1000)
 
 
 def _code(value: int) -> ErrorCode:

@@ -213,6 +213,25 @@ def test_a_subscription_error_with_an_interval_waits_it() -> None:
     assert s.machine.next_deadline() == 3.0
 
 
+@pytest.mark.parametrize("interval_ms", [-5, 1])
+def test_a_tiny_or_negative_interval_cannot_make_the_client_spin(interval_ms: int) -> None:
+    s = Scripted()
+    s.subscribe(push_interval_ms=interval_ms)
+    first = s.machine.next_deadline()
+    assert first is not None and first > 0
+    push = s.one(first, PushTelemetryRequest)
+    s.machine.on_response(push, PushTelemetryResponse(), first)
+    deadline = s.machine.next_deadline()
+    assert deadline is not None and deadline >= first + 0.1
+
+
+def test_a_subscription_without_an_instance_id_stops_telemetry() -> None:
+    s = Scripted()
+    s.subscribe(client_instance_id=ZERO_UUID)
+    assert s.machine.done and s.requests(100.0) == []
+    assert "instance id" in str(s.machine.stopped_by)
+
+
 def test_closing_makes_a_terminating_push_then_stops() -> None:
     s = Scripted()
     s.subscribe()
