@@ -50,8 +50,8 @@ from krafka.io.producer_handle import (
 )
 from krafka.io.producer_settings import keywords, producer_config
 from krafka.io.producer_txn import Transactions
-from krafka.sansio.actions import RefreshMetadata, SendRequest
 from krafka.io.telemetry import ClientTelemetry
+from krafka.sansio.actions import RefreshMetadata, SendRequest
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
 from krafka.sansio.producer.engine import Due, ProducerEngine
 from krafka.sansio.producer.events import BatchDone, ProducerFatal, TopicsInUse

@@ -40,8 +40,8 @@ from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
-from krafka.io.wakeup import WakeupTrigger
 from krafka.io.telemetry import ClientTelemetry
+from krafka.io.wakeup import WakeupTrigger
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.group.events import GroupFailed
 from krafka.sansio.share import (

@@ -46,8 +46,8 @@ from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
 from krafka.io.driver import MachineDriver, OutcomeTimeout, Stopped
 from krafka.io.host import TaskHost
 from krafka.io.iteration import RecordIterator
-from krafka.io.wakeup import WakeupTrigger
 from krafka.io.telemetry import ClientTelemetry
+from krafka.io.wakeup import WakeupTrigger
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.consumer.engine import ConsumerEngine
 from krafka.sansio.consumer.events import (
