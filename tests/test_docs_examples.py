@@ -1,0 +1,207 @@
+"""Every ```python and ```console block of README.md and docs/**/*.md runs, in a subprocess with
+a timeout (a hanging example fails), against a real broker, and `mkdocs build --strict` passes.
+
+The examples say `127.0.0.1:9092` (and, for Apache Kafka's secured listeners, `127.0.0.1:9093`
+for SASL_PLAINTEXT and `127.0.0.1:9094` for SSL with `ca.pem`, `client.pem` and `client.key` in
+the working directory); the test puts the live broker's addresses and files there. A Markdown
+comment on the line before a block says how it runs:
+
+- none: on Tansu (the default suite), and on Apache Kafka in the slow run;
+- `<!-- kafka: why -->`: on Apache Kafka only (share groups, KIP-848, SASL, TLS, admin APIs
+  Tansu lacks), in the default suite;
+- `<!-- slow: why -->`: on Apache Kafka in the slow run only (a Spark session, a cluster of its
+  own);
+- `<!-- norun: why -->`: never run (it needs AWS, a proxy or a cluster we do not have); the
+  reason is listed in the test's id and a Python block must still compile.
+
+A console block's `$ ` lines (with their `\\` continuations) run in bash with `set -e`; the
+lines between them are sample output and are not compared.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
+PLAINTEXT = "127.0.0.1:9092"
+SASL_PLAINTEXT = "127.0.0.1:9093"
+SSL = "127.0.0.1:9094"
+TIMEOUT = 90.0
+
+_FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w-]*)")
+_MARKER = re.compile(r"^\s*<!--\s*(?P<mode>norun|kafka|slow)\s*:\s*(?P<why>.*?)\s*-->\s*$")
+
+
+class Mode(enum.Enum):
+    TANSU = "tansu"
+    KAFKA = "kafka"
+    SLOW = "slow"
+    NORUN = "norun"
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One fenced block of the documentation and how it runs."""
+
+    source: str
+    line: int
+    language: str
+    code: str
+    mode: Mode
+    why: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.source}:{self.line}"
+
+
+def _blocks(path: Path) -> Iterator[Example]:
+    lines = path.read_text().splitlines()
+    source = str(path.relative_to(ROOT))
+    mode, why, index = Mode.TANSU, "", 0
+    while index < len(lines):
+        line = lines[index]
+        marker = _MARKER.match(line)
+        fence = _FENCE.match(line)
+        if marker:
+            mode, why = Mode(marker["mode"]), marker["why"]
+        elif fence:
+            indent, lang = fence["indent"], fence["lang"]
+            end = index + 1
+            while not lines[end].strip().startswith("```"):
+                end += 1
+            body = "\n".join(text.removeprefix(indent) for text in lines[index + 1 : end])
+            if lang in ("python", "console"):
+                yield Example(source, index + 1, lang, body + "\n", mode, why)
+            elif mode is not Mode.TANSU:
+                raise ValueError(f"{source}:{index + 1}: a marker before a ```{lang} block")
+            mode, why, index = Mode.TANSU, "", end
+        elif line.strip() and mode is not Mode.TANSU:
+            raise ValueError(f"{source}:{index + 1}: a marker not followed by a block")
+        index += 1
+
+
+EXAMPLES = [example for path in SOURCES for example in _blocks(path)]
+
+
+def _params(*modes: Mode, slow: bool = False) -> list[Any]:
+    marks = [pytest.mark.slow] if slow else []
+    return [
+        pytest.param(example, id=_id(example), marks=marks)
+        for example in EXAMPLES
+        if example.mode in modes
+    ]
+
+
+def _id(example: Example) -> str:
+    return f"{example.name} ({example.why})" if example.mode is Mode.NORUN else example.name
+
+
+def _console_script(code: str) -> str:
+    """The `$ ` commands of a console block, continuations joined, as a bash script."""
+    commands: list[str] = []
+    continued = False
+    for line in code.splitlines():
+        if continued:
+            commands[-1] += "\n" + line
+        elif line.startswith("$ "):
+            commands.append(line[2:])
+        else:
+            continue
+        continued = line.rstrip().endswith("\\")
+    prelude = [
+        "set -euo pipefail",
+        f'krafka() {{ "{sys.executable}" -m krafka "$@"; }}',
+        f'python() {{ "{sys.executable}" "$@"; }}',
+    ]
+    return "\n".join([*prelude, *commands]) + "\n"
+
+
+def _run(example: Example, cwd: Path, addresses: dict[str, str]) -> None:
+    code = example.code
+    for placeholder, address in addresses.items():
+        code = code.replace(placeholder, address)
+    if example.language == "python":
+        (cwd / "example.py").write_text(code)
+        argv = [sys.executable, "example.py"]
+    else:
+        (cwd / "example.sh").write_text(_console_script(code))
+        argv = ["bash", "example.sh"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), _pythonpath()]))}
+    env.pop("KRAFKA_BOOTSTRAP_SERVERS", None)
+    try:
+        done = subprocess.run(
+            argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"{example.name} did not finish within {TIMEOUT} s:\n{exc.stdout!r}")
+    if done.returncode != 0:
+        pytest.fail(
+            f"{example.name} exited {done.returncode}:\n--- code\n{code}\n--- stdout\n"
+            f"{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
+        )
+
+
+def _pythonpath() -> str:
+    return os.environ.get("PYTHONPATH", "")
+
+
+def _kafka_addresses(kafka: Any, cwd: Path) -> dict[str, str]:
+    """Apache Kafka's listeners for the placeholders, its TLS files in the working directory."""
+    tls = kafka.tls
+    shutil.copy(tls.ca, cwd / "ca.pem")
+    shutil.copy(tls.client_cert, cwd / "client.pem")
+    shutil.copy(tls.client_key, cwd / "client.key")
+    return {
+        PLAINTEXT: kafka.bootstrap_servers,
+        SASL_PLAINTEXT: kafka.bootstrap_for("SASL_PLAINTEXT"),
+        SSL: kafka.bootstrap_for("SSL"),
+    }
+
+
+@pytest.mark.parametrize("example", _params(Mode.TANSU))
+def test_example_runs_on_tansu(example: Example, tansu: Any, tmp_path: Path) -> None:
+    _run(example, tmp_path, {PLAINTEXT: tansu.bootstrap_servers})
+
+
+@pytest.mark.parametrize("example", _params(Mode.KAFKA) + _params(Mode.TANSU, Mode.SLOW, slow=True))
+def test_example_runs_on_kafka(example: Example, kafka: Any, tmp_path: Path) -> None:
+    _run(example, tmp_path, _kafka_addresses(kafka, tmp_path))
+
+
+@pytest.mark.parametrize("example", _params(Mode.NORUN))
+def test_unrunnable_example_says_why_and_compiles(example: Example) -> None:
+    assert example.why, f"{example.name}: a norun block must say why"
+    if example.language == "python":
+        compile(example.code, example.name, "exec")
+
+
+def test_every_page_has_examples_found() -> None:
+    sources = {example.source for example in EXAMPLES}
+    assert "README.md" in sources
+    assert len(EXAMPLES) >= 10
+
+
+@pytest.mark.timeout(120)
+def test_docs_site_builds_strict(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
