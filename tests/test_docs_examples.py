@@ -14,7 +14,8 @@ comment on the line before a block says how it runs:
 - `<!-- norun: why -->`: never run (it needs AWS, a proxy or a cluster we do not have); the
   reason is listed in the test's id and a Python block must still compile.
 
-A console block's `$ ` lines (with their `\\` continuations) run in bash with `set -e`; the
+The Tansu examples run four at a time (different topics and groups each). A console block's
+`$ ` lines (with their `\\` continuations) run in bash with `set -e`; the
 lines between them are sample output and are not compared.
 """
 
@@ -27,6 +28,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,9 +173,35 @@ def _kafka_addresses(kafka: Any, cwd: Path) -> dict[str, str]:
     }
 
 
+@pytest.fixture(scope="module")
+def tansu_outcomes(
+    request: pytest.FixtureRequest, tansu: Any, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str | None]:
+    """The selected Tansu examples, four at a time (most of their time is spent waiting on
+    the broker: group joins, polls): each one's failure, or None."""
+    chosen = [
+        item.callspec.params["example"]
+        for item in request.session.items
+        if item.name.startswith("test_example_runs_on_tansu[")
+    ]
+    places = {example.name: tmp_path_factory.mktemp("example") for example in chosen}
+
+    def outcome(example: Example) -> str | None:
+        try:
+            _run(example, places[example.name], {PLAINTEXT: tansu.bootstrap_servers})
+        except pytest.fail.Exception as exc:
+            return str(exc)
+        return None
+
+    with ThreadPoolExecutor(4) as pool:
+        return dict(zip(places, pool.map(outcome, chosen), strict=True))
+
+
 @pytest.mark.parametrize("example", _params(Mode.TANSU))
-def test_example_runs_on_tansu(example: Example, tansu: Any, tmp_path: Path) -> None:
-    _run(example, tmp_path, {PLAINTEXT: tansu.bootstrap_servers})
+def test_example_runs_on_tansu(example: Example, tansu_outcomes: dict[str, str | None]) -> None:
+    failure = tansu_outcomes[example.name]
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
 
 
 @pytest.mark.parametrize("example", _params(Mode.KAFKA) + _params(Mode.TANSU, Mode.SLOW, slow=True))
