@@ -2,7 +2,7 @@
 a timeout (a hanging example fails), against a real broker, and `mkdocs build --strict` passes.
 
 The examples say `127.0.0.1:9092` (and, for Apache Kafka's secured listeners, `127.0.0.1:9093`
-for SASL_PLAINTEXT and `127.0.0.1:9094` for SSL with `ca.pem`, `client.pem` and `client.key` in
+for SASL_PLAINTEXT and `127.0.0.1:9094` for SSL with `ca.crt`, `client.crt` and `client.key` in
 the working directory); the test puts the live broker's addresses and files there. A Markdown
 comment on the line before a block says how it runs:
 
@@ -163,8 +163,8 @@ def _pythonpath() -> str:
 def _kafka_addresses(kafka: Any, cwd: Path) -> dict[str, str]:
     """Apache Kafka's listeners for the placeholders, its TLS files in the working directory."""
     tls = kafka.tls
-    shutil.copy(tls.ca, cwd / "ca.pem")
-    shutil.copy(tls.client_cert, cwd / "client.pem")
+    shutil.copy(tls.ca, cwd / "ca.crt")
+    shutil.copy(tls.client_cert, cwd / "client.crt")
     shutil.copy(tls.client_key, cwd / "client.key")
     return {
         PLAINTEXT: kafka.bootstrap_servers,
