@@ -71,6 +71,7 @@ from krafka.sansio.group.events import (
     GroupMembershipOperation,
     LosePartitions,
     PendingRevocation,
+    PollNeeded,
     RevokePartitions,
 )
 from krafka.sansio.group.kip848.member import ConsumerMember
@@ -526,6 +527,8 @@ class ConsumerEngine:
             self._rebalance_step(action)
         elif isinstance(action, PendingRevocation):
             self._pending_revocation(action.partitions)
+        elif isinstance(action, PollNeeded):
+            self._ready = True
         elif isinstance(action, GroupFailed):
             self._failures.append(action.error)
             self._ready = True

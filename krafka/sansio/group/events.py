@@ -132,6 +132,13 @@ class PendingRevocation:
 
 
 @dataclass(frozen=True, slots=True)
+class PollNeeded:
+    """Notice (KIP-848): a reconciliation waits for the application's next poll (with
+    auto-commit on it commits the positions first, which only a poll may start, as in Java).
+    A poll already waiting looks again at once, as Java's poll loop does."""
+
+
+@dataclass(frozen=True, slots=True)
 class GroupFailed:
     """Notice: the member hit an error retrying cannot fix (authorization, a fenced static
     instance id, an inconsistent protocol ...). Raise it to the application at its next poll;
@@ -149,7 +156,7 @@ class AutoCommitDone:
     error: KrafkaError | None
 
 
-Notice = GroupFailed | RefreshMetadata | AutoCommitDone | PendingRevocation
+Notice = GroupFailed | RefreshMetadata | AutoCommitDone | PendingRevocation | PollNeeded
 
 
 __all__ = [
@@ -164,6 +171,7 @@ __all__ = [
     "Notice",
     "Partitions",
     "PendingRevocation",
+    "PollNeeded",
     "RevokePartitions",
     "Step",
 ]

@@ -144,6 +144,9 @@ class ShareMember(Membership):
     def pending_revocation(self, partitions: Partitions) -> None:
         return None
 
+    def poll_needed(self) -> None:
+        return None  # nothing to commit first: share members reconcile without a poll
+
     def left(self) -> None:
         self._topics = frozenset()
         self.subscription_updated = False

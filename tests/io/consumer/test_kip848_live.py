@@ -183,3 +183,14 @@ async def test_a_removed_member_rejoins_with_its_own_member_id(kafka: Any) -> No
         async with AdminClient(kafka.bootstrap_servers) as admin:
             described = (await admin.describe_groups([group])).raise_for_errors()[group]
         assert [m.member_id for m in described.members] == [first.member_id]
+
+
+async def test_a_long_poll_takes_the_first_assignment_and_returns_its_records(kafka: Any) -> None:
+    """A poll already waiting when the coordinator hands out the assignment starts the
+    reconciliation (with auto-commit on only the application's poll may: it commits first)
+    and returns the records, as Java's poll loop does, instead of sleeping out its timeout."""
+    topic = await make_topic(kafka.bootstrap_servers, 1, 5, prefix="longpoll")
+    async with member(kafka.bootstrap_servers, f"g-{topic}", enable_auto_commit=True) as consumer:
+        await consumer.subscribe([topic])
+        records = await consumer.poll(timeout=60.0)
+    assert [r.value for r in records] == [b"%d" % i for i in range(5)]

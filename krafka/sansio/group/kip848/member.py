@@ -50,6 +50,7 @@ from krafka.sansio.group.events import (
     LosePartitions,
     Partitions,
     PendingRevocation,
+    PollNeeded,
     RevokePartitions,
     Step,
 )
@@ -111,6 +112,7 @@ class ConsumerMember(Membership):
         self._commits: dict[int, tuple[dict[TopicPartition, OffsetAndMetadata], bool]] = {}
         self._close_when_left = False
         self._unreleased = 0
+        self._poll_announced = False
 
     # -- what the driver may read ---------------------------------------------------------------
 
@@ -159,6 +161,7 @@ class ConsumerMember(Membership):
         first when auto-commit is on)."""
         self._require_open()
         self.polled(now)
+        self._poll_announced = False
         if self._step is None:
             self.flows.advance(self, can_commit=True)
 
@@ -331,6 +334,12 @@ class ConsumerMember(Membership):
 
     def pending_revocation(self, partitions: Partitions) -> None:
         self.events.append(PendingRevocation(partitions))
+
+    def poll_needed(self) -> None:
+        """Announced once until the next poll: a waiting poll runs the reconciliation."""
+        if not self._poll_announced:
+            self._poll_announced = True
+            self.events.append(PollNeeded())
 
     def left(self) -> None:
         """The leave released the partitions: the subscription ends (Java's unsubscribe)."""

@@ -61,6 +61,8 @@ class Steps(Protocol):
 
     def pending_revocation(self, partitions: Partitions) -> None: ...
 
+    def poll_needed(self) -> None: ...
+
     def left(self) -> None: ...
 
     @property
@@ -185,6 +187,7 @@ class Flows:
             m.move(S.ACKNOWLEDGING)
             return True
         if steps.auto_commit_enabled and not can_commit:
+            steps.poll_needed()
             return False
         revoked = self.owned - resolved.topic_partitions
         self._reconciliation = _Reconciliation(self._incarnation, m.target, resolved, revoked)

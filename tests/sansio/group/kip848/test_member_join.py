@@ -21,6 +21,7 @@ from krafka.sansio.group.events import (
     CommitPositions,
     CommitReason,
     PendingRevocation,
+    PollNeeded,
     RevokePartitions,
 )
 from krafka.sansio.group.membership.state import MembershipState as S
@@ -131,6 +132,35 @@ def test_any_failure_makes_the_next_heartbeat_full() -> None:
     assert request.subscribed_topic_names == ["a"]
     assert request.rebalance_timeout_ms == 30000
     assert owned_in(request) == tps("a-0")
+
+
+def test_a_reconciliation_waiting_for_a_poll_says_so_once_until_the_poll() -> None:
+    """With auto-commit on only the application's poll starts a reconciliation (it commits
+    first): the member asks for that poll, so a poll already waiting runs it at once instead
+    of sleeping out its timeout (Java's poll loop sends a PollEvent each round)."""
+    m = Kip848(auto_commit=True)
+    m.join("a", assigned=tps("a-0", "a-1"))
+    m.advance(5)
+    sent, _ = m.heartbeat()
+    m.reply(sent, epoch=2, assigned=tps("a-1", "a-2"))
+    assert m.events_of(PollNeeded) == [PollNeeded()]
+    m.advance(5)
+    sent, _ = m.heartbeat()
+    m.reply(sent, epoch=2)
+    assert m.events_of(PollNeeded) == []  # once until the poll
+    m.poll()
+    assert m.expect_step(CommitPositions).reason is CommitReason.REBALANCE
+    assert m.events_of(PollNeeded) == []
+
+
+def test_without_auto_commit_a_reconciliation_needs_no_poll() -> None:
+    m = Kip848(auto_commit=False)
+    m.subscribe("a")
+    m.poll()
+    sent, _ = m.heartbeat()
+    m.reply(sent, epoch=1, assigned=tps("a-0"))
+    assert m.expect_step(AssignPartitions).assignment == tps("a-0")
+    assert m.events_of(PollNeeded) == []
 
 
 def test_revocation_commits_then_revokes_then_assigns_then_acks() -> None:
