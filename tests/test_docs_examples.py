@@ -25,8 +25,10 @@ import enum
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -131,7 +133,9 @@ def _console_script(code: str) -> str:
     return "\n".join([*prelude, *commands]) + "\n"
 
 
-def _run(example: Example, cwd: Path, addresses: dict[str, str]) -> None:
+def _run(example: Example, cwd: Path, addresses: dict[str, str], timeout: float = TIMEOUT) -> None:
+    """Run `example` in `cwd` with the addresses put in; fails when it exits non-zero or
+    has not finished within `timeout` (then everything it started is killed)."""
     code = example.code
     for placeholder, address in addresses.items():
         code = code.replace(placeholder, address)
@@ -143,16 +147,28 @@ def _run(example: Example, cwd: Path, addresses: dict[str, str]) -> None:
         argv = ["bash", "example.sh"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), _pythonpath()]))}
     env.pop("KRAFKA_BOOTSTRAP_SERVERS", None)
-    try:
-        done = subprocess.run(
-            argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
-        )
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"{example.name} did not finish within {TIMEOUT} s:\n{exc.stdout!r}")
-    if done.returncode != 0:
+    with subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: a hang is killed whole
+    ) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            stdout, stderr = process.communicate()
+            pytest.fail(
+                f"{example.name} did not finish within {timeout} s:\n--- stdout\n"
+                f"{stdout[-3000:]}\n--- stderr\n{stderr[-3000:]}"
+            )
+    if process.returncode != 0:
         pytest.fail(
-            f"{example.name} exited {done.returncode}:\n--- code\n{code}\n--- stdout\n"
-            f"{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
+            f"{example.name} exited {process.returncode}:\n--- code\n{code}\n--- stdout\n"
+            f"{stdout[-3000:]}\n--- stderr\n{stderr[-3000:]}"
         )
 
 
@@ -233,3 +249,14 @@ def test_docs_site_builds_strict(tmp_path: Path) -> None:
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert done.returncode == 0, done.stderr[-5000:]
+
+
+def test_a_hanging_example_fails_and_is_killed_whole(tmp_path: Path) -> None:
+    marker = tmp_path / "still-running"
+    example = Example(
+        "test", 1, "console", f"$ (sleep 1; touch {marker}) &\n$ sleep 30\n", Mode.TANSU, ""
+    )
+    with pytest.raises(pytest.fail.Exception, match=r"did not finish within 0\.5 s"):
+        _run(example, tmp_path, {}, timeout=0.5)
+    time.sleep(1.5)
+    assert not marker.exists(), "a process the example started outlived it"
