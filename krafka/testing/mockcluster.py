@@ -99,6 +99,10 @@ Observed behaviour and quirks (librdkafka 2.16.0, probed with krafka's KafkaClie
   partition, and start at the latest offset (`sharegroup_set_auto_offset_reset(EARLIEST)`).
   KIP-848 timeouts take effect at a group's next heartbeat; the share-group session timeout
   and heartbeat interval only for groups created afterwards, the other share settings at once.
+- Any client's connection to a broker closing closes every share session on that broker and
+  releases what its members hold, delivery counts decremented (a fetch parked across it can
+  re-acquire them with delivery count 1); the members' next settlements get
+  SHARE_SESSION_NOT_FOUND. Apache Kafka closes only the disconnected client's own sessions.
 - A control arriving right after the previous one was answered can lose the mock thread's
   wake-up and wait for its 1 s poll timeout; the harness wakes it by connecting to a broker.
 """

@@ -324,6 +324,35 @@ async def test_injected_errors_are_recovered(mock_env: Any) -> None:
         assert await poll_until(c, 1, seconds=1.5) == []
 
 
+async def test_another_clients_disconnect_leaves_the_records_held(share_env: Any) -> None:
+    """A producer connects and disconnects while the last poll's records are held (implicit
+    mode: the next poll accepts them). Apache Kafka keeps this member's share sessions: each
+    record comes once, with delivery count 1. The mock closes every share session on a broker
+    when any connection to it closes and releases what its members hold (delivery count
+    decremented, as Kafka does for a member's own closed session): the next poll's acceptances
+    are refused (SHARE_SESSION_NOT_FOUND) and the held records come again, with delivery count
+    1 when a fetch was in flight across the disconnect - a mock quirk, not krafka's."""
+    env = await share_env(2)
+    await produce(env, 4, 2)
+    first: list[ShareRecord] = []
+    async with consumer(env) as c:
+        await c.subscribe([env.topic])
+        with anyio.fail_after(20):
+            while len(first) < 4:
+                held = await c.poll(timeout=0.2)
+                first += held
+        await produce(env, 4, 2, first=4)
+        later = await poll_until(c, 4)
+        later += await poll_until(c, 100, seconds=1.0)
+    assert sorted(r.value for r in first) == [b"0", b"1", b"2", b"3"]
+    if env.mock is not None:
+        assert {r.value for r in held} <= {r.value for r in later}
+        assert {r.value for r in later} >= {b"4", b"5", b"6", b"7"}
+        return
+    assert sorted(r.value for r in later) == [b"4", b"5", b"6", b"7"]
+    assert {r.delivery_count for r in first + later} == {1}
+
+
 async def test_unsubscribe_releases_leaves_and_may_subscribe_again(share_env: Any) -> None:
     env = await share_env(1)
     await produce(env, 2, 1)
