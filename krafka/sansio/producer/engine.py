@@ -392,6 +392,7 @@ class ProducerEngine:
             self.accumulator.flushing = bool(self._flushes) or self._committing()
             self._drain(now, requests)
             if self.transactions is not None:
+                self._ensure_producer_id(now)
                 self._transaction_actions(now, requests)
             self._ask_metadata()
             self._note_use(now)
@@ -474,6 +475,18 @@ class ProducerEngine:
                 elif isinstance(action, ProducerFatal):
                     self._stop(action.error)
                 self._events.append(action)
+
+    def _ensure_producer_id(self, now: float) -> None:
+        """An idempotent producer that has records asks for its producer id by itself (Java's
+        sender does); a transactional one waits for `initialize` (`initTransactions`)."""
+        txn = self.transactions
+        assert txn is not None
+        if (
+            txn.state is TxnState.UNINITIALIZED
+            and self.config.transactional_id is None
+            and next(self.accumulator.batches(), None) is not None
+        ):
+            txn.initialize(now)
 
     def _committing(self) -> bool:
         txn = self.transactions

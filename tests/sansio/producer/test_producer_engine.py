@@ -259,3 +259,16 @@ def test_a_record_refused_for_an_unusable_topic_dooms_its_transaction() -> None:
     with pytest.raises(InvalidTopicError):
         h.engine.append("clash", None, None, None, b"v", None, h.now, 1)
     assert h.txn is not None and h.txn.state is TxnState.ABORTABLE_ERROR
+
+
+def test_an_idempotent_producer_asks_for_its_producer_id_itself_once_it_has_records() -> None:
+    """As Java's sender: without `initialize` an idempotent (not transactional) producer left
+    its records unsent until their delivery timeout, no request and no deadline before it."""
+    engine = ProducerEngine(ProducerConfig(linger=0.0), Cluster())
+    assert engine.next_actions(0.0) == []  # nothing to send: no request yet
+    engine.append("t", 0, None, None, b"v", None, 0.0, 1)
+    (init,) = [a for a in engine.next_actions(0.0) if isinstance(a, SendRequest)]
+    assert isinstance(init.request, InitProducerIdRequest)
+    engine.on_response(init, InitProducerIdResponse(producer_id=1, producer_epoch=0), 0.1)
+    (produce,) = [a for a in engine.next_actions(0.1) if isinstance(a, SendRequest)]
+    assert produce.target.node_id == 1  # type: ignore[union-attr]
