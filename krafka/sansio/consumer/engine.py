@@ -269,10 +269,16 @@ class ConsumerEngine:
 
     def poll(self, now: float, max_records: int | None = None) -> list[ConsumerRecord]:
         """Up to `max_records` records ready now ([] when none); raises what the application
-        must see first (a group's, a reset's or a partition's error)."""
+        must see first (a group's, a reset's or a partition's error). Records left behind
+        bring a `PollReady`, so an application polling on `PollReady` alone gets them all."""
         self._polled(now)
+        records = self._take_records(max_records or self.config.max_poll_records)
+        if records and (self.buffer or self.fetcher.has_data()):
+            self._ready = True
+        return records
+
+    def _take_records(self, limit: int) -> list[ConsumerRecord]:
         buffer = self.buffer
-        limit = max_records or self.config.max_poll_records
         if buffer:
             return [buffer.popleft() for _ in range(min(limit, len(buffer)))]
         self.subscription.mark_polled()

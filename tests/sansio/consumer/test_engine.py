@@ -181,6 +181,23 @@ def test_an_assigned_partition_reads_from_its_committed_offset_and_poll_hands_re
     assert fetched_offsets(talk, talk.expect(FetchRequest)) == {0: 8}
 
 
+def test_a_poll_that_leaves_records_behind_is_followed_by_poll_ready() -> None:
+    """An embedder polling on `PollReady` stalled: a poll capped by `max_poll_records` left
+    the rest fetched, and no PollReady came for them (no new data was coming)."""
+    machine, talk = engine(max_poll_records=2)
+    machine.assign([T0], talk.now)
+    talk.reply(talk.expect(OffsetFetchRequest), committed_answer({T0: 5}))
+    talk.reply(talk.expect(FetchRequest), records_answer(0, range(5, 8)))
+    talk.step()
+    assert taken(talk, PollReady)
+    assert [r.offset for r in machine.poll(talk.now)] == [5, 6]
+    talk.step()
+    assert taken(talk, PollReady), "a record is left for the next poll"
+    assert [r.offset for r in machine.poll(talk.now)] == [7]
+    talk.step()
+    assert not taken(talk, PollReady)
+
+
 def test_records_kept_for_one_by_one_delivery_are_not_consumed_yet() -> None:
     machine, talk, fetch = assigned_at(5)
     talk.reply(fetch, records_answer(0, range(5, 8)))
