@@ -5,14 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Final
 
 from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.consumer.completed_fetch import Deserializer
 from krafka.sansio.consumer.fetcher import FetchConfig
 from krafka.sansio.consumer.subscription import ResetStrategy
-from krafka.sansio.group.classic.assignors import PartitionAssignor
+from krafka.sansio.group.classic.assignors import PartitionAssignor, assignors_for
 from krafka.sansio.group.config import GroupConfig
 from krafka.structs import TopicPartition
+
+#: Java's default `partition.assignment.strategy`: range, upgradable to cooperative-sticky.
+DEFAULT_ASSIGNORS: Final = ("range", "cooperative-sticky")
 
 
 class GroupProtocol(Enum):
@@ -38,8 +42,10 @@ class ConsumerConfig:
     fetch: FetchConfig = field(default_factory=FetchConfig)
     group: GroupConfig | None = None
     group_protocol: GroupProtocol = GroupProtocol.CLASSIC
-    #: Classic members' assignors, in preference order.
-    assignors: tuple[PartitionAssignor, ...] = ()
+    #: Classic members' assignors, in preference order (Java's default unless given).
+    assignors: tuple[PartitionAssignor, ...] = field(
+        default_factory=lambda: assignors_for(DEFAULT_ASSIGNORS)
+    )
     #: KIP-848: the coordinator-side assignor to ask for (None: its default).
     remote_assignor: str | None = None
     auto_offset_reset: ResetStrategy = ResetStrategy.LATEST
@@ -65,4 +71,4 @@ class ConsumerConfig:
         return min(30.0, self.metadata_max_age)
 
 
-__all__ = ["ConsumerConfig", "GroupProtocol"]
+__all__ = ["DEFAULT_ASSIGNORS", "ConsumerConfig", "GroupProtocol"]
