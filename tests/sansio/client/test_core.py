@@ -189,6 +189,16 @@ def test_a_read_only_request_is_resent_when_its_connection_drops_a_produce_is_no
     assert requester.outcome(offsets) == ListOffsetsResponse(topics=[])
 
 
+def test_a_connection_the_peer_closed_is_handed_back_to_close() -> None:
+    """An embedder closes sockets only on `CloseConnection`, also after reading b"" (the
+    selectors example relies on it: a socket left open at EOF would wake its loop forever)."""
+    cluster, requester = started()
+    requester.ask(SendRequest(LeaderOf("t", 0), list_offsets()))
+    asked = cluster.take(ApiKey.LIST_OFFSETS, B1)
+    cluster.drop(asked.conn_id)
+    assert asked.conn_id in cluster.closed
+
+
 def test_a_dropped_coordinator_connection_reroutes_to_the_coordinator_found_next() -> None:
     cluster, requester = started()
     sent = offset_fetch()
