@@ -26,7 +26,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Final, Generic, Protocol, TypeVar
+from typing import Any, Final, Generic, NoReturn, Protocol, TypeVar
 
 from krafka.errors import KrafkaError
 from krafka.protocol.schema import Request
@@ -151,6 +151,10 @@ class Completed:
     op: int
     value: Any = None
 
+    def result(self) -> Any:
+        """`value` (as `Failed.result` raises: one call for either outcome)."""
+        return self.value
+
 
 @dataclass(frozen=True, slots=True)
 class Failed:
@@ -158,6 +162,10 @@ class Failed:
 
     op: int
     error: KrafkaError
+
+    def result(self) -> NoReturn:
+        """Raises `error` (as `Completed.result` returns the value)."""
+        raise self.error
 
 
 class Machine(Protocol):

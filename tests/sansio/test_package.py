@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import krafka.sansio
+from krafka.errors import KafkaTimeoutError
 
 SANSIO = Path(krafka.sansio.__file__).parent
 #: What a sans-IO module must never import (the embedder owns I/O, threads and the clock).
@@ -66,3 +69,22 @@ def test_importing_all_of_sansio_loads_no_event_loop_library() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_an_outcome_gives_its_value_or_raises_its_error_with_one_call() -> None:
+    assert krafka.sansio.Completed(1, "value").result() == "value"
+    with pytest.raises(KafkaTimeoutError):
+        krafka.sansio.Failed(2, KafkaTimeoutError("late")).result()
+
+
+def test_create_topics_is_an_admin_operation_for_the_core() -> None:
+    operation = krafka.sansio.create_topics([krafka.sansio.NewTopic("t", 2)], timeout=5.0)
+    assert isinstance(operation, krafka.sansio.AdminOperation)
+    with pytest.raises(ValueError, match="listed twice"):
+        krafka.sansio.create_topics(
+            [krafka.sansio.NewTopic("t"), krafka.sansio.NewTopic("t")], timeout=5.0
+        )
+
+
+def test_the_guide_points_to_the_selectors_example() -> None:
+    assert "examples/sansio_selectors.py" in (krafka.sansio.__doc__ or "")

@@ -8,7 +8,7 @@ not retried on codes that may mean the work was done (only NOT_CONTROLLER and th
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -35,7 +35,7 @@ from krafka.protocol.messages.create_topics_request import (
 from krafka.protocol.schema import ZERO_UUID
 from krafka.sansio.actions import Versioned
 from krafka.sansio.admin.acls import AclOperation, authorized_operations
-from krafka.sansio.admin.operation import Call, Handler
+from krafka.sansio.admin.operation import AdminOperation, Call, Handler
 from krafka.sansio.admin.outcome import (
     CONTROLLER_MOVED,
     NOTHING_MOVES,
@@ -43,7 +43,7 @@ from krafka.sansio.admin.outcome import (
     ItemResult,
     for_code,
 )
-from krafka.sansio.admin.routing import METADATA_MAX_VERSION, Target
+from krafka.sansio.admin.routing import METADATA_MAX_VERSION, Target, ToBrokers
 
 #: CreateTopics v4+ accept -1 partitions / replication factor: the broker's defaults (KIP-464).
 _BROKER_DEFAULTS_VERSION: Final = 4
@@ -194,6 +194,21 @@ class CreateTopics(Handler[str]):
                 )
             )
         return out
+
+
+def create_topics(
+    topics: Iterable[NewTopic], *, timeout: float, validate_only: bool = False
+) -> AdminOperation[str]:
+    """The admin call creating `topics` on the controller, for a `ClientCore` to run (what
+    `AdminClient.create_topics` runs): `start(now)` it; it completes with `{name: CreatedTopic
+    or error}` within `timeout` seconds."""
+    new: dict[str, NewTopic] = {}
+    for topic in topics:
+        if topic.name in new:
+            raise ValueError(f"topic {topic.name!r} is listed twice")
+        new[topic.name] = topic
+    handler = CreateTopics(new, validate_only, int(timeout * 1000))
+    return AdminOperation(handler, ToBrokers(controller=True), new, timeout=timeout)
 
 
 class DeleteTopics(Handler[str]):
