@@ -49,7 +49,7 @@ Rebalance steps (`PartitionsAssigned`, `PartitionsRevoked`, `PartitionsLost`: a
 once its listener ran; polls drive the group (the first one joins it) and `PollReady` says
 when the next poll has something.
 
-`examples/sansio_selectors.py` is all of it in under 100 lines of code: it creates a topic,
+`examples/sansio_selectors.py` is all of it in at most 100 lines of code: it creates a topic,
 produces 1,000 records, consumes them in a group and commits, with `selectors` and one clock.
 """
 
