@@ -20,6 +20,7 @@ EXTRAS: Final = {
     "pandas": ("pandas", "spark"),
     "botocore": ("botocore", "aws"),
     "aws_msk_iam_sasl_signer": ("aws-msk-iam-sasl-signer-python", "aws"),
+    "opentelemetry": ("opentelemetry-api", "otel"),
 }
 
 

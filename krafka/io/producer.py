@@ -51,8 +51,10 @@ from krafka.io.producer_handle import (
 from krafka.io.producer_settings import keywords, producer_config
 from krafka.io.producer_txn import Transactions
 from krafka.io.telemetry import ClientTelemetry
+from krafka.io.tracing import tracing_for
 from krafka.sansio.actions import RefreshMetadata, SendRequest
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
+from krafka.sansio.producer.batch import ProducerBatch
 from krafka.sansio.producer.engine import Due, ProducerEngine
 from krafka.sansio.producer.events import BatchDone, ProducerFatal, TopicsInUse
 from krafka.sansio.producer.metrics import ProducerMetricsSnapshot
@@ -61,6 +63,8 @@ from krafka.sansio.producer.record import (
     RecordMetadata,
     check_record,
     check_timestamp,
+    locate,
+    metadata_of,
 )
 from krafka.sansio.telemetry import ClientKind
 from krafka.structs import ConsumerGroupMetadata
@@ -111,6 +115,7 @@ class Producer:
         interceptors: Sequence[ProducerInterceptor] = (),
         metadata_max_age: float = 300.0,
         connections_per_broker: int = 1,
+        tracer_provider: Any = None,
         client: KafkaClient | None = None,
         **client_options: Any,
     ) -> None:
@@ -178,6 +183,11 @@ class Producer:
             lambda: self._error,
         )
         self._started = self._closed = False
+        #: OpenTelemetry spans (`krafka.io.tracing`), or None when tracing is off.
+        self.tracing = tracing_for(tracer_provider, client_id, self._client.bootstrap)
+        self._traced: dict[ProducerBatch, list[tuple[Any, Any]]] = {}
+        if self.tracing is not None:
+            self.send = self._traced_send  # type: ignore[method-assign]
         #: True while records may be appended straight to `engine` (`send`'s fast path, and
         #: `krafka.sync`'s): started, not closed or stopped, no interceptors, no transaction.
         self.direct = False
@@ -285,6 +295,45 @@ class Producer:
         if self._engine.due:
             await self._attend()
         return handle  # type: ignore[return-value]
+
+    #: `send` without a span of its own, for a caller that made one (`krafka.sync.Producer`).
+    _untraced_send = send
+
+    async def _traced_send(
+        self,
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        *,
+        headers: Sequence[Header] | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+    ) -> DeliveryHandle:
+        """`send` with tracing on: in a `send {topic}` span whose context the record's headers
+        carry, ended when the record is acknowledged."""
+        assert self.tracing is not None
+        span, headers = self.tracing.start_send(topic, partition, key, value, headers)
+        try:
+            handle = await self._send_checked(topic, value, key, headers, partition, timestamp)
+        except BaseException as exc:
+            self.tracing.end_send(span, partition, None, exc)
+            raise
+        self._traced.setdefault(handle.batch, []).append((handle, span))
+        return handle
+
+    def _end_spans(self, batch: ProducerBatch) -> None:
+        """End the `send` spans of `batch`'s records (or move them to its halves)."""
+        tracing = self.tracing
+        assert tracing is not None
+        for handle, span in self._traced.pop(batch, ()):
+            found, index = locate(handle.batch, handle.index)
+            if not found.done:
+                self._traced.setdefault(found, []).append((handle, span))
+            elif found.error is not None:
+                tracing.end_send(span, found.partition, None, found.error)
+            else:
+                meta = metadata_of(found, index)
+                tracing.end_send(span, meta.partition, meta.offset, None)
 
     async def _send_checked(
         self,
@@ -431,6 +480,8 @@ class Producer:
         if type(event) is BatchDone:
             batch = event.batch
             wake_waiters(batch)
+            if self.tracing is not None:
+                self._end_spans(batch)
             if batch.done and self._hooks.interceptors:
                 self._hooks.acknowledge(batch)
             self._notify_progress()

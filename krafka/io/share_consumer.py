@@ -41,6 +41,7 @@ from krafka.io.client import KafkaClient
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
 from krafka.io.telemetry import ClientTelemetry
+from krafka.io.tracing import TraceContext, settle_error, tracing_for
 from krafka.io.wakeup import WakeupTrigger
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.group.events import GroupFailed
@@ -87,10 +88,14 @@ class ShareConsumerSettings:
     retry_backoff: float = 0.1
     retry_backoff_max: float = 1.0
     metadata_max_age: float = 300.0
+    #: OpenTelemetry, as the consumer's (`krafka.io.tracing`).
+    tracer_provider: Any = None
+    trace_context: TraceContext | str = TraceContext.LINK
 
     def __post_init__(self) -> None:
         mode = AcknowledgementMode.parse(self.acknowledgement_mode)
         object.__setattr__(self, "acknowledgement_mode", mode)
+        object.__setattr__(self, "trace_context", TraceContext.parse(self.trace_context))
         if not self.group_id:
             raise ValueError("a share consumer needs a group_id")
         if self.max_poll_records <= 0:
@@ -167,6 +172,14 @@ class ShareConsumer:
         self._callbacks: list[AcknowledgementsCommitted] = []
         self._in_callback = False
         self._state = "new"
+        #: OpenTelemetry spans (`krafka.io.tracing`), or None when tracing is off.
+        self.tracing = tracing_for(
+            settings.tracer_provider,
+            settings.client_id,
+            self._client.bootstrap,
+            group=settings.group_id,
+            trace_context=settings.trace_context,
+        )
         self.set_acknowledgement_commit_callback(settings.acknowledgement_commit_callback)
 
     @classmethod
@@ -214,6 +227,8 @@ class ShareConsumer:
         if self._state != "started":
             self._state = "closed"
             return
+        if self.tracing is not None:
+            self.tracing.finish_current()
         deadline = anyio.current_time() + timeout
         op = self._machine.close(anyio.current_time())
         self._state = "closed"
@@ -284,6 +299,8 @@ class ShareConsumer:
             records = self._machine.poll(anyio.current_time(), max_records)
             self._driver.wake()
             if records or self._state != "started":
+                if records and self.tracing is not None:
+                    self.tracing.poll(records)
                 return records
             remaining = deadline - anyio.current_time()
             if remaining <= 0:
@@ -321,9 +338,13 @@ class ShareConsumer:
         self._run_callbacks()
         op = self._machine.commit(anyio.current_time())
         wait = self.settings.default_api_timeout if timeout is None else timeout
-        result: dict[TopicPartition, KrafkaError | None] = await self._wakeups.interruptible(
-            lambda: self._driver.outcome(op, wait)
-        )
+        outcome = self._wakeups.interruptible(lambda: self._driver.outcome(op, wait))
+        if self.tracing is None:
+            result: dict[TopicPartition, KrafkaError | None] = await outcome
+            return result
+        span = self.tracing.settle_span("ack")
+        result = await self.tracing.ended(span, outcome)
+        settle_error(span, self.tracing, result)
         return result
 
     def wakeup(self) -> None:
@@ -382,9 +403,16 @@ class ShareConsumer:
         return await self._telemetry.client_instance_id(timeout)
 
     async def __aiter__(self) -> Any:
-        while self._state == "started":
-            for record in await self.poll(1.0):
-                yield record
+        tracing = self.tracing
+        try:
+            while self._state == "started":
+                for record in await self.poll(1.0):
+                    if tracing is not None:
+                        tracing.process(record)
+                    yield record
+        finally:
+            if tracing is not None:
+                tracing.finish_current()
 
     # -- the machine's events -------------------------------------------------------------------
 

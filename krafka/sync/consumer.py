@@ -33,6 +33,7 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
 from krafka.errors import InvalidStateError
 from krafka.io.consumer import Consumer as AsyncConsumer
 from krafka.io.consumer.pending_commit import PendingCommit
+from krafka.io.tracing import traced_records
 from krafka.sansio.consumer.record import ConsumerRecord
 from krafka.sansio.group.events import GroupMembershipOperation
 from krafka.structs import OffsetAndMetadata, TopicPartition
@@ -247,7 +248,9 @@ class Consumer(SyncClient[AsyncConsumer]):
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
         """Records one by one (fetched in polls of `max_poll_records`), until closed."""
-        return poll_until_closed(self.poll, lambda: self.closed)
+        records = poll_until_closed(self.poll, lambda: self.closed)
+        tracing = self._client.tracing
+        return records if tracing is None else traced_records(tracing, records)
 
 
 __all__ = ["Consumer"]

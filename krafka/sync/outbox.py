@@ -140,7 +140,7 @@ class Outbox:
     async def _send_queued(self) -> None:
         items = self.items
         popleft = items.popleft
-        send = self._producer.send
+        send = self._producer._untraced_send
         while items:
             topic, value, key, headers, partition, timestamp, future = popleft()
             try:

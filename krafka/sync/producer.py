@@ -30,6 +30,7 @@ from __future__ import annotations
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 import anyio
@@ -78,7 +79,9 @@ class Producer(SyncClient[AsyncProducer]):
         self._clock = self._thread.time
         self._wake = self._client.driver.wake
         compiled = compiled_send(parking)
-        if compiled is not None:
+        if self._client.tracing is not None:
+            self.send = self._traced_send  # type: ignore[method-assign]
+        elif compiled is not None:
             self.send = compiled(  # type: ignore[method-assign]
                 weakref.ref(self), parking, self._outbox, self._future_type, self._client,
                 self._thread.call_soon, self._append_new, InvalidStateError,
@@ -121,6 +124,41 @@ class Producer(SyncClient[AsyncProducer]):
             finally:
                 self._resume()
         return self._queue(topic, value, key, headers, partition, timestamp, future)
+
+    def _traced_send(
+        self,
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        *,
+        headers: Sequence[Header] | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+    ) -> DeliveryFuture:
+        """`send` with tracing on: its `send {topic}` span starts here, in the caller's context
+        (`krafka.io.tracing`), and ends when the future does."""
+        tracing = self._client.tracing
+        assert tracing is not None
+        span, headers = tracing.start_send(topic, partition, key, value, headers)
+        try:
+            future = Producer.send(self, topic, value, key, headers=headers,
+                                   partition=partition, timestamp=timestamp)  # fmt: skip
+        except BaseException as exc:
+            tracing.end_send(span, partition, None, exc)
+            raise
+
+        def done(finished: Future[RecordMetadata]) -> None:
+            error = finished.exception()
+            meta = None if error is not None else finished.result()
+            tracing.end_send(
+                span,
+                partition if meta is None else meta.partition,
+                None if meta is None else meta.offset,
+                error,
+            )
+
+        future.add_done_callback(done)
+        return future
 
     def _append_new(
         self,

@@ -47,6 +47,7 @@ from krafka.io.driver import MachineDriver, OutcomeTimeout, Stopped
 from krafka.io.host import TaskHost
 from krafka.io.iteration import RecordIterator
 from krafka.io.telemetry import ClientTelemetry
+from krafka.io.tracing import TracedRecords, tracing_for
 from krafka.io.wakeup import WakeupTrigger
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.consumer.engine import ConsumerEngine
@@ -152,6 +153,14 @@ class Consumer(OffsetLookups):
         self._refresh_all = False
         self._refreshing = False
         self._state = _State.NEW
+        #: OpenTelemetry spans (`krafka.io.tracing`), or None when tracing is off.
+        self.tracing = tracing_for(
+            settings.tracer_provider,
+            settings.client_id,
+            self._client.bootstrap,
+            group=settings.group_id,
+            trace_context=settings.trace_context,
+        )
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Consumer:
@@ -208,6 +217,8 @@ class Consumer(OffsetLookups):
             self._state = _State.CLOSED
             return
         self._state = _State.CLOSED
+        if self.tracing is not None:
+            self.tracing.finish_current()
         deadline = anyio.current_time() + timeout
         self._waiters.notify()  # a poll waiting in another task returns
         raised: BaseException | None = None
@@ -307,7 +318,9 @@ class Consumer(OffsetLookups):
 
     def __aiter__(self) -> AsyncIterator[ConsumerRecord]:
         """Records one by one until the consumer is closed (buffered ones without a coroutine
-        each: `krafka.io.iteration`)."""
+        each: `krafka.io.iteration`; with tracing on, each in its `process` span)."""
+        if self.tracing is not None:
+            return TracedRecords(self.tracing, self.__anext__)
         return RecordIterator(self._buffer, self._next_record)
 
     async def __anext__(self) -> ConsumerRecord:
@@ -352,6 +365,8 @@ class Consumer(OffsetLookups):
             self._driver.wake()  # a poll may start a rebalance, and frees fetch buffer space
         if records and not buffered and self._interceptors:
             records = self._intercepted(records)
+        if records and self.tracing is not None:
+            self.tracing.poll(records)
         return records
 
     def _batches(self) -> list[FetchedBatch]:
@@ -604,8 +619,11 @@ class Consumer(OffsetLookups):
             offsets = offsets_argument("commit", offsets)
         op = self._engine.commit(offsets, anyio.current_time(), timeout)
         self._driver.wake()
-        committed = await self._outcome(op, timeout, "commit", interruptible=True)
-        self._on_commit(committed)
+        outcome = self._outcome(op, timeout, "commit", interruptible=True)
+        if self.tracing is not None:
+            span = self.tracing.settle_span("commit")
+            outcome = self.tracing.ended(span, outcome)
+        self._on_commit(await outcome)
 
     def commit_async(self, offsets: Offsets | None = None) -> PendingCommit:
         """Start a commit (default: the positions of everything returned so far); await the
@@ -624,7 +642,10 @@ class Consumer(OffsetLookups):
         return pending
 
     async def _finish_commit(self, op: int) -> None:
-        self._on_commit(await self._outcome(op, None, "commit"))
+        outcome = self._outcome(op, None, "commit")
+        if self.tracing is not None:
+            outcome = self.tracing.ended(self.tracing.settle_span("commit"), outcome)
+        self._on_commit(await outcome)
 
     async def committed(
         self, partitions: Iterable[TopicPartition], *, timeout: float | None = None

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
+from krafka.io.tracing import TraceContext
 from krafka.sansio.backoff import BackoffPolicy
 from krafka.sansio.consumer.config import ConsumerConfig, GroupProtocol
 from krafka.sansio.consumer.fetcher import FetchConfig
@@ -58,6 +59,11 @@ class ConsumerSettings:
     max_partition_fetch_bytes: int = 1_048_576
     fetch_max_wait: float = 0.5
     max_poll_records: int = 500
+    #: OpenTelemetry (`krafka.io.tracing`): a tracer provider (None: the global one, if set),
+    #: and whether a `process` span links to ("link") or is the child of ("parent") the span
+    #: that sent its record.
+    tracer_provider: Any = None
+    trace_context: TraceContext | str = TraceContext.LINK
     max_buffered_records: int = 0
     client_rack: str | None = None
     check_crcs: bool = True
@@ -76,6 +82,7 @@ class ConsumerSettings:
         object.__setattr__(self, "auto_offset_reset", ResetStrategy.parse(self.auto_offset_reset))
         object.__setattr__(self, "isolation_level", IsolationLevel.parse(self.isolation_level))
         object.__setattr__(self, "initial_offsets", dict(self.initial_offsets))
+        object.__setattr__(self, "trace_context", TraceContext.parse(self.trace_context))
         if self.max_poll_records <= 0:
             raise ValueError("max_poll_records must be positive")
         if self.max_buffered_records < 0:
