@@ -28,7 +28,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _otel import child_env, source_root, split, tracing_options
+
+source_root(__file__)
 
 VALUE = b"x" * 100
 BATCH = 10_000
@@ -50,14 +53,20 @@ def _since(start: tuple[float, float]) -> Run:
     return Run(wall - start[0], cpu - start[1])
 
 
-def krafka_run(bootstrap: str, topic: str, partitions: int, n: int, iterate: bool) -> Run:
+def krafka_run(
+    bootstrap: str, topic: str, partitions: int, n: int, iterate: bool, otel: bool = False
+) -> Run:
     import anyio
 
     from krafka import Consumer, TopicPartition
 
     async def run() -> Run:
         async with Consumer(
-            bootstrap, auto_offset_reset="earliest", fetch_max_wait=0.1, max_poll_records=BATCH
+            bootstrap,
+            auto_offset_reset="earliest",
+            fetch_max_wait=0.1,
+            max_poll_records=BATCH,
+            **tracing_options("-otel" if otel else ""),
         ) as consumer:
             await consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
             first = await consumer.recv()
@@ -147,19 +156,24 @@ def child(name: str, bootstrap: str, topic: str, partitions: int, records: int) 
     runs = {
         "krafka": lambda: krafka_run(bootstrap, topic, partitions, records, False),
         "krafka-iter": lambda: krafka_run(bootstrap, topic, partitions, records, True),
+        "krafka-otel": lambda: krafka_run(bootstrap, topic, partitions, records, False, True),
+        "krafka-iter-otel": lambda: krafka_run(bootstrap, topic, partitions, records, True, True),
         "confluent-kafka": lambda: confluent_run(bootstrap, topic, partitions, records),
         "aiokafka": lambda: aiokafka_run(bootstrap, topic, partitions, records, False),
         "aiokafka-iter": lambda: aiokafka_run(bootstrap, topic, partitions, records, True),
     }
-    run = runs[name]()
+    run = runs[split(name)[0]]()
     print(json.dumps({"seconds": run.seconds, "cpu": run.cpu}))
 
 
-def measure(name: str, bootstrap: str, topic: str, partitions: int, records: int) -> Run:
+def measure(
+    name: str, bootstrap: str, topic: str, partitions: int, records: int, baseline: str | None
+) -> Run:
     out = subprocess.run(
         [sys.executable, __file__, "--child", name, bootstrap, topic, str(partitions),
          str(records)],
         check=True, capture_output=True, text=True, timeout=600,
+        env=child_env(name, baseline),
     )  # fmt: skip
     data = json.loads(out.stdout.strip().splitlines()[-1])
     return Run(data["seconds"], data["cpu"])
@@ -185,6 +199,10 @@ def report(results: dict[str, list[Run]], records: int) -> None:
     for name in results:
         print(f"{name:16} {rates[name] / 1e6:6.3f} M rec/s   {cpus[name]:5.2f} µs CPU/rec")
     for mine, peer in (
+        ("krafka-otel", "krafka"),
+        ("krafka-iter-otel", "krafka-iter"),
+        ("krafka", "krafka@base"),
+        ("krafka-iter", "krafka-iter@base"),
         ("krafka", "confluent-kafka"),
         ("krafka", "aiokafka"),
         ("krafka-iter", "confluent-kafka"),
@@ -202,7 +220,13 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=500_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--mock", action="store_true", help="3-broker mock cluster, 12 partitions")
-    parser.add_argument("--clients", default=",".join(CLIENTS))
+    parser.add_argument(
+        "--clients",
+        default=",".join(CLIENTS),
+        help="also krafka-otel, krafka-iter-otel (tracing on, spans dropped); NAME@base: "
+        "krafka from --baseline",
+    )
+    parser.add_argument("--baseline", help="a krafka source tree for the NAME@base clients")
     args = parser.parse_args()
     clients = args.clients.split(",")
     topic = f"bench-consume-{time.time_ns()}"
@@ -222,7 +246,9 @@ def main() -> None:
         results: dict[str, list[Run]] = {c: [] for c in clients}
         for _ in range(args.rounds):
             for name in clients:
-                results[name].append(measure(name, bootstrap, topic, partitions, args.records))
+                results[name].append(
+                    measure(name, bootstrap, topic, partitions, args.records, args.baseline)
+                )
         print(f"{args.records} records x 100 B, {partitions} partition(s), medians of "
               f"{args.rounds} rounds")  # fmt: skip
         report(results, args.records)

@@ -34,7 +34,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _otel import child_env, source_root, split, tracing_options
+
+source_root(__file__)
 
 VALUE = b"x" * 100
 
@@ -61,7 +64,13 @@ TASKS = 1000
 
 
 def krafka_run(
-    bootstrap: str, topic: str, n: int, acks: int | str, confirm: bool, tasks: bool = False
+    bootstrap: str,
+    topic: str,
+    n: int,
+    acks: int | str,
+    confirm: bool,
+    tasks: bool = False,
+    otel: bool = False,
 ) -> Run:
     import anyio
 
@@ -69,7 +78,11 @@ def krafka_run(
 
     async def main() -> Run:
         async with Producer(
-            bootstrap_servers=bootstrap, acks=acks, linger=0.005, compression="none"
+            bootstrap_servers=bootstrap,
+            acks=acks,
+            linger=0.005,
+            compression="none",
+            **tracing_options("-otel" if otel else ""),
         ) as producer:
             await producer.send_and_wait(topic, b"warm-up", partition=0)
             start = _clock()
@@ -181,6 +194,8 @@ CLIENTS: dict[str, Callable[[str, str, int], Run]] = {
     "aiokafka-tasks": lambda b, t, n: aiokafka_run(b, t, n, confirm=True, tasks=True),
     "krafka-idempotent": lambda b, t, n: krafka_run(b, t, n, "all", confirm=False),
     "confluent-idempotent": lambda b, t, n: confluent_run(b, t, n, True, confirm=False),
+    "krafka-otel": lambda b, t, n: krafka_run(b, t, n, 1, confirm=False, otel=True),
+    "krafka-confirm-otel": lambda b, t, n: krafka_run(b, t, n, 1, confirm=True, otel=True),
 }
 DEFAULT_CLIENTS = (
     "krafka",
@@ -192,10 +207,12 @@ DEFAULT_CLIENTS = (
 )
 #: krafka variant -> the peers doing the same work.
 PEERS = {
-    "krafka": ("confluent-kafka", "aiokafka"),
-    "krafka-confirm": ("confluent-confirm", "aiokafka-confirm"),
+    "krafka": ("confluent-kafka", "aiokafka", "krafka@base"),
+    "krafka-confirm": ("confluent-confirm", "aiokafka-confirm", "krafka-confirm@base"),
     "krafka-tasks": ("confluent-confirm", "aiokafka-tasks"),
     "krafka-idempotent": ("confluent-idempotent",),
+    "krafka-otel": ("krafka",),
+    "krafka-confirm-otel": ("krafka-confirm",),
 }
 
 
@@ -235,15 +252,15 @@ PEERS.update({"krafka-sync": ("krafka",), "krafka-sync-confirm": ("krafka-confir
 
 def child(name: str, bootstrap: str, records: int) -> None:
     """One measured run in this (fresh) process; prints it as JSON."""
-    run = CLIENTS[name](bootstrap, f"bench-{name}", records)
+    run = CLIENTS[split(name)[0]](bootstrap, f"bench-{name.replace('@', '-')}", records)
     print(json.dumps({"seconds": run.seconds, "cpu": run.cpu}))
 
 
-def measure(name: str, bootstrap: str, records: int) -> Run:
+def measure(name: str, bootstrap: str, records: int, baseline: str | None = None) -> Run:
     out = subprocess.run(
         [sys.executable, __file__, "--child", name, "--bootstrap", bootstrap,
          "--records", str(records)],
-        check=True, capture_output=True, text=True,
+        check=True, capture_output=True, text=True, env=child_env(name, baseline),
     )  # fmt: skip
     data = json.loads(out.stdout.strip().splitlines()[-1])
     return Run(data["seconds"], data["cpu"])
@@ -256,6 +273,7 @@ def main() -> None:
     parser.add_argument(
         "--clients", default=",".join(DEFAULT_CLIENTS), help=f"any of {', '.join(CLIENTS)}"
     )
+    parser.add_argument("--baseline", help="a krafka source tree for the NAME@base clients")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--bootstrap", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -269,7 +287,7 @@ def main() -> None:
     with LocalBroker() as broker:
         for rnd in range(args.rounds):
             for name in names:
-                run = measure(name, broker.bootstrap_servers, args.records)
+                run = measure(name, broker.bootstrap_servers, args.records, args.baseline)
                 results[name].append(run)
                 print(
                     f"round {rnd + 1} {name:20s} {args.records / run.seconds:>12,.0f} rec/s "

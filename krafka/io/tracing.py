@@ -142,6 +142,7 @@ class Tracing:
             base["server.port"] = port
         self.base: Final = base
         self._kind = trace.SpanKind
+        self._attach = importlib.import_module("opentelemetry.context").attach
         #: The record being processed in a traced loop (`async for`, the sync `for`).
         self.current: Processing | None = None
 
@@ -283,8 +284,7 @@ class Tracing:
         context until the next record, the end of the loop or the consumer's close."""
         self.finish_current()
         span = self.start_process(record)
-        context = importlib.import_module("opentelemetry.context")
-        self.current = Processing(span, context.attach(self._trace.set_span_in_context(span)))
+        self.current = Processing(span, self._attach(self._trace.set_span_in_context(span)))
 
     def finish_current(self, error: BaseException | None = None) -> None:
         current, self.current = self.current, None

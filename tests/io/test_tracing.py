@@ -106,6 +106,7 @@ async def test_send_poll_process_commit(
             if len(seen) == 2:
                 break
         await consumer.commit()
+        await consumer.commit_async()
     assert (
         trace.get_current_span() is trace.INVALID_SPAN
         or not trace.get_current_span().is_recording()
@@ -133,11 +134,14 @@ async def test_send_poll_process_commit(
     assert polls[0].attributes["messaging.operation.type"] == "receive"
     assert sum(p.attributes["messaging.batch.message_count"] for p in polls) == 2  # type: ignore[index,misc]
 
-    (commit,) = named(exporter, f"commit {group}")
-    assert commit.kind is SpanKind.CLIENT
-    assert commit.attributes is not None
-    assert commit.attributes["messaging.operation.name"] == "commit"
-    assert commit.attributes["messaging.operation.type"] == "settle"
+    commits = named(exporter, f"commit {group}")
+    assert len(commits) == 2  # commit() and commit_async()
+    for commit in commits:
+        assert commit.kind is SpanKind.CLIENT
+        assert commit.attributes is not None
+        assert commit.attributes["messaging.operation.name"] == "commit"
+        assert commit.attributes["messaging.operation.type"] == "settle"
+        assert commit.attributes["messaging.consumer.group.name"] == group
 
 
 async def test_process_parented_and_a_failed_send(

@@ -638,13 +638,16 @@ class Consumer(OffsetLookups):
         op = self._engine.commit(wanted, anyio.current_time())
         self._driver.wake()
         pending = PendingCommit(wanted)
-        self._host.start_soon(pending.run, lambda _: self._finish_commit(op), name="krafka commit")
+        span = None if self.tracing is None else self.tracing.settle_span("commit")
+        self._host.start_soon(
+            pending.run, lambda _: self._finish_commit(op, span), name="krafka commit"
+        )
         return pending
 
-    async def _finish_commit(self, op: int) -> None:
+    async def _finish_commit(self, op: int, span: Any = None) -> None:
         outcome = self._outcome(op, None, "commit")
-        if self.tracing is not None:
-            outcome = self.tracing.ended(self.tracing.settle_span("commit"), outcome)
+        if self.tracing is not None and span is not None:
+            outcome = self.tracing.ended(span, outcome)
         self._on_commit(await outcome)
 
     async def committed(
