@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import importlib
+import os
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any, Final, TypeVar
@@ -28,6 +30,7 @@ from krafka.sansio.producer.record import Header
 
 T = TypeVar("T")
 SYSTEM: Final = "kafka"
+_PROVIDER_VARIABLE: Final = "OTEL_PYTHON_TRACER_PROVIDER"
 #: The headers W3C trace context travels in.
 TRACE_HEADERS: Final = frozenset({"traceparent", "tracestate"})
 
@@ -63,6 +66,14 @@ def _provider(trace: Any, given: Any) -> Any:
     return found
 
 
+def _may_have_global() -> bool:
+    """Whether a global tracer provider may be set: only code that imported
+    `opentelemetry.trace` can have set one (or the SDK's environment variable names one). Not
+    importing OpenTelemetry otherwise keeps an untraced process exactly as it was: its import
+    alone adds thousands of objects every full garbage collection then walks."""
+    return "opentelemetry.trace" in sys.modules or bool(os.environ.get(_PROVIDER_VARIABLE))
+
+
 def tracing_for(
     tracer_provider: Any,
     client_id: str,
@@ -72,6 +83,8 @@ def tracing_for(
     trace_context: TraceContext | str = TraceContext.LINK,
 ) -> Tracing | None:
     """A client's `Tracing`, or None when tracing is off."""
+    if tracer_provider is None and not _may_have_global():
+        return None
     modules = _otel()
     if modules is None:
         if tracer_provider is not None:

@@ -5,6 +5,8 @@ sync `for` keeping each record's `process` span current, commits, and the share 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -56,6 +58,23 @@ def test_off_without_a_provider() -> None:
     assert tracing_for(None, "c", [("h", 1)]) is None
     assert Producer("127.0.0.1:1").tracing is None
     assert Producer("127.0.0.1:1").send.__func__ is Producer.send  # type: ignore[attr-defined]
+
+
+def test_the_global_provider_and_no_import_without_it() -> None:
+    """A global provider set before the client is made turns tracing on; a process that never
+    imported OpenTelemetry does not get it imported by a client (zero cost when off)."""
+    script = """
+import sys
+import krafka
+assert krafka.Consumer("127.0.0.1:1").tracing is None
+assert "opentelemetry" not in sys.modules
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+trace.set_tracer_provider(TracerProvider())
+assert krafka.Producer("127.0.0.1:1").tracing is not None
+assert krafka.ShareConsumer("127.0.0.1:1", group_id="g").tracing is not None
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
 
 
 async def test_send_poll_process_commit(
@@ -235,7 +254,6 @@ async def test_share_consumer(
 ) -> None:
     """A share consumer's records get process spans linked to their send spans; its explicit
     acknowledgements are committed in an `ack {group}` settle span."""
-    import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).parent / "share"))
