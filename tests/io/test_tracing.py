@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import krafka.sync
 from krafka import Consumer, Producer, ShareConsumer
 from krafka.io.tracing import TraceContext, tracing_for
+from krafka.testing.javapeer import java_consume
 
 pytestmark = pytest.mark.anyio
 SpanKind = trace.SpanKind
@@ -198,11 +199,12 @@ async def test_process_parented_and_a_failed_send(
     assert process.context.trace_id == send.context.trace_id
 
 
-def test_sync_clients_and_librdkafka_sees_traceparent(
+def test_sync_clients_and_peers_see_traceparent(
     kafka_broker: Any, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
     """The sync producer's send span is the child of the caller thread's current span; its
-    traceparent reaches librdkafka; the sync consumer's `for` keeps each process span current."""
+    traceparent reaches librdkafka and Java's KafkaConsumer; the sync consumer's `for` keeps
+    each process span current."""
     import confluent_kafka
 
     topic = topic_name("sync")
@@ -232,7 +234,10 @@ def test_sync_clients_and_librdkafka_sees_traceparent(
         reader.close()
     assert message is not None
     headers = dict(message.headers() or [])
-    assert headers["traceparent"].startswith(f"00-{trace_id}-{span_id}-".encode())
+    traceparent = f"00-{trace_id}-{span_id}-".encode()
+    assert headers["traceparent"].startswith(traceparent)
+    (java,) = java_consume(kafka_broker.bootstrap_servers, [topic], count=1, timeout=60)
+    assert dict(java.headers)["traceparent"] == headers["traceparent"]
 
     with krafka.sync.Consumer(
         kafka_broker.bootstrap_servers,
