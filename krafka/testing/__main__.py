@@ -1,7 +1,10 @@
-"""`python -m krafka.testing [tansu|kafka] [--port P] [--nodes N]`: a broker in the foreground.
+"""`python -m krafka.testing [tansu|kafka|mock] [--port P] [--nodes N]`: a broker in the
+foreground.
 
 Prints the bootstrap servers, then runs until Ctrl-C or SIGTERM and stops every process it
-started (each in its own process group), whatever way it exits.
+started (each in its own process group), whatever way it exits. `mock` is librdkafka's mock
+cluster inside this process (threads, no child process); it binds ports the kernel picks
+(`rd_kafka_mock_cluster_new` offers no way to choose them), so it refuses `--port`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,11 @@ from types import FrameType
 
 from krafka.errors import KrafkaError
 
+#: A classic group's first rebalance waits this long for more members on the foreground mock
+#: cluster: none, as Kafka's sample server.properties for development (librdkafka's default
+#: is 3 s).
+MOCK_INITIAL_REBALANCE_DELAY_MS = 0
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -23,12 +31,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "kind",
         nargs="?",
-        choices=("tansu", "kafka"),
+        choices=("tansu", "kafka", "mock"),
         default="tansu",
-        help="tansu (starts in milliseconds, the default) or kafka (Apache Kafka, the reference)",
+        help="tansu (starts in milliseconds, the default), kafka (Apache Kafka, the reference)"
+        " or mock (librdkafka's mock cluster, from the confluent-kafka wheel)",
     )
     parser.add_argument("--port", type=int, default=None, help="first PLAINTEXT port")
-    parser.add_argument("--nodes", type=int, default=1, choices=(1, 3), help="Apache Kafka nodes")
+    parser.add_argument(
+        "--nodes", type=int, default=1, help="brokers: 1 or 3 for kafka, any number for mock"
+    )
     parser.add_argument(
         "--partitions", type=int, default=1, help="partitions of auto-created topics (kafka)"
     )
@@ -52,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.kind == "tansu":
             return _run_tansu(args, stop)
+        if args.kind == "mock":
+            return _run_mock(args, stop)
         return _run_kafka(args, stop)
     except KrafkaError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -80,8 +93,33 @@ def _run_tansu(args: argparse.Namespace, stop: threading.Event) -> int:
     return 0
 
 
+def _run_mock(args: argparse.Namespace, stop: threading.Event) -> int:
+    from krafka.testing.mockcluster import MockCluster
+
+    if args.port is not None:
+        raise SystemExit(
+            "mock binds ports the kernel picks (librdkafka has no way to choose them):"
+            " drop --port and use the bootstrap_servers= line it prints"
+        )
+    if args.nodes < 1:
+        raise SystemExit(f"mock needs at least one broker, not --nodes {args.nodes}")
+    with MockCluster(args.nodes) as cluster:
+        cluster.set_group_initial_rebalance_delay(MOCK_INITIAL_REBALANCE_DELAY_MS)
+        print(
+            f"librdkafka {cluster.librdkafka_version} mock cluster ({args.nodes} broker(s))"
+            f" on {cluster.bootstrap_servers} (Ctrl-C stops it)",
+            flush=True,
+        )
+        print(f"bootstrap_servers={cluster.bootstrap_servers}", flush=True)
+        _wait(stop, lambda: not cluster.closed)
+    return 0
+
+
 def _run_kafka(args: argparse.Namespace, stop: threading.Event) -> int:
     from krafka.testing.kafka import KafkaCluster
+
+    if args.nodes not in (1, 3):
+        raise SystemExit(f"kafka runs 1 or 3 nodes, not --nodes {args.nodes}")
 
     listeners = tuple(name.strip().upper() for name in args.listeners.split(",") if name.strip())
     if "PLAINTEXT" not in listeners:

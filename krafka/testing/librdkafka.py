@@ -208,7 +208,9 @@ def library_path() -> str:
         return override
     spec = importlib.util.find_spec("confluent_kafka")
     if spec is None or not spec.submodule_search_locations:
-        raise LibrdkafkaUnavailable("confluent-kafka is not installed")
+        raise LibrdkafkaUnavailable(
+            "confluent-kafka is not installed (pip install confluent-kafka, or krafka[dev])"
+        )
     package = Path(next(iter(spec.submodule_search_locations)))
     places = [package.parent / "confluent_kafka.libs", package / ".dylibs", package]
     for place in places:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -603,3 +604,59 @@ async def test_fixture_factory_makes_independent_clusters(
         assert {b.node_id for b in (await _metadata(client)).brokers} == {1, 2, 3, 4, 5}
     async with _client(one) as client:
         assert sorted(_leaders(await _metadata(client, "a"), "a")) == [0, 1]
+
+
+def _foreground_mock(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "krafka.testing", "mock", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _mock_roundtrip(bootstrap: str, topic: str) -> list[bytes | None]:
+    from krafka import Consumer, Producer, TopicPartition
+
+    async def run() -> list[bytes | None]:
+        async with Producer(bootstrap_servers=bootstrap) as producer:
+            meta = await producer.send_and_wait(topic, b"v", key=b"k")
+        async with Consumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest") as c:
+            await c.assign([TopicPartition(topic, meta.partition)])
+            return [r.value for r in await c.poll(timeout=10)]
+
+    return anyio.run(run)
+
+
+def test_python_m_krafka_testing_mock_runs_until_sigterm_and_leaves_nothing() -> None:
+    proc = _foreground_mock("--nodes", "3")
+    try:
+        assert proc.stdout is not None
+        bootstrap = ""
+        for line in proc.stdout:
+            if line.startswith("bootstrap_servers="):
+                bootstrap = line.strip().split("=", 1)[1]
+                break
+        addresses = bootstrap.split(",")
+        assert len(addresses) == 3, f"three brokers, got {bootstrap!r}"
+        assert _mock_roundtrip(bootstrap, "main-mock") == [b"v"]
+        assert not subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True).stdout
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(30) == 0
+        for address in addresses:
+            host, _, port = address.rpartition(":")
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection((host, int(port)), timeout=5).close()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_python_m_krafka_testing_mock_refuses_a_port_it_cannot_bind() -> None:
+    proc = _foreground_mock("--port", "9092")
+    output, _ = proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    assert "mock binds ports the kernel picks" in output
+    assert not [line for line in output.splitlines() if line.startswith("bootstrap_servers=")]
