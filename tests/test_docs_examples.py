@@ -14,6 +14,14 @@ comment on the line before a block says how it runs:
 - `<!-- norun: why -->`: never run (it needs AWS, a proxy or a cluster we do not have); the
   reason is listed in the test's id and a Python block must still compile.
 
+The README's blocks that run on Tansu or Apache Kafka (a new user's first steps: producer,
+consumer, groups, CLI) also run on librdkafka's mock cluster, each on a fresh
+`python -m krafka.testing mock` (the mock keeps a group once it existed and then refuses
+other clients' commits to it, so examples sharing a group name would depend on their order),
+four at a time, in the default suite. A `<!-- nomock: why -->` line (alone, or beside one of
+the markers above) keeps a block off the mock: a feature it lacks (admin APIs, ListGroups,
+DescribeGroups), with the reason in the test's id.
+
 The Tansu examples run four at a time (different topics and groups each). A console block's
 `$ ` lines (with their `\\` continuations) run in bash with `set -e`; the
 lines between them are sample output and are not compared.
@@ -31,6 +39,7 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +55,9 @@ TIMEOUT = 90.0
 
 _FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w-]*)")
 _MARKER = re.compile(r"^\s*<!--\s*(?P<mode>norun|kafka|slow)\s*:\s*(?P<why>.*?)\s*-->\s*$")
+_NOMOCK = re.compile(r"^\s*<!--\s*nomock\s*:\s*(?P<why>.*?)\s*-->\s*$")
+#: The page whose runnable blocks also run on librdkafka's mock cluster.
+MOCK_SOURCE = "README.md"
 
 
 class Mode(enum.Enum):
@@ -65,22 +77,33 @@ class Example:
     code: str
     mode: Mode
     why: str
+    #: Why the block does not run on librdkafka's mock cluster ("": it does, if in MOCK_SOURCE).
+    nomock: str = ""
 
     @property
     def name(self) -> str:
         return f"{self.source}:{self.line}"
 
+    @property
+    def runs_on_mock(self) -> bool:
+        return (
+            self.source == MOCK_SOURCE and self.mode in (Mode.TANSU, Mode.KAFKA) and not self.nomock
+        )
+
 
 def _blocks(path: Path) -> Iterator[Example]:
     lines = path.read_text().splitlines()
     source = str(path.relative_to(ROOT))
-    mode, why, index = Mode.TANSU, "", 0
+    mode, why, nomock, index = Mode.TANSU, "", "", 0
     while index < len(lines):
         line = lines[index]
         marker = _MARKER.match(line)
+        no_mock = _NOMOCK.match(line)
         fence = _FENCE.match(line)
         if marker:
             mode, why = Mode(marker["mode"]), marker["why"]
+        elif no_mock:
+            nomock = no_mock["why"]
         elif fence:
             indent, lang = fence["indent"], fence["lang"]
             end = index + 1
@@ -88,11 +111,11 @@ def _blocks(path: Path) -> Iterator[Example]:
                 end += 1
             body = "\n".join(text.removeprefix(indent) for text in lines[index + 1 : end])
             if lang in ("python", "console"):
-                yield Example(source, index + 1, lang, body + "\n", mode, why)
-            elif mode is not Mode.TANSU:
+                yield Example(source, index + 1, lang, body + "\n", mode, why, nomock)
+            elif mode is not Mode.TANSU or nomock:
                 raise ValueError(f"{source}:{index + 1}: a marker before a ```{lang} block")
-            mode, why, index = Mode.TANSU, "", end
-        elif line.strip() and mode is not Mode.TANSU:
+            mode, why, nomock, index = Mode.TANSU, "", "", end
+        elif line.strip() and (mode is not Mode.TANSU or nomock):
             raise ValueError(f"{source}:{index + 1}: a marker not followed by a block")
         index += 1
 
@@ -223,6 +246,91 @@ def test_example_runs_on_tansu(example: Example, tansu_outcomes: dict[str, str |
 @pytest.mark.parametrize("example", _params(Mode.KAFKA) + _params(Mode.TANSU, Mode.SLOW, slow=True))
 def test_example_runs_on_kafka(example: Example, kafka: Any, tmp_path: Path) -> None:
     _run(example, tmp_path, _kafka_addresses(kafka, tmp_path))
+
+
+@contextmanager
+def _foreground_mock() -> Iterator[str]:
+    """`python -m krafka.testing mock`, as a new user starts it: its bootstrap servers."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), _pythonpath()]))}
+    with subprocess.Popen(
+        [sys.executable, "-m", "krafka.testing", "mock"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    ) as process:
+        try:
+            assert process.stdout is not None
+            bootstrap = next(
+                (line for line in process.stdout if line.startswith("bootstrap_servers=")), ""
+            )
+            assert bootstrap, "python -m krafka.testing mock printed no bootstrap_servers= line"
+            yield bootstrap.strip().split("=", 1)[1]
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(30)
+
+
+@pytest.fixture(scope="module")
+def mock_outcomes(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str | None]:
+    """The selected mock-cluster examples, four at a time, each on a mock of its own: each
+    one's failure, or None."""
+    chosen = [
+        item.callspec.params["example"]
+        for item in request.session.items
+        if item.name.startswith("test_example_runs_on_the_mock_cluster[")
+    ]
+    places = {example.name: tmp_path_factory.mktemp("example") for example in chosen}
+
+    def outcome(example: Example) -> str | None:
+        try:
+            with _foreground_mock() as bootstrap:
+                _run(example, places[example.name], {PLAINTEXT: bootstrap})
+        except pytest.fail.Exception as exc:
+            return str(exc)
+        return None
+
+    with ThreadPoolExecutor(4) as pool:
+        return dict(zip(places, pool.map(outcome, chosen), strict=True))
+
+
+@pytest.mark.parametrize(
+    "example",
+    [pytest.param(example, id=example.name) for example in EXAMPLES if example.runs_on_mock],
+)
+def test_example_runs_on_the_mock_cluster(
+    example: Example, mock_outcomes: dict[str, str | None]
+) -> None:
+    failure = mock_outcomes[example.name]
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
+
+
+@pytest.mark.parametrize(
+    "example",
+    [
+        pytest.param(example, id=f"{example.name} ({example.nomock})")
+        for example in EXAMPLES
+        if example.nomock
+    ],
+)
+def test_a_block_kept_off_the_mock_cluster_is_a_readme_one_and_says_why(example: Example) -> None:
+    assert example.source == MOCK_SOURCE, "only the README's blocks run on the mock cluster"
+    assert example.mode in (Mode.TANSU, Mode.KAFKA), "the block would not run on the mock anyway"
+
+
+def test_the_getting_started_path_runs_on_the_mock_cluster() -> None:
+    """The README's producer, consumer, group and CLI examples are among the mock's."""
+    on_mock = [example for example in EXAMPLES if example.runs_on_mock]
+    codes = [example.code for example in on_mock]
+    assert any("Producer(" in code and "send_and_wait" in code for code in codes)
+    assert any("subscribe(" in code and "group_id=" in code for code in codes)
+    assert any(
+        example.language == "console" and "krafka consume" in example.code for example in on_mock
+    )
 
 
 @pytest.mark.parametrize("example", _params(Mode.NORUN))
