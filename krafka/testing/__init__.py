@@ -1,7 +1,8 @@
 """Clusters for tests, the demo and experiments: Apache Kafka (`KafkaCluster`, the reference),
-Tansu (`LocalBroker`, embedded, starts in milliseconds) and TLS material (`TlsMaterial`).
-`python -m krafka.testing [tansu|kafka]` runs one in the foreground; `krafka.testing.pytest_plugin`
-gives pytest fixtures."""
+Tansu (`LocalBroker`, embedded, starts in milliseconds) and TLS material (`TlsMaterial`);
+librdkafka's mock cluster is `krafka.testing.mockcluster.MockCluster`.
+`python -m krafka.testing [tansu|kafka|mock]` runs one in the foreground;
+`krafka.testing.pytest_plugin` gives pytest fixtures."""
 
 from krafka.testing.broker import LocalBroker, free_port
 from krafka.testing.kafka import KafkaCluster, KafkaNode
