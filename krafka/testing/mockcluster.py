@@ -91,6 +91,12 @@ Observed behaviour and quirks (librdkafka 2.16.0, probed with krafka's KafkaClie
   does not); read `requests()` first. Timestamps are librdkafka's monotonic clock (us).
 - A coordinator pinned to a broker id the cluster lacks makes the next FindCoordinator abort
   the whole process (an rd_assert), so `set_coordinator` refuses unknown ids.
+- OffsetFetch with topics null ("every topic the group committed to", v2+) is answered with a
+  null topics array the schema forbids (the mock echoes the request's count), so `krafka lag
+  GROUP` needs `--topic` there. Once a classic group has existed (even Empty, its members
+  gone), OffsetCommit from outside it (generation -1, no member: `assign` with a `group_id`,
+  `krafka group reset-offsets`) gets UNKNOWN_MEMBER_ID; Apache Kafka accepts it while the
+  group is Empty. Give such commits a group no member ever joined.
 - `target_assignment` and `sharegroup_target_assignment` apply only to a group that exists
   (a member has heartbeated) and only to members it has; otherwise they do nothing.
 - Defaults: classic groups wait 3 s for members before the first rebalance; KIP-848 groups
