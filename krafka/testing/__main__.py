@@ -21,6 +21,10 @@ from krafka.errors import KrafkaError
 #: cluster: none, as Kafka's sample server.properties for development (librdkafka's default
 #: is 3 s).
 MOCK_INITIAL_REBALANCE_DELAY_MS = 0
+#: The controller the foreground mock's Metadata names (librdkafka's default is none), as an
+#: Apache Kafka broker names one: an admin call for the controller (CreateTopics, which the
+#: mock lacks) then fails at once saying so, instead of waiting for a controller until timeout.
+MOCK_CONTROLLER_ID = 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -105,6 +109,7 @@ def _run_mock(args: argparse.Namespace, stop: threading.Event) -> int:
         raise SystemExit(f"mock needs at least one broker, not --nodes {args.nodes}")
     with MockCluster(args.nodes) as cluster:
         cluster.set_group_initial_rebalance_delay(MOCK_INITIAL_REBALANCE_DELAY_MS)
+        cluster.set_controller_id(MOCK_CONTROLLER_ID)
         print(
             f"librdkafka {cluster.librdkafka_version} mock cluster ({args.nodes} broker(s))"
             f" on {cluster.bootstrap_servers} (Ctrl-C stops it)",

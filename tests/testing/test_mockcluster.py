@@ -641,6 +641,16 @@ def test_python_m_krafka_testing_mock_runs_until_sigterm_and_leaves_nothing() ->
         addresses = bootstrap.split(",")
         assert len(addresses) == 3, f"three brokers, got {bootstrap!r}"
         assert _mock_roundtrip(bootstrap, "main-mock") == [b"v"]
+        started = time.monotonic()
+        create = subprocess.run(
+            [sys.executable, "-m", "krafka", "-b", bootstrap, "topics", "create", "main-new"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert create.returncode != 0
+        assert "does not support CREATE_TOPICS" in create.stderr
+        assert time.monotonic() - started < 20, "no waiting for a controller until the timeout"
         assert not subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True).stdout
         os.kill(proc.pid, signal.SIGTERM)
         assert proc.wait(30) == 0
