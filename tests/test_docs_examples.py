@@ -268,7 +268,8 @@ def _foreground_mock() -> Iterator[str]:
             assert bootstrap, "python -m krafka.testing mock printed no bootstrap_servers= line"
             yield bootstrap.strip().split("=", 1)[1]
         finally:
-            os.killpg(process.pid, signal.SIGTERM)
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
             process.wait(30)
 
 
