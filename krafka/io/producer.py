@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from types import TracebackType
 from typing import Any, Final
@@ -38,6 +38,7 @@ from krafka.codec import Compression
 from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
+from krafka.io.clock import loop_clock
 from krafka.io.driver import MachineDriver, OutcomeTimeout, Stopped
 from krafka.io.host import TaskHost
 from krafka.io.producer_append import Appender
@@ -52,6 +53,7 @@ from krafka.io.producer_settings import keywords, producer_config
 from krafka.io.producer_txn import Transactions
 from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import tracing_for
+from krafka.metrics.registry import ClientEntry, track
 from krafka.sansio.actions import RefreshMetadata, SendRequest
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
 from krafka.sansio.producer.batch import ProducerBatch
@@ -68,6 +70,11 @@ from krafka.sansio.producer.record import (
 )
 from krafka.sansio.telemetry import ClientKind
 from krafka.structs import ConsumerGroupMetadata
+
+
+def _java_metrics(producer: Producer) -> Mapping[str, Any]:
+    return producer.metrics().java()
+
 
 __all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
 
@@ -154,6 +161,7 @@ class Producer:
         self._telemetry = ClientTelemetry(
             self._client, ClientKind.PRODUCER, lambda: asdict(self.metrics()), client_id
         )
+        self._clock: Callable[[], float] | None = None
         self._hooks = Hooks(interceptors)
         self._engine = ProducerEngine(
             self.config,
@@ -166,6 +174,7 @@ class Producer:
             self._client, self._engine, on_event=self._on_event, name="krafka producer"
         )
         self._host = TaskHost("krafka producer")
+        track(self, ClientEntry(ClientKind.PRODUCER, client_id, None, _java_metrics))
         self._txns = (
             Transactions(self._engine, self._driver, max_block)
             if self._engine.transactions is not None
@@ -220,6 +229,7 @@ class Producer:
         if self._started:
             return
         self._started = True
+        self._clock = loop_clock()
         try:
             await self._host.start()
             if self._own_client:
@@ -423,8 +433,13 @@ class Producer:
         self._client.update_seed_brokers(servers)
 
     def metrics(self) -> ProducerMetricsSnapshot:
-        """Records and bytes sent, batch sizes, retries, errors, request latency."""
-        return self._engine.metrics.snapshot()
+        """Records and bytes sent, batch sizes, retries, errors, request latency, rates and the
+        buffer; `metrics()["record-send-rate"]` answers Java's names (`.java()`: all). Callable
+        from any thread."""
+        buffer_memory = self._engine.accumulator.buffer_memory
+        if self._clock is None:
+            return self._engine.metrics.snapshot(None, buffer_memory)
+        return self._engine.metrics_snapshot(self._clock())
 
     # -- transactions ---------------------------------------------------------------------------
 

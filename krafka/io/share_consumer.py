@@ -38,11 +38,13 @@ from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka.config.keywords import check_arguments
 from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.client import KafkaClient
+from krafka.io.clock import loop_clock
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
 from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import TraceContext, settle_error, tracing_for
 from krafka.io.wakeup import WakeupTrigger
+from krafka.metrics.registry import ClientEntry, ClientKind, track
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.group.events import GroupFailed
 from krafka.sansio.share import (
@@ -148,6 +150,7 @@ class ShareConsumer:
             **client_options,
         )
         self._own_client = client is None
+        self._clock: Callable[[], float] | None = None
         member = ShareMember(
             settings.group_id,
             max_poll_interval=settings.max_poll_interval,
@@ -164,6 +167,8 @@ class ShareConsumer:
             self._client, ClientKind.SHARE_CONSUMER, self.metrics, settings.client_id
         )
         self._host = TaskHost("krafka share consumer")
+        kind = ClientKind.SHARE_CONSUMER
+        track(self, ClientEntry(kind, settings.client_id, settings.group_id, _metrics))
         self._data = anyio.Event()
         self._metadata_wanted = anyio.Event()
         self._failure: KrafkaError | None = None
@@ -201,6 +206,7 @@ class ShareConsumer:
         if self._own_client:
             await self._client.start(self.settings.default_api_timeout)
         await self._host.start()
+        self._clock = loop_clock()
         await self._host.task_group.start(self._driver.run)
         self._host.start_soon(self._metadata_loop, name="krafka share consumer metadata")
         await self._telemetry.start()
@@ -387,8 +393,13 @@ class ShareConsumer:
         `fetch_throttle_time_avg` / `_max`, `acknowledgements_sent` and
         `acknowledgements_sent_by_type` ({"accept", "release", "reject", "renew", "gap": n};
         gap: acquired offsets without a record), `acknowledgement_errors` (settlements refused),
-        `acknowledge_requests`, `acknowledge_latency_avg` / `_max` (ShareAcknowledge)."""
-        return self._machine.metrics.snapshot(anyio.current_time())
+        `acknowledge_requests`, `acknowledge_latency_avg` / `_max` (ShareAcknowledge),
+        `redeliveries` (records acquired again, delivery count > 1), `lock_renewals` (renew
+        acknowledgements); and Java's names (`records-consumed-rate`,
+        `acknowledgements-send-rate`, ...; see `krafka.sansio.share.metrics`). Callable from
+        any thread once started."""
+        now = self._machine.metrics.last_poll if self._clock is None else self._clock()
+        return self._machine.metrics.snapshot(now or 0.0)
 
     def update_seed_brokers(self, servers: str | Sequence[str]) -> None:
         """Replace the bootstrap servers (`"h1:9092,h2:9092"` or a list): the next
@@ -504,6 +515,10 @@ def _discard(awaitable: Any) -> None:
     close = getattr(awaitable, "close", None)
     if close is not None:
         close()
+
+
+def _metrics(consumer: ShareConsumer) -> Mapping[str, Any]:
+    return consumer.metrics()
 
 
 __all__ = ["AcknowledgementCommitCallback", "ShareConsumer", "ShareConsumerSettings"]

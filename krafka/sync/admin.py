@@ -20,6 +20,7 @@ class AdminClient(SyncClient[AsyncAdminClient]):
 
     _async_class = AsyncAdminClient
 
+    metrics = on_loop(_A.metrics)
     create_topics = blocking(_A.create_topics)
     client_instance_id = blocking(_A.client_instance_id)
     update_seed_brokers = on_loop(_A.update_seed_brokers)

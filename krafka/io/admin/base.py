@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
@@ -14,10 +14,13 @@ import anyio
 from krafka.config.keywords import check_arguments
 from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.client import KafkaClient
+from krafka.io.clock import loop_clock
 from krafka.io.driver import MachineDriver
 from krafka.io.telemetry import ClientTelemetry
+from krafka.metrics.registry import ClientEntry, track
 from krafka.sansio.actions import Broker
 from krafka.sansio.admin.cluster import ClusterDescription, DescribeCluster
+from krafka.sansio.admin.metrics import AdminMetrics
 from krafka.sansio.admin.operation import AdminOperation, Handler
 from krafka.sansio.admin.routing import Routing, ToAnyBroker
 from krafka.sansio.admin.topics import CLUSTER
@@ -76,6 +79,10 @@ class AdminBase:
         self._rand = random.random
         self._started = False
         self._closed = False
+        self._metrics = AdminMetrics()
+        self._clock: Callable[[], float] | None = None
+        if client is None:  # not a consumer's own admin calls
+            track(self, ClientEntry(ClientKind.ADMIN, client_id, None, _metrics))
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -97,10 +104,17 @@ class AdminBase:
         if self._started:
             return
         self._started = True
+        self._clock = loop_clock()
         if self._own_client:
             await self._client.start(self.default_api_timeout)
         if self._telemetry is not None:
             await self._telemetry.start()
+
+    def metrics(self) -> dict[str, Any]:
+        """The admin calls made: `request-total`, `request-rate`, `request-error-total`,
+        `request-error-rate`, `request-latency-avg` / `-max` (seconds; a call is one request
+        per broker it needs, retries included). Callable from any thread."""
+        return self._metrics.snapshot(0.0 if self._clock is None else self._clock())
 
     async def close(self, timeout: float = 5.0) -> None:
         """Close the connections (calls still running fail)."""
@@ -163,6 +177,7 @@ class AdminBase:
         driver = MachineDriver(self._client, operation, name=f"krafka admin: {handler.what}")
         values: dict[K, Any] = {}
         error: KrafkaError | None = None
+        started = anyio.current_time()
         async with anyio.create_task_group() as tg:
             await tg.start(driver.run)
             op = operation.start(anyio.current_time())
@@ -172,6 +187,8 @@ class AdminBase:
                 error = exc
             finally:
                 tg.cancel_scope.cancel()
+        failed = error is not None or any(isinstance(v, KrafkaError) for v in values.values())
+        self._metrics.call_done(started, anyio.current_time(), failed)
         if error is not None:
             raise error
         return values
@@ -198,6 +215,10 @@ class AdminBase:
         """Every broker of the cluster, by id (for calls made on each of them)."""
         cluster = await self._describe_cluster(timeout=timeout)
         return {n.node_id: Broker(n.node_id, n.host, n.port) for n in cluster.nodes}
+
+
+def _metrics(admin: AdminBase) -> Mapping[str, Any]:
+    return admin.metrics()
 
 
 def partitions_of(items: Iterable[Any]) -> list[TopicPartition]:

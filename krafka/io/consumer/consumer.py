@@ -34,6 +34,7 @@ from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.admin import AdminClient
 from krafka.io.client import KafkaClient
+from krafka.io.clock import loop_clock
 from krafka.io.consumer.arguments import (
     offset_argument,
     offsets_argument,
@@ -49,6 +50,7 @@ from krafka.io.iteration import RecordIterator
 from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import TracedRecords, tracing_for
 from krafka.io.wakeup import WakeupTrigger
+from krafka.metrics.registry import ClientEntry, ClientKind, track
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.consumer.engine import ConsumerEngine
 from krafka.sansio.consumer.events import (
@@ -131,6 +133,7 @@ class Consumer(OffsetLookups):
         self._engine = ConsumerEngine(settings.engine_config(), self._client.metadata)
         self._buffer = self._engine.buffer
         self._metrics = self._engine.metrics
+        self._clock: Callable[[], float] | None = None
         self._driver = MachineDriver(
             self._client, self._engine, on_event=self._on_event, name="krafka consumer"
         )
@@ -143,6 +146,8 @@ class Consumer(OffsetLookups):
             self._client, ClientKind.CONSUMER, self.metrics, settings.client_id
         )
         self._host = TaskHost("krafka consumer")
+        entry = ClientEntry(ClientKind.CONSUMER, settings.client_id, settings.group_id, _metrics)
+        track(self, entry)
         self._waiters = _Waiters()
         self._wakeups = WakeupTrigger("consumer")
         self._steps: deque[RebalanceEvent] = deque()
@@ -182,6 +187,7 @@ class Consumer(OffsetLookups):
             await self._client.start(self.settings.default_api_timeout)
         await self._admin.start()
         await self._host.start()
+        self._clock = loop_clock()
         await self._host.task_group.start(self._driver.run)
         await self._telemetry.start()
         return self
@@ -715,8 +721,13 @@ class Consumer(OffsetLookups):
     def metrics(self) -> dict[str, Any]:
         """Totals since the start (`records_consumed`, `bytes_consumed`, `fetches`, fetch
         latency and throttle avg/max, ...) and the lag now: `lag` (total over the assigned
-        partitions), `lag_max`, `lag_by_partition`."""
-        return self._metrics.snapshot(self.lag())
+        partitions), `lag_max`, `lag_by_partition`; and Java's names (`records-consumed-rate`,
+        `records-lag-max`, `records-lag` {partition: lag}, `commit-latency-avg`,
+        `rebalance-total`, `last-rebalance-seconds-ago`, `assigned-partitions`, ...; see
+        `krafka.sansio.consumer.metrics`). Callable from any thread once started."""
+        engine = self._engine
+        now = None if self._clock is None else self._clock()
+        return self._metrics.snapshot(engine.lag(), now, engine.assignment())
 
     async def client_instance_id(self, timeout: float) -> uuid.UUID | None:
         """KIP-714: the id the cluster gave this consumer's telemetry (Java's
@@ -727,6 +738,10 @@ class Consumer(OffsetLookups):
     @property
     def client(self) -> KafkaClient:
         return self._client
+
+
+def _metrics(consumer: Consumer) -> Mapping[str, Any]:
+    return consumer.metrics()
 
 
 __all__ = ["Consumer"]

@@ -38,6 +38,7 @@ from krafka.errors import (
     error_for_code,
 )
 from krafka.protocol.error_codes import ErrorCode
+from krafka.protocol.messages import ApiKey
 from krafka.sansio.actions import (
     Completed,
     CoordinatorMoved,
@@ -154,6 +155,8 @@ class ConsumerEngine:
         self._missing = Backoff(config.retry_backoff)
         self._closing: _Closing | None = None
         self._sessions = _Sessions()
+        #: OffsetCommit requests out, and when they went (commit-latency).
+        self._commits: dict[SendRequest[Any], float] = {}
 
     # -- the contract ---------------------------------------------------------------------------
 
@@ -181,6 +184,8 @@ class ConsumerEngine:
         return actions
 
     def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
+        if sent in self._commits:
+            self._commit_answered(sent, now, failed=False)
         owner = self._owners.pop(sent, None)
         if owner is self._sessions:
             self._session_closed(sent)
@@ -188,6 +193,8 @@ class ConsumerEngine:
             owner.on_response(sent, response, now)
 
     def on_failure(self, sent: SendRequest[Any], error: KrafkaError, now: float) -> None:
+        if sent in self._commits:
+            self._commit_answered(sent, now, failed=True)
         owner = self._owners.pop(sent, None)
         if owner is self._sessions:
             self._session_closed(sent)
@@ -287,7 +294,7 @@ class ConsumerEngine:
             limit, config.key_deserializer, config.value_deserializer
         )
         if records:
-            self.metrics.consumed(records)
+            self.metrics.consumed(records, now)
         return records
 
     def poll_batches(self, now: float) -> list[FetchedBatch]:
@@ -296,7 +303,7 @@ class ConsumerEngine:
         self.subscription.mark_polled()
         batches = self.fetcher.fetched_batches()
         if batches:
-            self.metrics.consumed_batches(batches)
+            self.metrics.consumed_batches(batches, now)
         return batches
 
     def keep(self, records: Iterable[ConsumerRecord]) -> None:
@@ -514,6 +521,7 @@ class ConsumerEngine:
         """Route one action of a part; True when it answered a step of the group."""
         if isinstance(action, SendRequest):
             self._owners[action] = owner
+            self._timed(action, now)
             actions.append(action)
         elif isinstance(action, Completed | Failed):
             handler = self._internal.pop(action.op, None)
@@ -530,7 +538,7 @@ class ConsumerEngine:
         elif isinstance(action, CommitPositions):
             return self._commit_positions(action, now)
         elif isinstance(action, RevokePartitions | LosePartitions | AssignPartitions):
-            self._rebalance_step(action)
+            self._rebalance_step(action, now)
         elif isinstance(action, PendingRevocation):
             self._pending_revocation(action.partitions)
         elif isinstance(action, PollNeeded):
@@ -541,6 +549,17 @@ class ConsumerEngine:
         elif isinstance(action, AutoCommitDone):
             self._auto_commit_done(action)
         return False
+
+    def _timed(self, sent: SendRequest[Any], now: float) -> None:
+        """Metrics of the group's requests: commits are timed, a JoinGroup opens a rebalance."""
+        api = sent.api_key
+        if api == ApiKey.OFFSET_COMMIT:
+            self._commits[sent] = now
+        elif api == ApiKey.JOIN_GROUP:
+            self.metrics.rebalance_begun(now)
+
+    def _commit_answered(self, sent: SendRequest[Any], now: float, failed: bool) -> None:
+        self.metrics.committed(now - self._commits.pop(sent), failed)
 
     def _commit_positions(self, step: CommitPositions, now: float) -> bool:
         """The group commits before revoking or leaving: the consumed positions of `step`'s
@@ -558,14 +577,18 @@ class ConsumerEngine:
         self.subscription.mark_pending_revocation(partitions)
         self._drop_buffered(set(partitions))
 
-    def _rebalance_step(self, step: RevokePartitions | LosePartitions | AssignPartitions) -> None:
+    def _rebalance_step(
+        self, step: RevokePartitions | LosePartitions | AssignPartitions, now: float
+    ) -> None:
         event: RebalanceEvent
         if isinstance(step, AssignPartitions):
+            self.metrics.rebalance_ended(now)
             if self.subscription.type in _SUBSCRIBED:
                 self.subscription.assign_from_subscribed(sorted(step.assignment))
                 self._assignment_changed()
             event = PartitionsAssigned(step.step, step.added, step.assignment)
         elif isinstance(step, RevokePartitions):
+            self.metrics.rebalance_begun(now)
             event = PartitionsRevoked(step.step, step.partitions)
         else:
             event = PartitionsLost(step.step, step.partitions)
@@ -624,6 +647,7 @@ class ConsumerEngine:
     def _polled(self, now: float) -> None:
         """The application polled: the group learns it; a due auto-commit goes out; what it
         must see is raised."""
+        self.metrics.polled(now)
         if self.subscription.type is SubscriptionType.NONE:
             raise IllegalStateError(
                 "Consumer is not subscribed to any topics or assigned any partitions: call "

@@ -158,7 +158,7 @@ class Fetcher:
             return
         assert isinstance(response, FetchResponse)
         throttle = int(response.throttle_time_ms or 0)
-        self.metrics.fetch_answered(now - flight.sent_at, throttle / 1000)
+        self.metrics.fetch_answered(now - flight.sent_at, throttle / 1000, now)
         if throttle > 0:
             self._throttled[flight.node] = now + throttle / 1000
         session = self._session(flight.node)

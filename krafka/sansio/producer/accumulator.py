@@ -85,6 +85,10 @@ class RecordAccumulator:
                     f"the record is {total} bytes when serialized, larger than {name}={limit}"
                 )
 
+    def used(self) -> int:
+        """Bytes of `buffer_memory` taken by queued and open batches."""
+        return self._used()
+
     def _used(self) -> int:
         return self.buffered + sum(b.size - BATCH_OVERHEAD for b in self.open_batches.values())
 

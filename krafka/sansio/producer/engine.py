@@ -62,7 +62,7 @@ from krafka.sansio.producer.batch import ProducerBatch
 from krafka.sansio.producer.config import ProducerConfig
 from krafka.sansio.producer.events import BatchDone, TopicsInUse
 from krafka.sansio.producer.idempotence import IdempotenceState
-from krafka.sansio.producer.metrics import ProducerMetrics
+from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
 from krafka.sansio.producer.record import (
     Header,
     RecordHandle,
@@ -284,6 +284,11 @@ class ProducerEngine:
             self._stale.add(topic)
             self.refuse_record(error)
             raise error
+
+    def metrics_snapshot(self, now: float) -> ProducerMetricsSnapshot:
+        """The metrics at `now`, with the buffer's total and available bytes."""
+        accumulator = self.accumulator
+        return self.metrics.snapshot(now, accumulator.buffer_memory, accumulator.used())
 
     def has_room(self, size: int) -> bool:
         """Would `size` more bytes fit in `buffer_memory` now (see `AppendBlocked`)?"""

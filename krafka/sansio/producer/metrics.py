@@ -8,11 +8,18 @@ DUPLICATE_SEQUENCE_NUMBER: it already held a batch with that producer id, epoch 
 `produce_throttle_time_avg` / `_max` are Java's produce-throttle-time-avg/max (seconds here):
 the KIP-219 throttle of Produce responses (over every response, 0 for the unthrottled), which
 the connection waits out before its next produce request.
+
+Rates (`record_send_rate`, `record_error_rate`, `record_retry_rate`, `byte_rate`,
+`request_rate`) are per second over Java's 30-60 s window (`krafka.sansio.rate`), stamped with
+the `now` the sender last saw; averages are since the start. `snapshot[name]` answers Java's
+producer-metrics names (`snapshot["record-send-rate"]`), `java()` gives them all.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+
+from krafka.sansio.rate import WindowedRate
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +43,48 @@ class ProducerMetricsSnapshot:
     #: Produce request.
     record_queue_time_avg: float = 0.0
     record_queue_time_max: float = 0.0
+    records_failed: int = 0
+    record_send_rate: float = 0.0
+    record_error_rate: float = 0.0
+    record_retry_rate: float = 0.0
+    byte_rate: float = 0.0
+    request_rate: float = 0.0
+    compression_rate_avg: float = 1.0
+    buffer_total_bytes: int = 0
+    buffer_available_bytes: int = 0
+
+    def java(self) -> dict[str, float]:
+        """Java's producer-metrics names and values (seconds, not milliseconds)."""
+        return {java: float(getattr(self, name)) for java, name in JAVA_NAMES.items()}
+
+    def __getitem__(self, name: str) -> float:
+        return float(getattr(self, JAVA_NAMES[name]))
+
+
+#: Java's producer-metrics name -> the snapshot's field.
+JAVA_NAMES: dict[str, str] = {
+    "record-send-total": "records_sent",
+    "record-send-rate": "record_send_rate",
+    "record-error-total": "records_failed",
+    "record-error-rate": "record_error_rate",
+    "record-retry-total": "retries",
+    "record-retry-rate": "record_retry_rate",
+    "byte-total": "bytes_sent",
+    "byte-rate": "byte_rate",
+    "request-total": "requests_sent",
+    "request-rate": "request_rate",
+    "batch-size-avg": "batch_size_avg",
+    "batch-size-max": "batch_size_max",
+    "records-per-request-avg": "batch_records_avg",
+    "compression-rate-avg": "compression_rate_avg",
+    "request-latency-avg": "request_latency_avg",
+    "request-latency-max": "request_latency_max",
+    "produce-throttle-time-avg": "produce_throttle_time_avg",
+    "produce-throttle-time-max": "produce_throttle_time_max",
+    "buffer-total-bytes": "buffer_total_bytes",
+    "buffer-available-bytes": "buffer_available_bytes",
+}
+assert set(JAVA_NAMES.values()) <= {f.name for f in fields(ProducerMetricsSnapshot)}
 
 
 class ProducerMetrics:
@@ -44,22 +93,31 @@ class ProducerMetrics:
     __slots__ = (
         "batch_size_max",
         "batches_sent",
+        "byte_rate",
         "bytes_sent",
+        "compressed_bytes",
         "duplicate_batches",
         "duplicate_records",
         "errors",
         "latency_max",
         "latency_sum",
+        "now",
         "queue_time_max",
         "queue_time_sum",
         "queued_batches",
+        "record_error_rate",
+        "record_retry_rate",
+        "record_send_rate",
+        "records_failed",
         "records_sent",
+        "request_rate",
         "requests_done",
         "requests_sent",
         "retries",
         "throttle_max",
         "throttle_sum",
         "throttled_responses",
+        "uncompressed_bytes",
     )
 
     def __init__(self) -> None:
@@ -78,6 +136,17 @@ class ProducerMetrics:
         self.throttled_responses = 0
         self.throttle_sum = 0.0
         self.throttle_max = 0.0
+        self.records_failed = 0
+        self.compressed_bytes = 0
+        self.uncompressed_bytes = 0
+        #: The time the sender last saw (its `drain`, responses and expiry stamp it).
+        self.now = 0.0
+        self.record_send_rate = WindowedRate()
+        self.record_error_rate = WindowedRate()
+        self.record_retry_rate = WindowedRate()
+        self.byte_rate = WindowedRate()
+        self.request_rate = WindowedRate()
+
         self.queued_batches = 0
         self.queue_time_sum = 0.0
         self.queue_time_max = 0.0
@@ -89,12 +158,30 @@ class ProducerMetrics:
         if queued > self.queue_time_max:
             self.queue_time_max = queued
 
-    def batch_delivered(self, records: int, size: int) -> None:
+    def batch_delivered(self, records: int, size: int, uncompressed: int = 0) -> None:
         self.records_sent += records
         self.bytes_sent += size
         self.batches_sent += 1
         if size > self.batch_size_max:
             self.batch_size_max = size
+        if uncompressed:
+            self.compressed_bytes += size
+            self.uncompressed_bytes += uncompressed
+        self.record_send_rate.record(records, self.now)
+        self.byte_rate.record(size, self.now)
+
+    def batch_failed(self, records: int) -> None:
+        self.errors += 1
+        self.records_failed += records
+        self.record_error_rate.record(records, self.now)
+
+    def batch_retried(self, records: int) -> None:
+        self.retries += 1
+        self.record_retry_rate.record(records, self.now)
+
+    def request_sent(self) -> None:
+        self.requests_sent += 1
+        self.request_rate.record(1, self.now)
 
     def duplicate_acknowledged(self, records: int) -> None:
         self.duplicate_batches += 1
@@ -113,7 +200,11 @@ class ProducerMetrics:
         if seconds > self.throttle_max:
             self.throttle_max = seconds
 
-    def snapshot(self) -> ProducerMetricsSnapshot:
+    def snapshot(
+        self, now: float | None = None, buffer_total: int = 0, buffer_used: int = 0
+    ) -> ProducerMetricsSnapshot:
+        """Totals and averages; rates at `now` (default: the last time the sender saw)."""
+        at = self.now if now is None else now
         batches = self.batches_sent or 1
         return ProducerMetricsSnapshot(
             records_sent=self.records_sent,
@@ -133,4 +224,15 @@ class ProducerMetrics:
             produce_throttle_time_max=self.throttle_max,
             record_queue_time_avg=self.queue_time_sum / (self.queued_batches or 1),
             record_queue_time_max=self.queue_time_max,
+            records_failed=self.records_failed,
+            record_send_rate=self.record_send_rate.rate(at),
+            record_error_rate=self.record_error_rate.rate(at),
+            record_retry_rate=self.record_retry_rate.rate(at),
+            byte_rate=self.byte_rate.rate(at),
+            request_rate=self.request_rate.rate(at),
+            compression_rate_avg=self.compressed_bytes / self.uncompressed_bytes
+            if self.uncompressed_bytes
+            else 1.0,
+            buffer_total_bytes=buffer_total,
+            buffer_available_bytes=max(buffer_total - buffer_used, 0),
         )

@@ -163,6 +163,7 @@ class Sender:
     def drain(self, now: float, leader: LeaderLookup) -> Drained:
         """Produce requests to send now (at most one per broker per call), and the topics
         whose metadata should be refreshed."""
+        self.metrics.now = now
         stale, self._stale = self._stale, set()
         idem = self.idempotence
         txn = self.transaction
@@ -233,12 +234,12 @@ class Sender:
             batch.state = BatchState.IN_FLIGHT
             batch.attempts += 1
             if batch.attempts > 1:
-                self.metrics.retries += 1
+                self.metrics.batch_retried(batch.count)
             else:
                 self.metrics.batch_drained(now - batch.created)
             self._tp_in_flight.setdefault(tp, []).append(batch)
             self._tp_node[tp] = plan.node_id
-        self.metrics.requests_sent += 1
+        self.metrics.request_sent()
         return plan
 
     # -- outcomes -------------------------------------------------------------------------------
@@ -276,6 +277,7 @@ class Sender:
                 self._give_up(batch, error)
 
     def _landed(self, plan: ProduceRequestPlan, now: float) -> None:
+        self.metrics.now = now
         self._in_flight -= 1
         self._node_in_flight[plan.node_id] -= 1
         self.metrics.request_done(now - plan.sent_at)
@@ -349,8 +351,11 @@ class Sender:
         self.accumulator.release(batch)
         if batch.base_sequence >= 0:
             self._confirmed.add(batch.tp)
-        size = len(batch.payload) if batch.payload is not None else batch.size
-        self.metrics.batch_delivered(batch.count, size)
+        payload = batch.payload
+        if payload is None:
+            self.metrics.batch_delivered(batch.count, batch.size)
+        else:
+            self.metrics.batch_delivered(batch.count, len(payload), batch.size)
         batch.complete(result.base_offset, result.log_append_time)
         self.finished.append(batch)
 
@@ -366,7 +371,7 @@ class Sender:
 
     def _fail(self, batch: ProducerBatch, error: KrafkaError) -> None:
         self.accumulator.release(batch)
-        self.metrics.errors += 1
+        self.metrics.batch_failed(batch.count)
         if self.transaction is not None:
             self.transaction.record_failed(error)
         batch.fail(error)
@@ -400,6 +405,7 @@ class Sender:
 
     def expire(self, now: float) -> None:
         """Fail queued batches that outlived `delivery_timeout`."""
+        self.metrics.now = now
         for batch in self.accumulator.expire(now):
             self._give_up(
                 batch,

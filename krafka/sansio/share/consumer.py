@@ -259,7 +259,7 @@ class ShareConsumerMachine:
         node.in_flight = None
         if isinstance(response, ShareFetchResponse):
             throttle = int(response.throttle_time_ms or 0) / 1000
-            self.metrics.fetch_answered(now - node.sent_at, throttle)
+            self.metrics.fetch_answered(now - node.sent_at, throttle, now)
         else:
             self.metrics.acknowledge_answered(now - node.sent_at)
         code = int(response.error_code)
@@ -409,7 +409,11 @@ class ShareConsumerMachine:
                 value_deserializer=self.config.value_deserializer,
             )  # fmt: skip
             self._errors.extend(decoded.errors)
-            self.metrics.fetched(len(decoded.records), len(part.records or b""))
+            self.metrics.fetched(
+                len(decoded.records),
+                len(part.records or b""),
+                sum(record.delivery_count > 1 for record in decoded.records),
+            )
             self.records.add(tp, decoded.records, decoded.settled)
             if tp not in owned or self.phase is not Phase.ACTIVE:
                 self.records.release_partitions([tp])
