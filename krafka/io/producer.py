@@ -54,6 +54,7 @@ from krafka.io.producer_txn import Transactions
 from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import tracing_for
 from krafka.metrics.registry import ClientEntry, track
+from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.sansio.actions import RefreshMetadata, SendRequest
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
 from krafka.sansio.producer.batch import ProducerBatch
@@ -123,6 +124,7 @@ class Producer:
         metadata_max_age: float = 300.0,
         connections_per_broker: int = 1,
         tracer_provider: Any = None,
+        meter_provider: Any = None,
         client: KafkaClient | None = None,
         **client_options: Any,
     ) -> None:
@@ -162,6 +164,8 @@ class Producer:
             self._client, ClientKind.PRODUCER, lambda: asdict(self.metrics()), client_id
         )
         self._clock: Callable[[], float] | None = None
+        self._meter_provider = meter_provider
+        self._otel: MessagingMetrics | None = None
         self._hooks = Hooks(interceptors)
         self._engine = ProducerEngine(
             self.config,
@@ -230,6 +234,7 @@ class Producer:
             return
         self._started = True
         self._clock = loop_clock()
+        self._otel = messaging_metrics(self._meter_provider)
         try:
             await self._host.start()
             if self._own_client:
@@ -499,6 +504,8 @@ class Producer:
                 self._end_spans(batch)
             if batch.done and self._hooks.interceptors:
                 self._hooks.acknowledge(batch)
+            if self._otel is not None and batch.done:
+                self._batch_metrics(self._otel, batch)
             self._notify_progress()
         elif isinstance(event, RefreshMetadata):
             if self._host.running:
@@ -511,6 +518,10 @@ class Producer:
         elif isinstance(event, Stopped):
             self._failed(event.error)
             self._stop(event.error, driver_alive=False)
+
+    def _batch_metrics(self, otel: MessagingMetrics, batch: Any) -> None:
+        seconds = anyio.current_time() - batch.created
+        otel.batch_done(batch.topic, batch.partition, batch.count, seconds, batch.error)
 
     async def _refresh(self, event: RefreshMetadata) -> None:
         topics = None if event.topics is None else sorted(event.topics)

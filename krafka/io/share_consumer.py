@@ -44,6 +44,7 @@ from krafka.io.host import TaskHost
 from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import TraceContext, settle_error, tracing_for
 from krafka.io.wakeup import WakeupTrigger
+from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.metrics.registry import ClientEntry, ClientKind, track
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.group.events import GroupFailed
@@ -93,6 +94,8 @@ class ShareConsumerSettings:
     #: OpenTelemetry, as the consumer's (`krafka.io.tracing`).
     tracer_provider: Any = None
     trace_context: TraceContext | str = TraceContext.LINK
+    #: An OpenTelemetry MeterProvider for the messaging metrics (None: the global one, if set).
+    meter_provider: Any = None
 
     def __post_init__(self) -> None:
         mode = AcknowledgementMode.parse(self.acknowledgement_mode)
@@ -151,6 +154,9 @@ class ShareConsumer:
         )
         self._own_client = client is None
         self._clock: Callable[[], float] | None = None
+        self._otel: MessagingMetrics | None = None
+        #: When the last poll that returned records returned (messaging.process.duration).
+        self._returned: float | None = None
         member = ShareMember(
             settings.group_id,
             max_poll_interval=settings.max_poll_interval,
@@ -207,6 +213,7 @@ class ShareConsumer:
             await self._client.start(self.settings.default_api_timeout)
         await self._host.start()
         self._clock = loop_clock()
+        self._otel = messaging_metrics(self.settings.meter_provider, self.settings.group_id)
         await self._host.task_group.start(self._driver.run)
         self._host.start_soon(self._metadata_loop, name="krafka share consumer metadata")
         await self._telemetry.start()
@@ -296,6 +303,26 @@ class ShareConsumer:
         self._check_open()
         self._run_callbacks()
         self._wakeups.check()
+        if self._otel is None:
+            return await self._poll(timeout, max_records)
+        return await self._measured_poll(self._otel, timeout, max_records)
+
+    async def _measured_poll(
+        self, otel: MessagingMetrics, timeout: float, max_records: int | None
+    ) -> list[ShareRecord]:
+        """`poll` recording the messaging metrics (as `Consumer`'s)."""
+        called = anyio.current_time()
+        if self._returned is not None:
+            otel.processed(called - self._returned)
+            self._returned = None
+        records = await self._poll(timeout, max_records)
+        if records:
+            self._returned = returned = anyio.current_time()
+            otel.polled(returned - called)
+            otel.consumed([(r.topic, r.partition) for r in records])
+        return records
+
+    async def _poll(self, timeout: float, max_records: int | None) -> list[ShareRecord]:
         deadline = anyio.current_time() + timeout
         while True:
             if self._failure is not None:
@@ -342,15 +369,20 @@ class ShareConsumer:
         in the next call."""
         self._check_open()
         self._run_callbacks()
-        op = self._machine.commit(anyio.current_time())
+        started = anyio.current_time()
+        op = self._machine.commit(started)
         wait = self.settings.default_api_timeout if timeout is None else timeout
         outcome = self._wakeups.interruptible(lambda: self._driver.outcome(op, wait))
+        result: dict[TopicPartition, KrafkaError | None]
         if self.tracing is None:
-            result: dict[TopicPartition, KrafkaError | None] = await outcome
-            return result
-        span = self.tracing.settle_span("ack")
-        result = await self.tracing.ended(span, outcome)
-        settle_error(span, self.tracing, result)
+            result = await outcome
+        else:
+            span = self.tracing.settle_span("ack")
+            result = await self.tracing.ended(span, outcome)
+            settle_error(span, self.tracing, result)
+        if self._otel is not None:
+            error = next((e for e in result.values() if e is not None), None)
+            self._otel.operation("acknowledge", anyio.current_time() - started, error)
         return result
 
     def wakeup(self) -> None:

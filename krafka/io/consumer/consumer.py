@@ -50,6 +50,7 @@ from krafka.io.iteration import RecordIterator
 from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import TracedRecords, tracing_for
 from krafka.io.wakeup import WakeupTrigger
+from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.metrics.registry import ClientEntry, ClientKind, track
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.consumer.engine import ConsumerEngine
@@ -134,6 +135,9 @@ class Consumer(OffsetLookups):
         self._buffer = self._engine.buffer
         self._metrics = self._engine.metrics
         self._clock: Callable[[], float] | None = None
+        self._otel: MessagingMetrics | None = None
+        #: When the last poll that returned records returned (messaging.process.duration).
+        self._returned: float | None = None
         self._driver = MachineDriver(
             self._client, self._engine, on_event=self._on_event, name="krafka consumer"
         )
@@ -188,6 +192,7 @@ class Consumer(OffsetLookups):
         await self._admin.start()
         await self._host.start()
         self._clock = loop_clock()
+        self._otel = messaging_metrics(self.settings.meter_provider, self.settings.group_id)
         await self._host.task_group.start(self._driver.run)
         await self._telemetry.start()
         return self
@@ -301,8 +306,25 @@ class Consumer(OffsetLookups):
     ) -> list[ConsumerRecord]:
         """Records ready within `timeout` seconds (None: wait for some); [] on timeout."""
         self._check_open()
+        if self._otel is not None:
+            return await self._measured_poll(self._otel, timeout, max_records)
         records = await self._wait(timeout, lambda: self._records(max_records))
         return records or []
+
+    async def _measured_poll(
+        self, otel: MessagingMetrics, timeout: float | None, max_records: int | None
+    ) -> list[ConsumerRecord]:
+        """`poll` recording the messaging metrics: the processing since the last poll's
+        records, this poll's duration and its records."""
+        called = anyio.current_time()
+        if self._returned is not None:
+            otel.processed(called - self._returned)
+            self._returned = None
+        records = await self._wait(timeout, lambda: self._records(max_records)) or []
+        if records:
+            self._returned = returned = anyio.current_time()
+            otel.polled(returned - called)
+        return records
 
     async def batch_recv(
         self, max_records: int | None = None, timeout: float | None = None
@@ -369,8 +391,11 @@ class Consumer(OffsetLookups):
             records = self._engine.poll(anyio.current_time(), max_records)
         finally:
             self._driver.wake()  # a poll may start a rebalance, and frees fetch buffer space
-        if records and not buffered and self._interceptors:
-            records = self._intercepted(records)
+        if records and not buffered:
+            if self._interceptors:
+                records = self._intercepted(records)
+            if self._otel is not None:
+                self._otel.consumed([(r.topic, r.partition) for r in records])
         if records and self.tracing is not None:
             self.tracing.poll(records)
         return records
@@ -623,13 +648,22 @@ class Consumer(OffsetLookups):
         self._check_open()
         if offsets is not None:
             offsets = offsets_argument("commit", offsets)
-        op = self._engine.commit(offsets, anyio.current_time(), timeout)
+        started = anyio.current_time()
+        op = self._engine.commit(offsets, started, timeout)
         self._driver.wake()
         outcome = self._outcome(op, timeout, "commit", interruptible=True)
         if self.tracing is not None:
             span = self.tracing.settle_span("commit")
             outcome = self.tracing.ended(span, outcome)
-        self._on_commit(await outcome)
+        try:
+            committed = await outcome
+        except KrafkaError as exc:
+            if self._otel is not None:
+                self._otel.operation("commit", anyio.current_time() - started, exc)
+            raise
+        if self._otel is not None:
+            self._otel.operation("commit", anyio.current_time() - started)
+        self._on_commit(committed)
 
     def commit_async(self, offsets: Offsets | None = None) -> PendingCommit:
         """Start a commit (default: the positions of everything returned so far); await the

@@ -77,6 +77,8 @@ class ConsumerSettings:
     retry_backoff_max: float = 1.0
     metadata_max_age: float = 300.0
     allow_auto_topic_creation: bool = False
+    #: An OpenTelemetry MeterProvider for the messaging metrics (None: the global one, if set).
+    meter_provider: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "auto_offset_reset", ResetStrategy.parse(self.auto_offset_reset))
