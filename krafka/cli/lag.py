@@ -14,6 +14,10 @@ also works on brokers that cannot list all of a group's offsets. `--json` prints
 `{"topic", "partition", "current_offset", "log_end_offset", "lag"}`; with `--watch` one such
 list per line and refresh. `--watch` redraws the table every `--interval` seconds until
 Ctrl-C.
+
+`--max-lag N` makes the lag an alert, for cron and CI: the command exits with status 3 and
+names the partitions (on stderr) when one's lag is above N - at once, or with `--watch` once
+it stayed above N for `--for S` seconds of refreshes (then it stops watching).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,10 +40,13 @@ from krafka.cli.common import (
     add_command,
     add_json,
     admin_client,
+    non_negative_float,
+    non_negative_int,
     positive_float,
     run,
     until_interrupted,
 )
+from krafka.cli.lag_alert import EXIT_LAGGING, LagAlert, Lagging
 from krafka.cli.offsets import committed, partitions_of
 from krafka.cli.output import cell_text, console, info, print_json
 from krafka.errors import KrafkaError, RemoteProtocolError, UnsupportedVersionError
@@ -91,6 +99,14 @@ def add_lag_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--interval", type=positive_float, default=2.0, metavar="S",
         help="seconds between refreshes with --watch (default 2)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-lag", type=non_negative_int, default=None, metavar="N",
+        help=f"exit {EXIT_LAGGING} naming the partitions whose lag is above N",
+    )  # fmt: skip
+    parser.add_argument(
+        "--for", dest="hold", type=non_negative_float, default=0.0, metavar="S",
+        help="with --watch and --max-lag: only once the lag stayed above N for S seconds",
     )  # fmt: skip
     add_json(parser)
 
@@ -164,6 +180,8 @@ def lag_table(rows: list[LagRow], title: str | None = None) -> Table:
 
 
 def run_lag(args: argparse.Namespace) -> int:
+    alert = None if args.max_lag is None else LagAlert(args.max_lag, args.hold)
+
     async def once() -> int:
         async with admin_client(args) as admin:
             rows = await lag_rows(admin, args.group, args.topic)
@@ -173,28 +191,42 @@ def run_lag(args: argparse.Namespace) -> int:
             info(f"Group {args.group} has no committed offsets and no assigned partitions.")
         else:
             console().print(lag_table(rows))
-        return 0
+        return _verdict(args.group, alert, alert.observe(rows, 0.0) if alert else [])
 
     async def watch() -> int:
+        breach: list[LagRow] = []
         async with admin_client(args) as admin:
-            if args.json:
-                await until_interrupted(lambda: _watch_json(admin, args))
-            else:
-                await until_interrupted(lambda: _watch_table(admin, args))
-        return 0
+            body = _watch_json if args.json else _watch_table
+            await until_interrupted(lambda: body(admin, args, alert, breach))
+        return _verdict(args.group, alert, breach)
 
+    if args.hold and not (args.watch and alert):
+        raise ValueError("--for needs --watch and --max-lag")
     return run(watch if args.watch else once)
 
 
-async def _watch_json(admin: AdminClient, args: argparse.Namespace) -> None:
+def _verdict(group: str, alert: LagAlert | None, breach: Sequence[Lagging]) -> int:
+    if alert is None or not breach:
+        return 0
+    sys.stderr.write(alert.message(group, breach) + "\n")
+    return EXIT_LAGGING
+
+
+async def _watch_json(
+    admin: AdminClient, args: argparse.Namespace, alert: LagAlert | None, breach: list[LagRow]
+) -> None:
     while True:
         rows = await lag_rows(admin, args.group, args.topic)
         sys.stdout.write(json.dumps([r.as_json() for r in rows]) + "\n")
         sys.stdout.flush()
+        if _breached(alert, rows, breach):
+            return
         await anyio.sleep(args.interval)
 
 
-async def _watch_table(admin: AdminClient, args: argparse.Namespace) -> None:
+async def _watch_table(
+    admin: AdminClient, args: argparse.Namespace, alert: LagAlert | None, breach: list[LagRow]
+) -> None:
     out = console()
     with Live(console=out, auto_refresh=False, transient=False) as live:
         while True:
@@ -203,4 +235,15 @@ async def _watch_table(admin: AdminClient, args: argparse.Namespace) -> None:
             title = f"Group {args.group} - {stamp} - every {args.interval:g}s, Ctrl-C to stop"
             body = lag_table(rows) if rows else Text("no committed offsets yet")
             live.update(Group(Text(title, style="dim"), body), refresh=True)
+            if _breached(alert, rows, breach):
+                return
             await anyio.sleep(args.interval)
+
+
+def _breached(alert: LagAlert | None, rows: list[LagRow], breach: list[LagRow]) -> bool:
+    """Whether the alert fired on `rows` (its rows then fill `breach`)."""
+    if alert is None:
+        return False
+    found = alert.observe(rows, anyio.current_time())
+    breach.extend(r for r in rows if r in found)
+    return bool(found)
