@@ -8,6 +8,7 @@ includes librdkafka's threads) are printed with krafka's ratios to each peer. Th
 when the first record arrived (connection and metadata are not counted).
 
 Clients: `krafka` (`poll()` lists), `krafka-iter` (`async for`, record by record),
+`krafka-otel-metrics` (`krafka` recording OpenTelemetry messaging metrics; not run by default),
 `confluent-kafka` (`consume(num_messages=...)`, its fastest path, with
 `fetch.queue.backoff.ms=10` so it never idles for the default second once its queue is full),
 `aiokafka` (`getmany`), `aiokafka-iter` (`async for`). Every client reads every record's value
@@ -54,7 +55,13 @@ def _since(start: tuple[float, float]) -> Run:
 
 
 def krafka_run(
-    bootstrap: str, topic: str, partitions: int, n: int, iterate: bool, otel: bool = False
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    n: int,
+    iterate: bool,
+    otel: bool = False,
+    metrics: bool = False,
 ) -> Run:
     import anyio
 
@@ -67,6 +74,7 @@ def krafka_run(
             fetch_max_wait=0.1,
             max_poll_records=BATCH,
             **tracing_options("-otel" if otel else ""),
+            meter_provider=meter_provider() if metrics else None,
         ) as consumer:
             await consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
             first = await consumer.recv()
@@ -152,11 +160,23 @@ def aiokafka_run(bootstrap: str, topic: str, partitions: int, n: int, iterate: b
     return asyncio.run(run())
 
 
+def meter_provider() -> object:
+    """An OpenTelemetry SDK meter provider whose reader never exports (the metrics' recording
+    cost alone)."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    return MeterProvider(metric_readers=[InMemoryMetricReader()])
+
+
 def child(name: str, bootstrap: str, topic: str, partitions: int, records: int) -> None:
     runs = {
         "krafka": lambda: krafka_run(bootstrap, topic, partitions, records, False),
-        "krafka-iter": lambda: krafka_run(bootstrap, topic, partitions, records, True),
         "krafka-otel": lambda: krafka_run(bootstrap, topic, partitions, records, False, True),
+        "krafka-iter": lambda: krafka_run(bootstrap, topic, partitions, records, True),
+        "krafka-otel-metrics": lambda: krafka_run(
+            bootstrap, topic, partitions, records, False, metrics=True
+        ),
         "krafka-iter-otel": lambda: krafka_run(bootstrap, topic, partitions, records, True, True),
         "confluent-kafka": lambda: confluent_run(bootstrap, topic, partitions, records),
         "aiokafka": lambda: aiokafka_run(bootstrap, topic, partitions, records, False),
@@ -207,6 +227,7 @@ def report(results: dict[str, list[Run]], records: int) -> None:
         ("krafka", "aiokafka"),
         ("krafka-iter", "confluent-kafka"),
         ("krafka-iter", "aiokafka-iter"),
+        ("krafka-otel-metrics", "krafka"),
     ):
         if mine in rates and peer in rates:
             print(f"{mine} / {peer}: {rates[mine] / rates[peer]:.2f}x")

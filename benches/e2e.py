@@ -16,7 +16,9 @@ Variants (acks=1 unless named -idempotent):
 * `-tasks` - `send_and_wait` in 1000 concurrent tasks (the other way asyncio code confirms
   every record; not run by default);
 * `krafka-sync`, `krafka-sync-confirm` - the same through the blocking `krafka.sync.Producer`,
-  compared with the async API (not run by default).
+  compared with the async API (not run by default);
+* `krafka-otel-metrics-confirm` - `krafka-confirm` recording OpenTelemetry messaging metrics (an SDK
+  meter provider whose reader never exports), compared with it (not run by default).
 
     python benches/e2e.py [--records 200000] [--rounds 3] [--clients krafka,confluent-kafka]
 """
@@ -71,6 +73,7 @@ def krafka_run(
     confirm: bool,
     tasks: bool = False,
     otel: bool = False,
+    metrics: bool = False,
 ) -> Run:
     import anyio
 
@@ -83,6 +86,7 @@ def krafka_run(
             linger=0.005,
             compression="none",
             **tracing_options("-otel" if otel else ""),
+            meter_provider=meter_provider() if metrics else None,
         ) as producer:
             await producer.send_and_wait(topic, b"warm-up", partition=0)
             start = _clock()
@@ -107,6 +111,15 @@ def krafka_run(
             return _since(start)
 
     return asyncio.run(main())
+
+
+def meter_provider() -> object:
+    """An OpenTelemetry SDK meter provider whose reader never exports (the metrics' recording
+    cost alone)."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    return MeterProvider(metric_readers=[InMemoryMetricReader()])
 
 
 # -- confluent-kafka ------------------------------------------------------------------------------
@@ -248,6 +261,10 @@ CLIENTS.update(
     }
 )
 PEERS.update({"krafka-sync": ("krafka",), "krafka-sync-confirm": ("krafka-confirm",)})
+CLIENTS["krafka-otel-metrics-confirm"] = lambda b, t, n: krafka_run(
+    b, t, n, 1, confirm=True, metrics=True
+)
+PEERS["krafka-otel-metrics-confirm"] = ("krafka-confirm",)
 
 
 def child(name: str, bootstrap: str, records: int) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import inspect
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -319,7 +320,7 @@ class ShareConsumer:
         if records:
             self._returned = returned = anyio.current_time()
             otel.polled(returned - called)
-            otel.consumed([(r.topic, r.partition) for r in records])
+            otel.consumed(Counter((r.topic, r.partition) for r in records).items())
         return records
 
     async def _poll(self, timeout: float, max_records: int | None) -> list[ShareRecord]:

@@ -22,7 +22,6 @@ Attributes: `messaging.system` ("kafka"), `messaging.operation.name`,
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -87,10 +86,11 @@ class MessagingMetrics:
         self.sent.add(count, attributes)
         self.operation_duration.record(seconds, attributes)
 
-    def consumed(self, partitions: Iterable[tuple[str, int]]) -> None:
-        """Records of `partitions` (one item per record) were handed to the application."""
-        for (topic, partition), count in Counter(partitions).items():
-            self.consumed_messages.add(count, self.attributes("poll", topic, partition))
+    def consumed(self, counts: Iterable[tuple[tuple[str, int], int]]) -> None:
+        """`((topic, partition), records)` were handed to the application."""
+        for (topic, partition), count in counts:
+            if count:
+                self.consumed_messages.add(count, self.attributes("poll", topic, partition))
 
     def polled(self, seconds: float) -> None:
         """A poll returned records after `seconds`."""

@@ -395,7 +395,7 @@ class Consumer(OffsetLookups):
             if self._interceptors:
                 records = self._intercepted(records)
             if self._otel is not None:
-                self._otel.consumed([(r.topic, r.partition) for r in records])
+                self._otel.consumed(self._engine.fetcher.taken.items())
         if records and self.tracing is not None:
             self.tracing.poll(records)
         return records

@@ -117,6 +117,8 @@ class Fetcher:
         self.metadata = metadata
         self._rand = rand
         self.metrics = ConsumerMetrics()
+        #: How many records of each partition the last `fetched_records` returned.
+        self.taken: dict[TopicPartition, int] = {}
         self._sessions: dict[int, FetchSessionHandler] = {}
         self._in_flight: dict[SendRequest[Any], _InFlight] = {}
         self._busy_nodes: set[int] = set()
@@ -202,6 +204,8 @@ class Fetcher:
         out of range with no reset policy) once no record precedes it in this call.
         """
         out: list[ConsumerRecord] = []
+        taken: dict[TopicPartition, int] = {}
+        self.taken = taken
         self._raise_pending()
         subscription = self.subscription
         for completed in list(self._buffer):
@@ -213,6 +217,7 @@ class Fetcher:
                 continue
             if subscription.is_paused(tp):
                 continue
+            before = len(out)
             try:
                 completed.take(out, max_records - len(out), key_deserializer, value_deserializer)
             except KrafkaError:
@@ -222,6 +227,7 @@ class Fetcher:
                 raise
             finally:
                 subscription.advance(tp, completed.next_offset, completed.leader_epoch)
+                taken[tp] = taken.get(tp, 0) + len(out) - before
             if completed.drained:
                 self._drop(completed)
         return out
