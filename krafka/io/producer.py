@@ -53,7 +53,7 @@ from krafka.io.producer_settings import keywords, producer_config
 from krafka.io.producer_txn import Transactions
 from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import tracing_for
-from krafka.metrics.registry import ClientEntry, track
+from krafka.metrics.registry import ClientEntry, forget, track
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.sansio.actions import RefreshMetadata, SendRequest
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
@@ -264,6 +264,7 @@ class Producer:
         if self._closed:
             return
         self._closed, self.direct = True, False
+        forget(self)
         deadline = None if timeout is None else anyio.current_time() + timeout
         try:
             if self._host.running and self._error is None:

@@ -46,7 +46,7 @@ from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import TraceContext, settle_error, tracing_for
 from krafka.io.wakeup import WakeupTrigger
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
-from krafka.metrics.registry import ClientEntry, ClientKind, track
+from krafka.metrics.registry import ClientEntry, forget, track
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.group.events import GroupFailed
 from krafka.sansio.share import (
@@ -238,6 +238,7 @@ class ShareConsumer:
         the consumer closed all the same)."""
         if self._in_callback:
             raise _called_from_callback()
+        forget(self)
         if self._state != "started":
             self._state = "closed"
             return

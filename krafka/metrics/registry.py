@@ -1,7 +1,8 @@
 """The live krafka clients, for exporters that report on all of them (`PrometheusCollector`).
 
 Every `Producer`, `Consumer`, `ShareConsumer` and `AdminClient` enters here when it is built,
-held weakly: a client the application dropped leaves by itself. Each entry says what kind of
+held weakly: a client the application dropped leaves by itself, a closed one when it closes. Each
+entry says what kind of
 client it is, its labels, and how to read its metrics as Java-named values (a plain function of
 the client, so the entry holds no reference to it).
 """
@@ -37,10 +38,16 @@ def track(client: Any, entry: ClientEntry) -> None:
         _clients[client] = entry
 
 
+def forget(client: Any) -> None:
+    """`client` closed: no more reports on it (as Java removes a closed client's metrics)."""
+    with _lock:
+        _clients.pop(client, None)
+
+
 def live() -> list[tuple[Any, ClientEntry]]:
     """The clients alive now, with their entries."""
     with _lock:
         return list(_clients.items())
 
 
-__all__ = ["ClientEntry", "ClientKind", "live", "track"]
+__all__ = ["ClientEntry", "ClientKind", "forget", "live", "track"]

@@ -144,12 +144,18 @@ def examples_name_live_metrics(scraped: set[str]) -> None:
     assert named <= scraped, named - scraped
 
 
-async def test_a_dropped_client_leaves_the_scrape(kafka: Any, endpoint: int) -> None:
+async def test_dropped_and_closed_clients_leave_the_scrape(kafka: Any, endpoint: int) -> None:
     name = f"prom-dropped-{time.time_ns()}"
     producer = Producer(kafka.bootstrap_servers, client_id=name)
     samples = await anyio.to_thread.run_sync(scrape, endpoint)
     assert value(samples, "krafka_producer_records_sent_total", client_id=name) == 0
     del producer
     gc.collect()
+    closed = Consumer(kafka.bootstrap_servers, client_id=f"{name}-closed")
+    await closed.start()
+    assert value(await anyio.to_thread.run_sync(scrape, endpoint),
+                 "krafka_consumer_fetches_total", client_id=f"{name}-closed") == 0  # fmt: skip
+    await closed.close()
     samples = await anyio.to_thread.run_sync(scrape, endpoint)
     assert not [key for key in samples if ("client_id", name) in key[1]]
+    assert not [key for key in samples if ("client_id", f"{name}-closed") in key[1]]

@@ -17,7 +17,7 @@ from krafka.io.client import KafkaClient
 from krafka.io.clock import loop_clock
 from krafka.io.driver import MachineDriver
 from krafka.io.telemetry import ClientTelemetry
-from krafka.metrics.registry import ClientEntry, track
+from krafka.metrics.registry import ClientEntry, forget, track
 from krafka.sansio.actions import Broker
 from krafka.sansio.admin.cluster import ClusterDescription, DescribeCluster
 from krafka.sansio.admin.metrics import AdminMetrics
@@ -123,6 +123,7 @@ class AdminBase:
         self._closed = True
         if self._telemetry is not None:
             await self._telemetry.close(timeout / 3)
+        forget(self)
         if self._own_client and self._started:
             await self._client.close(timeout)
 

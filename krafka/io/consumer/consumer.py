@@ -51,7 +51,7 @@ from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import TracedRecords, tracing_for
 from krafka.io.wakeup import WakeupTrigger
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
-from krafka.metrics.registry import ClientEntry, ClientKind, track
+from krafka.metrics.registry import ClientEntry, forget, track
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.consumer.engine import ConsumerEngine
 from krafka.sansio.consumer.events import (
@@ -224,6 +224,7 @@ class Consumer(OffsetLookups):
         leave: the session timeout decides; a dynamic KIP-848 member leaves anyway, as Java's).
         See `krafka.GroupMembershipOperation`."""
         operation = GroupMembershipOperation.parse(group_membership_operation)
+        forget(self)
         if self._state is not _State.STARTED:
             self._state = _State.CLOSED
             return
