@@ -53,8 +53,8 @@ from krafka.io.producer_settings import keywords, producer_config
 from krafka.io.producer_txn import Transactions
 from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import tracing_for
-from krafka.metrics.registry import ClientEntry, forget, track
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
+from krafka.metrics.registry import ClientEntry, forget, track
 from krafka.sansio.actions import RefreshMetadata, SendRequest
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
 from krafka.sansio.producer.batch import ProducerBatch

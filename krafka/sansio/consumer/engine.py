@@ -279,12 +279,12 @@ class ConsumerEngine:
         must see first (a group's, a reset's or a partition's error). Records left behind
         bring a `PollReady`, so an application polling on `PollReady` alone gets them all."""
         self._polled(now)
-        records = self._take_records(max_records or self.config.max_poll_records)
+        records = self._take_records(max_records or self.config.max_poll_records, now)
         if records and (self.buffer or self.fetcher.has_data()):
             self._ready = True
         return records
 
-    def _take_records(self, limit: int) -> list[ConsumerRecord]:
+    def _take_records(self, limit: int, now: float) -> list[ConsumerRecord]:
         buffer = self.buffer
         if buffer:
             return [buffer.popleft() for _ in range(min(limit, len(buffer)))]
