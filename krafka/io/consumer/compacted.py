@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-from krafka.errors import InvalidStateError
+from krafka.errors import InvalidStateError, UnknownTopicOrPartitionError
 from krafka.io.consumer.consumer import Consumer
 from krafka.sansio.consumer.compacted_table import CompactedTable, TableChange
 from krafka.structs import TopicPartition
@@ -53,11 +53,23 @@ class CompactedTopicConsumer:
         return cls(topic, consumer=consumer)
 
     async def start(self) -> CompactedTopicConsumer:
+        """Start the consumer and assign every partition of the topic; raises
+        `UnknownTopicOrPartitionError` naming it when the cluster does not have it."""
         if self._own:
             await self.consumer.start()
-        if not self.consumer.assignment():
-            partitions = await self.consumer.client.partitions_for(self.topic)
-            await self.consumer.assign([TopicPartition(self.topic, p) for p in partitions])
+        try:
+            if not self.consumer.assignment():
+                partitions = await self.consumer.client.partitions_for(self.topic)
+                if not partitions:
+                    raise UnknownTopicOrPartitionError(
+                        f"topic {self.topic!r} does not exist: create it (cleanup.policy="
+                        "compact) before reading it as a table"
+                    )
+                await self.consumer.assign([TopicPartition(self.topic, p) for p in partitions])
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self.close()
+            raise
         return self
 
     async def __aenter__(self) -> CompactedTopicConsumer:

@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from krafka import AdminClient, CompactedTopicConsumer, ConfigResource, NewTopic, Producer
+from krafka.errors import UnknownTopicOrPartitionError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(60)]
 
@@ -48,3 +49,13 @@ async def test_scan_then_tail(broker: Any) -> None:
                 changes += await ctc.poll(1.0)
         assert {(c.key, c.new_value) for c in changes} == {(b"user-1", b"new"), (b"user-2", None)}
         assert ctc.table[b"user-1"] == b"new" and b"user-2" not in ctc.table
+
+
+async def test_a_topic_that_does_not_exist_is_named_at_start(tansu: Any) -> None:
+    """Tansu creates no topic on a metadata request: the table's topic is missing. The error
+    names it when the consumer starts (it raised "no partition of ... is assigned" at the first
+    scan, later IllegalStateError about subscribe/assign that the application never calls)."""
+    topic = f"missing-profiles-{time.time_ns()}"
+    with pytest.raises(UnknownTopicOrPartitionError, match=rf"topic '{topic}' does not exist"):
+        async with CompactedTopicConsumer(topic, tansu.bootstrap_servers) as ctc:
+            await ctc.scan(timeout=10)
