@@ -432,7 +432,12 @@ class BrokerConnection:
             )
         self._in_flight.popleft()
         assert req.version is not None
-        response = decode_response(req.api_key, req.version, payload)
+        try:
+            response = decode_response(req.api_key, req.version, payload)
+        except KrafkaError as exc:  # its own answer is broken: that, not a lost connection
+            if req.on_response is None:
+                self._events.append(RequestFailed(req.correlation_id, exc))
+            raise
         throttle_ms = int(getattr(response, "throttle_time_ms", 0) or 0)
         if throttle_ms > 0 and client_should_throttle(req.api_key, req.version):
             self.throttle_until = max(self.throttle_until, now + throttle_ms / 1000)

@@ -139,6 +139,21 @@ def test_undecodable_body_is_a_protocol_error() -> None:
     assert isinstance(events[-1].error, RemoteProtocolError)
 
 
+def test_the_request_whose_answer_cannot_be_decoded_fails_too() -> None:
+    """A caller waiting for a response the broker garbled hears that its request failed (the
+    mock cluster's JoinGroup error answers carry a null protocol name)."""
+    conn = _ready()
+    cid = conn.send_request(_metadata(), 0.0)
+    later = conn.send_request(_metadata(), 0.0)
+    meta, _ = sent_by(conn)
+    header = response_bytes(meta, MetadataResponse())[4:9]
+    events = conn.receive_data(frame(header + b"\xff\xff\xff"), 0.0)
+    failed = {e.correlation_id: e.error for e in events if isinstance(e, RequestFailed)}
+    assert set(failed) == {cid, later}
+    assert isinstance(failed[cid], RemoteProtocolError)  # its own answer was broken
+    assert isinstance(failed[later], KafkaConnectionError)  # lost with the connection
+
+
 def test_eof_mid_frame_fails_pending_requests() -> None:
     conn = _ready()
     cid = conn.send_request(_metadata(), 0.0)
