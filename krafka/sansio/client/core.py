@@ -235,6 +235,11 @@ class ClientCore:
             return b""
         return link.machine.data_to_send()
 
+    def has_data_to_send(self, conn_id: int) -> bool:
+        """Whether `data_to_send(conn_id)` has bytes now (a driver wakes only those writers)."""
+        link = self._links.by_id.get(conn_id)
+        return link is not None and link.machine is not None and link.machine.has_data_to_send
+
     def next_deadline(self) -> float | None:
         """When `step` has something to do if nothing else happens (None: nothing timed, and
         always once closed)."""
@@ -633,7 +638,7 @@ class ClientCore:
     def _expire_link(self, link: Link, now: float) -> None:
         state = link.state
         if state in (LinkState.CONNECTING, LinkState.HANDSHAKING) and now >= link.give_up_at:
-            self._setup_failed(link, _setup_timeout(link), now)
+            self._setup_failed(link, _setup_timeout(link, self.config.tls), now)
             return
         machine = link.machine
         if machine is None or machine.closed:
@@ -697,10 +702,11 @@ def _no_leader(cluster: ClusterMetadata, target: LeaderOf) -> KrafkaError:
     return error_for_code(code, f"no leader known for {target.topic}-{target.partition}")
 
 
-def _setup_timeout(link: Link) -> KrafkaError:
+def _setup_timeout(link: Link, tls: bool) -> KrafkaError:
     limit = link.give_up_at - link.since
     if link.state is LinkState.CONNECTING:
-        return KafkaTimeoutError(f"connecting to {link.where} took longer than {limit:.3g}s")
+        hint = " (TLS included: is it a TLS listener?)" if tls else ""
+        return KafkaTimeoutError(f"connecting to {link.where} took longer than {limit:.3g}s{hint}")
     machine = link.machine
     step = "the ApiVersions handshake"
     if machine is not None and machine.state.name == "AUTHENTICATING":

@@ -122,6 +122,11 @@ class MetadataMachine:
         """A response carried `code`: stale metadata or REBOOTSTRAP_REQUIRED refresh it."""
         self.cluster.on_error(code, topic)
 
+    @property
+    def round_in_flight(self) -> int | None:
+        """The round whose Metadata request is under way, if any."""
+        return None if self._round is None else self._round.number
+
     # -- the Machine contract -------------------------------------------------------------------
 
     def next_actions(self, now: float) -> list[Any]:
