@@ -30,65 +30,70 @@ interpret; report stale-metadata codes with `report_error(code, topic)` so metad
 
 `socks5_proxy="socks5://[user:pass@]host:port"` sends every connection (bootstrap and brokers)
 through a SOCKS5 proxy (`krafka.io.socks5`; TLS runs inside it, checking the broker's name).
-Connections are pooled per broker (`connections_per_broker` data connections, a control lane for
-metadata, coordinator lookups and heartbeats, and a coordinator lane for what only a group or
-transaction coordinator answers, so a commit never waits behind a long-polling Fetch), reconnect
-with exponential backoff and jitter, close after `connections_max_idle` seconds without a
-request (when set), and requests of read-only APIs are retried on a fresh connection when one
-drops. `KafkaClient.from_config` takes Java/librdkafka properties (`krafka.config`); `start()`
-and `close()` may be called from different tasks (`krafka.io.host.TaskHost`). Metadata refreshes
-in the background on age and on demand; after all brokers were unreachable for
-`rebootstrap_trigger` seconds, or on REBOOTSTRAP_REQUIRED, the client rebootstraps (KIP-899).
+
+The client is the anyio driver of one sans-IO `krafka.sansio.client.ClientCore`, which decides
+everything above the socket: routing of every target, lanes (`connections_per_broker` data
+connections, a control lane for metadata, coordinator lookups and heartbeats, a coordinator
+lane so a commit never waits behind a long-polling Fetch), coordinator lookup and following,
+version negotiation, reconnect backoff, idle connections (`connections_max_idle`), resending
+read-only requests whose connection dropped, and metadata refresh on age, on demand and on
+stale errors, with KIP-899 rebootstrap after all brokers were unreachable for
+`rebootstrap_trigger` seconds or on REBOOTSTRAP_REQUIRED. The client keeps only transport
+(`krafka.io.sockets`: TCP, TLS, SOCKS5, one reader task per socket) and one loop that steps the
+core at its deadline; every input (bytes read, an application call) steps it at once. One
+clock: `anyio.current_time()`. `KafkaClient.from_config` takes Java/librdkafka properties
+(`krafka.config`); `start()` and `close()` may be called from different tasks
+(`krafka.io.host.TaskHost`).
 """
 
 from __future__ import annotations
 
-import copy
 import itertools
 import logging
-import random
+import math
 import ssl
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 import anyio
+import anyio.abc
 
 from krafka.errors import (
     ConfigError,
     InvalidStateError,
-    KafkaConnectionError,
     KafkaTimeoutError,
     KrafkaError,
     error_for_code,
 )
-from krafka.io.connection import Connection
 from krafka.io.host import TaskHost
 from krafka.io.msk_iam import msk_iam_factory
-from krafka.io.pool import ConnectionPool, Lane
+from krafka.io.sockets import Sockets
 from krafka.io.socks5 import Socks5Proxy, parse_socks5_proxy
 from krafka.io.transport import TransportConfig
-from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
-from krafka.protocol.messages import MetadataRequest, MetadataResponse
+from krafka.protocol.messages import ApiVersionsRequest
 from krafka.protocol.schema import Request
-from krafka.sansio.actions import AnyBroker, Coordinator, LeaderOf, SendRequest, Versioned
+from krafka.sansio.actions import AnyBroker, Broker, Coordinator, LeaderOf, SendRequest, Versioned
 from krafka.sansio.backoff import Backoff, BackoffPolicy
+from krafka.sansio.client import (
+    Authenticated,
+    ClientConfig,
+    ClientCore,
+    CoordinatorFound,
+    CoordinatorNotFound,
+    Lane,
+    MachineStopped,
+    MetadataFailed,
+    MetadataUpdated,
+    Rebootstrapped,
+    RequestDone,
+    RequestError,
+)
 from krafka.sansio.codes import COORDINATOR_MOVED_CODES
-from krafka.sansio.connection import ConnectionConfig, Priority
-from krafka.sansio.coordinator import (
-    DEFAULT_COORDINATOR_BACKOFF,
-    CoordinatorDisposition,
-    CoordinatorLink,
-    CoordinatorType,
-)
-from krafka.sansio.metadata import (
-    BrokerInfo,
-    ClusterMetadata,
-    MetadataConfig,
-    RefreshReason,
-    parse_bootstrap,
-)
+from krafka.sansio.connection import BrokerConnection, Priority
+from krafka.sansio.coordinator import DEFAULT_COORDINATOR_BACKOFF, CoordinatorType
+from krafka.sansio.metadata import BrokerInfo, ClusterMetadata, MetadataConfig, parse_bootstrap
 from krafka.sansio.sasl import SaslMechanism, TokenProvider, mechanism_factory
 from krafka.sansio.sasl.msk_iam import MECHANISM as MSK_IAM
 from krafka.sansio.secret import Secret
@@ -96,56 +101,17 @@ from krafka.sansio.secret import Secret
 log = logging.getLogger(__name__)
 R = TypeVar("R")
 
-#: Requests that take the control lane and the HIGH priority queue.
-HIGH_PRIORITY_APIS: Final = frozenset(
-    {
-        ApiKey.METADATA,
-        ApiKey.FIND_COORDINATOR,
-        ApiKey.HEARTBEAT,
-        ApiKey.API_VERSIONS,
-    }
-)
-#: Requests only a coordinator answers (group, transaction, share group): they take the
-#: coordinator lane, a connection of their own to the coordinator, as Java's coordinator
-#: connection, so a commit never waits behind a long-polling Fetch. A classic Heartbeat stays
-#: on the control lane: it must not wait behind a JoinGroup the broker holds for a rebalance.
-COORDINATOR_APIS: Final = frozenset(
-    {
-        ApiKey.OFFSET_COMMIT,
-        ApiKey.OFFSET_FETCH,
-        ApiKey.OFFSET_DELETE,
-        ApiKey.JOIN_GROUP,
-        ApiKey.SYNC_GROUP,
-        ApiKey.LEAVE_GROUP,
-        ApiKey.DESCRIBE_GROUPS,
-        ApiKey.DELETE_GROUPS,
-        ApiKey.CONSUMER_GROUP_HEARTBEAT,
-        ApiKey.CONSUMER_GROUP_DESCRIBE,
-        ApiKey.SHARE_GROUP_HEARTBEAT,
-        ApiKey.SHARE_GROUP_DESCRIBE,
-        ApiKey.ADD_PARTITIONS_TO_TXN,
-        ApiKey.ADD_OFFSETS_TO_TXN,
-        ApiKey.END_TXN,
-        ApiKey.TXN_OFFSET_COMMIT,
-    }
-)
-#: Read-only requests that are safe to resend after a connection dropped.
-RETRY_SAFE_APIS: Final = frozenset(
-    {
-        ApiKey.METADATA,
-        ApiKey.FIND_COORDINATOR,
-        ApiKey.FETCH,
-        ApiKey.LIST_OFFSETS,
-        ApiKey.OFFSET_FETCH,
-        ApiKey.API_VERSIONS,
-        ApiKey.DESCRIBE_CONFIGS,
-        ApiKey.DESCRIBE_GROUPS,
-        ApiKey.LIST_GROUPS,
-        ApiKey.DESCRIBE_CLUSTER,
-    }
-)
-#: Requests whose order on the wire matters: always one connection per broker, in call order.
-ORDERED_APIS: Final = frozenset({ApiKey.PRODUCE})
+
+class _Answer:
+    """The outcome of one request handed to the core, awaited by its caller."""
+
+    __slots__ = ("done", "error", "response", "sent")
+
+    def __init__(self, sent: SendRequest[Any]) -> None:
+        self.sent = sent
+        self.done = anyio.Event()
+        self.response: Any = None
+        self.error: KrafkaError | None = None
 
 
 class KafkaClient:
@@ -179,24 +145,11 @@ class KafkaClient:
         allow_auto_topic_creation: bool = True,
         connections_max_idle: float | None = None,
         socks5_proxy: str | Secret | Socks5Proxy | None = None,
-        enable_metrics_push: bool = True,
     ) -> None:
         self.bootstrap = parse_bootstrap(bootstrap_servers)
-        #: KIP-714: push client metrics when the cluster subscribes to them (Java's
-        #: `enable.metrics.push`); the clients built on this one read it.
-        self.enable_metrics_push = enable_metrics_push
         self.request_timeout = request_timeout
         self.retries = retries
         self.allow_auto_topic_creation = allow_auto_topic_creation
-        self.metadata = ClusterMetadata(
-            self.bootstrap,
-            MetadataConfig(
-                max_age=metadata_max_age,
-                topic_idle_ttl=metadata_topic_idle_ttl,
-                rebootstrap_trigger=rebootstrap_trigger,
-                rebootstrap=_recovery(metadata_recovery_strategy),
-            ),
-        )
         if sasl_mechanism is not None and sasl_mechanism.upper() == "PLAIN" and not ssl_context:
             log.warning("SASL PLAIN without TLS sends the password in the clear")
         if sasl is None and sasl_mechanism is not None and sasl_mechanism.upper() == MSK_IAM:
@@ -215,24 +168,44 @@ class KafkaClient:
             connect_timeout,
             None if socks5_proxy is None else parse_socks5_proxy(socks5_proxy),
         )
-        self._connection = ConnectionConfig(
+        self._config = ClientConfig(
+            bootstrap_servers=bootstrap_servers,
             client_id=client_id,
             max_in_flight=max_in_flight,
             request_timeout=request_timeout,
+            connect_timeout=connect_timeout,
+            connections_per_broker=connections_per_broker,
+            reconnect_backoff=reconnect_backoff or BackoffPolicy(),
+            retries=retries,
+            metadata=MetadataConfig(
+                max_age=metadata_max_age,
+                topic_idle_ttl=metadata_topic_idle_ttl,
+                rebootstrap_trigger=rebootstrap_trigger,
+                rebootstrap=_recovery(metadata_recovery_strategy),
+            ),
+            allow_auto_topic_creation=allow_auto_topic_creation,
+            connections_max_idle=connections_max_idle,
             sasl=sasl,
+            tls=ssl_context is not None,
         )
-        self._connections_per_broker = connections_per_broker
-        self._backoff = reconnect_backoff or BackoffPolicy()
-        self._pool: ConnectionPool | None = None
+        self._core = ClientCore(self._config, now=_now())
         self._host = TaskHost("krafka client")
-        self._connections_max_idle = connections_max_idle
-        self._refresh_lock = anyio.Lock()
+        self._sockets: Sockets | None = None
+        self._answers: dict[int, _Answer] = {}
+        self._wake = anyio.Event()
+        self._sleep_until = math.inf
+        #: Set (and replaced) whenever metadata or a coordinator changed: waiters look again.
+        self._changed = anyio.Event()
+        self._metadata_outcomes: dict[int, KrafkaError | None] = {}
+        self._metadata_round = 0
+        self._last_round_asked = 0
+        #: Coordinators whose lookup failed for good, until a caller hears why.
+        self._refused: dict[Coordinator, KrafkaError] = {}
         self._refresh_generation = 0
-        #: Metadata requests the client sent for its own refreshes (one per broker tried).
+        #: KIP-899 rebootstraps so far.
+        self.rebootstraps = 0
+        #: Metadata rounds the client ran for its own refreshes.
         self.metadata_requests = 0
-        self._refresh_wanted = anyio.Event()
-        self._links: dict[tuple[CoordinatorType, str], CoordinatorLink] = {}
-        self._order_locks: dict[int | None, anyio.Lock] = {}
         self._closed = False
 
     @classmethod
@@ -243,35 +216,45 @@ class KafkaClient:
 
         return cls(**{**keywords_from_config(config, "client"), **overrides})
 
+    @property
+    def metadata(self) -> ClusterMetadata:
+        """The live cluster view (brokers, racks, partitions, leaders, topic ids)."""
+        return self._core.cluster
+
+    @property
+    def core(self) -> ClientCore:
+        """The sans-IO core this client drives (routing, connections, metadata)."""
+        return self._core
+
+    def connections(self, lane: Lane | None = None) -> list[BrokerConnection]:
+        """The ready connections (their sans-IO state), on one lane or all."""
+        return self._core.connections(lane)
+
+    def local_addresses(self) -> list[Any]:
+        """The local (source) address of each open socket (which proxy or port it left by)."""
+        return [] if self._sockets is None else self._sockets.local_addresses()
+
     # -- lifecycle ------------------------------------------------------------------------------
 
-    async def start(self, timeout: float | None = None) -> KafkaClient:
-        """Connect to the cluster and fetch metadata (what `async with` does on entry), within
-        `timeout` seconds when given (a client's own bound: a producer's `max_block`, ...).
+    async def start(self) -> KafkaClient:
+        """Connect to the cluster and fetch metadata (what `async with` does on entry).
 
         Background tasks run in the client's own task (`krafka.io.host.TaskHost`), so
         `start` and `close` may be called from different tasks.
         """
         if self._closed:
             raise InvalidStateError("client is closed")
-        if self._pool is not None:
+        if self._sockets is not None:
             return self
         await self._host.start()
-        self._pool = ConnectionPool(
-            self._host.task_group,
-            transport=self._transport,
-            connection=self._connection,
-            connections_per_broker=self._connections_per_broker,
-            backoff=self._backoff,
-        )
+        self._core.metadata.cluster.now = anyio.current_time()
+        self._sockets = Sockets(self._core, self._transport, self._host.task_group, self._turn)
+        self._host.start_soon(self._drive, name="krafka client loop")
         try:
-            await self.refresh_metadata(timeout=timeout)
+            await self.refresh_metadata()
         except BaseException:
             await self.close(1.0)
             raise
-        self._host.start_soon(self._metadata_loop, name="krafka metadata refresh")
-        if self._connections_max_idle:
-            self._host.start_soon(self._idle_loop, name="krafka idle connections")
         return self
 
     async def __aenter__(self) -> KafkaClient:
@@ -294,10 +277,92 @@ class KafkaClient:
             return
         self._closed = True
         deadline = anyio.current_time() + timeout
-        if self._pool is not None:
-            with anyio.CancelScope(shield=True):
-                await self._pool.close(timeout)
+        self._core.close(anyio.current_time())
+        self._turn()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(min(timeout, 1.0)):
+            while self._sockets is not None and self._sockets.count:
+                await anyio.sleep(0.005)
         await self._host.close(max(0.0, deadline - anyio.current_time()))
+
+    # -- the driver -----------------------------------------------------------------------------
+
+    async def _drive(self) -> None:
+        """The client's loop: step the core at its deadline or when woken."""
+        while not self._closed:
+            self._wake = wake = anyio.Event()
+            self._turn()
+            deadline = self._core.next_deadline()
+            self._sleep_until = math.inf if deadline is None else deadline
+            delay = self._sleep_until - anyio.current_time()
+            if delay > 0:
+                with anyio.move_on_after(delay):
+                    await wake.wait()
+            self._sleep_until = -math.inf
+
+    def _turn(self) -> None:
+        """Step the core after an input: hand out its events, open and close what it wants,
+        wake the writers; wake the loop if the core's deadline moved earlier."""
+        core = self._core
+        for event in core.step(anyio.current_time()):
+            self._dispatch(event)
+        sockets = self._sockets
+        if sockets is not None:
+            sockets.carry_out(core.connections_wanted())
+            sockets.kick()
+        if not self._closed:
+            deadline = core.next_deadline()
+            if deadline is not None and deadline < self._sleep_until:
+                self._wake.set()
+
+    def _dispatch(self, event: Any) -> None:
+        if isinstance(event, RequestDone | RequestError):
+            answer = self._answers.pop(id(event.sent), None)
+            if answer is None:
+                return
+            if isinstance(event, RequestDone):
+                answer.response = event.response
+            else:
+                answer.error = event.error
+            answer.done.set()
+        elif isinstance(event, MetadataUpdated | MetadataFailed):
+            self.metadata_requests += 1
+            failed = event.error if isinstance(event, MetadataFailed) else None
+            if failed is None:
+                self._refresh_generation += 1
+            else:
+                log.debug("metadata refresh failed: %s", failed)
+            self._metadata_outcomes[event.round] = failed
+            self._metadata_round = max(self._metadata_round, event.round)
+            self._changed_now()
+        elif isinstance(event, CoordinatorFound):
+            self._refused.pop(event.coordinator, None)
+            self._changed_now()
+        elif isinstance(event, CoordinatorNotFound):
+            self._refused[event.coordinator] = event.error
+            self._changed_now()
+        elif isinstance(event, Rebootstrapped):
+            self.rebootstraps += 1
+            log.info("rebootstrapping: metadata dropped, asking the bootstrap servers")
+        elif isinstance(event, Authenticated):
+            log.debug(
+                "%s to %s with %s (session lifetime %s ms)",
+                "re-authenticated" if event.reauthentication else "authenticated",
+                event.address,
+                event.mechanism,
+                event.session_lifetime_ms or "unlimited",
+            )
+        elif isinstance(event, MachineStopped):
+            log.error("%s stopped: %s", type(event.machine).__name__, event.error)
+
+    def _changed_now(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def _input(self) -> None:
+        """An application call changed the core: run a turn now."""
+        if self._sockets is None or self._closed:
+            raise InvalidStateError("client is not started or already closed")
+        self._turn()
 
     # -- requests -------------------------------------------------------------------------------
 
@@ -313,80 +378,54 @@ class KafkaClient:
         priority: Priority | None = None,
     ) -> R:
         """Send `request` to broker `node_id` (None: any broker) and return its response."""
-        api_key = ApiKey(int(request.API_KEY))
-        prio = priority or (Priority.HIGH if api_key in HIGH_PRIORITY_APIS else Priority.NORMAL)
-        attempts = 1 + (self.retries if api_key in RETRY_SAFE_APIS else 0)
-        ordered = api_key in ORDERED_APIS
-        options: dict[str, Any] = {
-            "timeout": timeout,
-            "version": version,
-            "max_version": max_version,
-            "min_version": min_version,
-            "priority": prio,
-        }
-        if ordered:
-            return await self._send_ordered(request, node_id, prio, options)
-        lane = lane_for(api_key, prio)
-        for attempt in range(attempts):
-            conn = await self._connection_for(node_id, lane, timeout=timeout)
-            try:
-                response: R = await conn.request(request, **options)
-                return response
-            except KafkaConnectionError:
-                if attempt + 1 >= attempts or self._closed:
-                    raise
-        raise AssertionError("unreachable")
-
-    async def _send_ordered(
-        self,
-        request: Request[R] | Versioned[R],
-        node_id: int | None,
-        priority: Priority,
-        options: dict[str, Any],
-    ) -> R:
-        """Requests whose order matters take the broker's one ordered connection and are queued
-        on it in call order: a FIFO lock per broker is held from the call until the request has
-        its place on the wire (only that long: answers are awaited outside it)."""
-        lock = self._order_locks.get(node_id)
-        if lock is None:
-            lock = self._order_locks[node_id] = anyio.Lock()
-        async with lock:
-            conn = await self._connection_for(
-                node_id, Lane.DATA, ordered=True, timeout=options["timeout"]
-            )
-            pending = conn.submit(request, **options)
-        response: R = await pending.wait()
+        target = AnyBroker() if node_id is None else Broker(node_id)
+        if version is not None:
+            max_version = min_version = version
+        sent = SendRequest(target, request, timeout, priority, max_version, min_version)
+        response: R = await self._carry(sent)
         return response
 
     async def execute(self, action: SendRequest[R]) -> R:
         """Carry out a sans-IO machine's `SendRequest`: resolve its target, send, answer."""
-        options: dict[str, Any] = {
-            "timeout": action.timeout,
-            "max_version": action.max_version,
-            "min_version": action.min_version,
-            "priority": action.priority,
-        }
-        target = action.target
-        if isinstance(target, AnyBroker):
-            return await self.send(action.request, **options)
-        if isinstance(target, LeaderOf):
-            leader = await self.leader_for(target.topic, target.partition)
-            return await self.send(action.request, node_id=leader.node_id, **options)
-        if isinstance(target, Coordinator):
-            return await self.send_to_coordinator(
-                target.key, action.request, key_type=target.key_type, **options
+        return await self._carry(action)
+
+    async def _carry(self, sent: SendRequest[R]) -> R:
+        if id(sent) in self._answers:  # the very same request twice at once: a copy of it
+            sent = SendRequest(
+                sent.target,
+                sent.request,
+                sent.timeout,
+                sent.priority,
+                sent.max_version,
+                sent.min_version,
             )
-        if target.host is not None and target.port is not None:
-            broker = BrokerInfo(target.node_id, target.host, target.port)
-            return await self._send_to(broker, action.request, **options)
-        return await self.send(action.request, node_id=target.node_id, **options)
+        self._check_open()
+        answer = self._answers[id(sent)] = _Answer(sent)
+        self._core.send(sent, anyio.current_time())
+        self._input()
+        try:
+            await answer.done.wait()
+        finally:
+            if not answer.done.is_set():
+                self._answers.pop(id(sent), None)
+        if answer.error is not None:
+            raise answer.error
+        response: R = answer.response
+        return response
+
+    def _check_open(self) -> None:
+        if self._sockets is None or self._closed:
+            raise InvalidStateError("client is not started or already closed")
 
     async def send_to_leader(
         self, topic: str, partition: int, request: Request[R], **kwargs: Any
     ) -> R:
         """Send `request` to the current leader of `topic`/`partition`."""
-        leader = await self.leader_for(topic, partition)
-        return await self.send(request, node_id=leader.node_id, **kwargs)
+        version = kwargs.pop("version", None)
+        if version is not None:
+            kwargs["max_version"] = kwargs["min_version"] = version
+        await self.leader_for(topic, partition)
+        return await self._carry(SendRequest(LeaderOf(topic, partition), request, **kwargs))
 
     async def send_to_coordinator(
         self,
@@ -399,31 +438,28 @@ class KafkaClient:
     ) -> R:
         """Send `request` to the coordinator of `key` (a group id, a transactional id ...).
 
-        `error_codes(response)` lists the codes in the response (default: its top-level
-        `error_code`). When one says the coordinator moved, the request goes once more to the
-        newly found coordinator; while it is loading, again after backoff (bounded by the
-        request timeout). Other codes are the caller's to interpret.
+        The core follows a moved coordinator and waits out one that is loading, on the
+        answer's top-level code; `error_codes(response)` lists further codes (per partition)
+        to do the same on, bounded by the request timeout. Other codes are the caller's.
         """
-        codes = error_codes or _top_level_code
+        coordinator = Coordinator(key, key_type)
         deadline = anyio.current_time() + self.request_timeout
         loading = Backoff(DEFAULT_COORDINATOR_BACKOFF)
+        version = kwargs.pop("version", None)
+        if version is not None:
+            kwargs["max_version"] = kwargs["min_version"] = version
         while True:
-            link = self._link(key, key_type)
-            broker = await self.find_coordinator(key, key_type)
-            try:
-                response = await self._send_to(broker, request, **kwargs)
-            except KafkaConnectionError:
-                link.on_connection_failure()
-                if anyio.current_time() >= deadline:
-                    raise
-                continue
-            now = anyio.current_time()
-            dispositions = {link.on_error_code(code, now) for code in codes(response)}
-            dispositions.discard(CoordinatorDisposition.NOT_COORDINATOR_ERROR)
-            if not dispositions or now >= deadline:
+            response: R = await self._carry(SendRequest(coordinator, request, **kwargs))
+            if error_codes is None:
                 return response
-            if CoordinatorDisposition.RETRY_LATER in dispositions:
-                await anyio.sleep(loading.failed(now) - now)
+            codes = set(error_codes(response))
+            now = anyio.current_time()
+            if now >= deadline or not codes & _RESEND_CODES:
+                return response
+            if codes & COORDINATOR_MOVED_CODES:
+                self._core.forget_coordinator(coordinator)
+            else:
+                await anyio.sleep(max(0.0, loading.failed(now) - now))
 
     async def find_coordinator(
         self,
@@ -432,69 +468,85 @@ class KafkaClient:
         *,
         timeout: float | None = None,
     ) -> BrokerInfo:
-        """The coordinator broker for `key` (cached until it moves), looked up through the
-        same sans-IO `CoordinatorLink` the group and transaction machines use."""
-        link = self._link(key, key_type)
+        """The coordinator broker for `key` (cached until it moves), looked up by the core."""
+        coordinator = Coordinator(key, key_type)
         limit = timeout or self.request_timeout
         with anyio.move_on_after(limit):
-            while (target := link.target()) is None:
-                now = anyio.current_time()
-                fatal = link.fatal_error()
+            while True:
+                self._check_open()
+                changed = self._changed
+                found = self._core.find_coordinator(coordinator, anyio.current_time())
+                if found is not None:
+                    assert found.host is not None and found.port is not None
+                    return BrokerInfo(found.node_id, found.host, found.port)
+                fatal = self._refused.pop(coordinator, None)
                 if fatal is not None:
                     raise fatal
-                sent = link.lookup(now)
-                if sent is None:
-                    await anyio.sleep(max(0.0, (link.next_deadline() or now) - now))
-                    continue
-                try:
-                    response = await self.execute(sent)
-                except KrafkaError as exc:
-                    link.on_failure(sent, exc, anyio.current_time())
-                    if not exc.retriable:
-                        raise
-                else:
-                    link.on_response(sent, response, anyio.current_time())
-            assert target.host is not None and target.port is not None
-            return BrokerInfo(target.node_id, target.host, target.port)
+                self._turn()
+                await changed.wait()
+        error = self._core.coordinator_error(coordinator)
         raise KafkaTimeoutError(
             f"no coordinator for {key_type.name.lower()} {key!r} within {limit}s"
-            + (f" (last error: {link.last_error})" if link.last_error else "")
+            + (f" (last error: {error})" if error else "")
         )
 
     async def api_version(self, api_key: int, node_id: int | None = None) -> int:
         """The version of `api_key` requests to broker `node_id` will use."""
-        conn = await self._connection_for(node_id, Lane.DATA)
-        return conn.version_for(api_key)
+        address = None
+        if node_id is not None:
+            broker = self.metadata.broker(node_id)
+            if broker is None:
+                await self.refresh_metadata()
+                broker = self.metadata.broker(node_id)
+            address = None if broker is None else broker.address
+        version = self._core.negotiated_version(api_key, address)
+        if version is None:
+            await self.send(ApiVersionsRequest(), node_id=node_id)
+            version = self._core.negotiated_version(api_key, address)
+        if version is None:
+            raise InvalidStateError(f"no connection to broker {node_id} to ask for versions")
+        return version
 
     # -- metadata -------------------------------------------------------------------------------
 
     async def refresh_metadata(
-        self,
-        topics: Sequence[str] | None = None,
-        *,
-        all_topics: bool = False,
-        timeout: float | None = None,
+        self, topics: Sequence[str] | None = None, *, all_topics: bool = False
     ) -> ClusterMetadata:
         """Refresh now. `topics` are added to the tracked set first (and auto-created if
         the broker allows it); with no topics tracked only brokers are refreshed.
         `all_topics` asks for every topic of the cluster (what a pattern subscription
-        matches against). `timeout` bounds the connection setup and the request, together.
+        matches against).
 
         A refresh for topics already asked for waits out the refresh backoff (it grows while
         refreshes keep finding partitions without a leader), and calls made while one is
         under way share it: callers that refresh in a loop cannot flood the cluster.
         """
-        meta = self.metadata
-        if topics:
-            meta.add_topics(topics, anyio.current_time())
-        generation = self._refresh_generation
-        async with self._refresh_lock:
-            shared = not meta.unrequested(topics) and not all_topics
-            if self._refresh_generation != generation and shared:
-                return meta
-            await anyio.sleep(meta.refresh_wait(anyio.current_time(), topics))
-            await self._refresh_once(all_topics, timeout)
-        return meta
+        wanted = list(topics) if topics else []
+        busy = self._core.metadata.round_in_flight
+        error = await self._refresh_round(wanted, all_topics)
+        if error is not None and busy is not None and self._last_round_asked == busy:
+            error = await self._refresh_round(wanted, all_topics)  # the shared round began
+        if error is not None:  # before the call and failed: one of its own
+            raise error
+        return self.metadata
+
+    async def _refresh_round(self, topics: list[str], all_topics: bool) -> KrafkaError | None:
+        self._check_open()
+        round_ = self._core.refresh_metadata(topics, anyio.current_time(), all_topics=all_topics)
+        self._last_round_asked = round_
+        self._input()
+        while self._metadata_round < round_:
+            changed = self._changed
+            await changed.wait()
+            self._check_open()
+        error = self._metadata_outcomes.get(round_)
+        self._forget_outcomes()
+        return error
+
+    def _forget_outcomes(self) -> None:
+        if len(self._metadata_outcomes) > 64:
+            keep = self._metadata_round - 32
+            self._metadata_outcomes = {r: e for r, e in self._metadata_outcomes.items() if r > keep}
 
     async def leader_for(
         self, topic: str, partition: int, timeout: float | None = None
@@ -503,7 +555,7 @@ class KafkaClient:
         created, a leader election) metadata is refreshed with backoff for up to `timeout`
         seconds (default `request_timeout`); a non-retriable answer (an invalid topic name, no
         authorization) raises at once."""
-        self.metadata.touch(topic, anyio.current_time())
+        self._core.note_use(topic, anyio.current_time())
         leader = self.metadata.leader_for(topic, partition)
         if leader is not None:
             return leader
@@ -526,7 +578,7 @@ class KafkaClient:
         backoff, as Java's `partitionsFor` does, for up to `timeout` (default: the request
         timeout); one still without leaders then raises `KafkaTimeoutError`."""
         meta = self.metadata
-        meta.touch(topic, anyio.current_time())
+        self._core.note_use(topic, anyio.current_time())
         if topic not in meta.topics or meta.topic_pending(topic):
             await self._wait_for_topic(topic, timeout)
         if meta.topic_pending(topic):
@@ -571,214 +623,27 @@ class KafkaClient:
         `metadata_topic_idle_ttl`); `leader_for` and `partitions_for` do this themselves."""
         now = anyio.current_time()
         for topic in topics:
-            self.metadata.touch(topic, now)
-        if self.metadata.refresh_due(now):
-            self._refresh_wanted.set()
+            self._core.note_use(topic, now)
+        if self._sockets is not None and not self._closed:
+            self._turn()
 
     def report_error(self, code: int, topic: str | None = None) -> None:
         """Tell the client a response carried `code` (stale metadata, REBOOTSTRAP_REQUIRED)."""
-        self.metadata.on_error(code, topic)
-        if code in COORDINATOR_MOVED_CODES:
-            for link in self._links.values():
-                link.mark_unknown()
-        self._refresh_wanted.set()
-
-    def update_seed_brokers(self, servers: str | Sequence[str]) -> None:
-        """Replace the bootstrap servers with `servers` (`"h1:9092,h2:9092"` or a list): the
-        next rebootstrap (KIP-899) starts from them. Known brokers keep being used until then."""
-        self.bootstrap = parse_bootstrap(servers)
-        self.metadata.bootstrap = self.bootstrap
-
-    # -- internals ------------------------------------------------------------------------------
-
-    def _link(self, key: str, key_type: CoordinatorType) -> CoordinatorLink:
-        link = self._links.get((key_type, key))
-        if link is None:
-            link = self._links[(key_type, key)] = CoordinatorLink(
-                key, key_type, DEFAULT_COORDINATOR_BACKOFF
-            )
-        return link
-
-    async def _refresh_once(self, all_topics: bool = False, timeout: float | None = None) -> None:
-        meta = self.metadata
-        for _ in range(2):  # a second round only after a REBOOTSTRAP_REQUIRED answer
-            now = anyio.current_time()
-            if meta.rebootstrap_due(now):
-                self._rebootstrap(now)
-            topics = meta.topics_to_refresh(now)
-            if all_topics:
-                topics = None
-            meta.refresh_started(now, topics)
-            wanted = None if topics is None else [_metadata_topic(t) for t in topics]
-            request = MetadataRequest(
-                topics=wanted, allow_auto_topic_creation=self.allow_auto_topic_creation
-            )
-            try:
-                response = await self._any_broker(request, timeout, max_version=12)
-            except KrafkaError:
-                meta.refresh_failed(anyio.current_time())
-                raise
-            meta.update(response, anyio.current_time(), topics)
-            if not meta.rebootstrap_requested:
-                self._refresh_generation += 1
-                return
-
-    def _rebootstrap(self, now: float) -> None:
-        """KIP-899: drop broker connections and metadata; the bootstrap servers come next."""
-        assert self._pool is not None
-        log.info("rebootstrapping from %s", ",".join(f"{h}:{p}" for h, p in self.bootstrap))
-        for node in list(self.metadata.brokers.values()):
-            self._pool.close_address(node.host, node.port)
-        for link in self._links.values():
-            link.mark_unknown()
-        self.metadata.rebootstrap(now)
-
-    async def _any_broker(
-        self, request: Any, timeout: float | None, **kwargs: Any
-    ) -> MetadataResponse:
-        """Send to a reachable broker: known brokers in random order, else the bootstrap servers
-        in the order given, all within `timeout` when given (each has an even share of what is
-        left, so a silent first one leaves time for the others). Any failure of one (refused,
-        garbage, silence, TLS, closed) moves on to the next; the error when none answered names
-        each one and why."""
-        assert self._pool is not None
-        candidates = self.metadata.addresses()
-        if self.metadata.brokers:
-            random.shuffle(candidates)
-        errors: list[tuple[str, KrafkaError]] = []
-        deadline = None if timeout is None else anyio.current_time() + timeout
-        tried = self._not_held_back(candidates)
-        for index, (node_id, host, port) in enumerate(tried):
-            left = None if deadline is None else deadline - anyio.current_time()
-            if left is not None and left <= 0 and errors:
-                break
-            share = None if left is None else left / (len(tried) - index)
-            bound = None if share is None else min(self.request_timeout, share)
-            try:
-                conn = await self._pool.get(
-                    host, port, Lane.CONTROL, timeout=bound, node_id=node_id
-                )
-                self.metadata_requests += 1
-                response = await conn.request(
-                    request, priority=Priority.HIGH, timeout=bound, **kwargs
-                )
-            except KrafkaError as exc:
-                log.info("metadata from %s:%s failed: %s", host, port, exc)
-                errors.append((f"{host}:{port}", exc))
-                continue
-            self.metadata.connection_succeeded()
-            return response  # type: ignore[no-any-return]
-        self.metadata.connection_failed(anyio.current_time())
-        raise _none_answered(errors)
-
-    def _not_held_back(
-        self, candidates: list[tuple[int | None, str, int]]
-    ) -> list[tuple[int | None, str, int]]:
-        """The candidates a cluster-wide request tries, as Java's least loaded node: those not
-        in reconnect backoff, in order; when every one is, only the one free soonest. Waiting
-        out each dead broker's backoff in turn would hold a refresh (and a KIP-899 rebootstrap)
-        for the sum of them."""
-        assert self._pool is not None
-        now = anyio.current_time()
-        waits = [self._pool.reconnect_wait(host, port, now) for _, host, port in candidates]
-        free = [c for c, wait in zip(candidates, waits, strict=True) if wait <= 0]
-        if free or not candidates:
-            return free
-        return [candidates[waits.index(min(waits))]]
-
-    async def _connection_for(
-        self, node_id: int | None, lane: Lane, ordered: bool = False, timeout: float | None = None
-    ) -> Connection:
-        """A connection to broker `node_id` (None: any), set up within `timeout` when given
-        (the request's own timeout: a call never waits longer for its connection)."""
-        if self._closed or self._pool is None:
-            raise InvalidStateError("client is not started or already closed")
-        if node_id is None:
-            live = self._pool.connections(lane=lane)
-            if live and not ordered:
-                return min(live, key=lambda c: c.load)
-            addresses = self.metadata.addresses()
-            _, host, port = min(addresses) if ordered else random.choice(addresses)
-            return await self._pool.get(host, port, lane, ordered=ordered, timeout=timeout)
-        broker = self.metadata.broker(node_id)
-        if broker is None:
-            await self.refresh_metadata()
-            broker = self.metadata.broker(node_id)
-        if broker is None:
-            raise KafkaConnectionError(f"broker {node_id} is not in the cluster metadata")
-        return await self._pool.get(
-            broker.host, broker.port, lane, ordered=ordered, timeout=timeout, node_id=node_id
-        )
-
-    async def _send_to(
-        self, broker: BrokerInfo, request: Request[R] | Versioned[R], **kwargs: Any
-    ) -> R:
-        assert self._pool is not None
-        api_key = ApiKey(int(request.API_KEY))
-        prio = kwargs.pop("priority", None) or (
-            Priority.HIGH if api_key in HIGH_PRIORITY_APIS else Priority.NORMAL
-        )
-        conn = await self._pool.get(
-            broker.host,
-            broker.port,
-            lane_for(api_key, prio),
-            timeout=kwargs.get("timeout"),
-            node_id=broker.node_id,
-        )
-        response: R = await conn.request(request, priority=prio, **kwargs)
-        return response
-
-    async def _idle_loop(self) -> None:
-        """Close connections unused for `connections_max_idle` s (Java's
-        `connections.max.idle.ms`); they reopen on the next request."""
-        assert self._pool is not None and self._connections_max_idle
-        limit = self._connections_max_idle
-        while not self._closed:
-            await anyio.sleep(max(limit / 4, 0.01))
-            self._pool.close_idle(anyio.current_time(), limit)
-
-    async def _metadata_loop(self) -> None:
-        while not self._closed:
-            delay = max(0.0, self.metadata.next_refresh_at() - anyio.current_time())
-            with anyio.move_on_after(delay):
-                await self._refresh_wanted.wait()
-            self._refresh_wanted = anyio.Event()
-            if not self.metadata.refresh_due(anyio.current_time()):
-                continue
-            try:
-                await self.refresh_metadata()
-            except KrafkaError as exc:
-                log.debug("background metadata refresh failed: %s", exc)
-                if self.metadata.rebootstrap_due(anyio.current_time()):
-                    self.metadata.request_refresh(RefreshReason.REBOOTSTRAP)
-            except Exception:  # a bug here must not cancel the application's task
-                log.exception("background metadata refresh crashed")
-                self.metadata.refresh_failed(anyio.current_time())
+        self._core.report_error(code, topic)
+        if self._sockets is not None and not self._closed:
+            self._turn()
 
 
-def lane_for(api_key: ApiKey, priority: Priority) -> Lane:
-    """The lane a request takes: coordinator requests their own, HIGH priority the control
-    lane, everything else the data lane."""
-    if api_key in COORDINATOR_APIS:
-        return Lane.COORDINATOR
-    return Lane.CONTROL if priority is Priority.HIGH else Lane.DATA
+#: Codes inside a coordinator's answer that send it again (moved, or still loading).
+_RESEND_CODES: frozenset[int] = COORDINATOR_MOVED_CODES | {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
 
 
-def _none_answered(errors: list[tuple[str, KrafkaError]]) -> KrafkaError:
-    """The error for a request no broker answered: every address and why; of the one kind of
-    error they all failed with (an `AuthenticationError` stays one), else a connection error."""
-    reasons = [str(exc) if str(exc).startswith(at) else f"{at}: {exc}" for at, exc in errors]
-    message = "no broker reachable (" + "; ".join(reasons) + ")"
-    kinds = {type(exc) for _, exc in errors}
-    if len(kinds) == 1 and errors:
-        error = copy.copy(errors[0][1])
-        error.args = (message,)
-        error.__cause__ = errors[0][1]
-        return error
-    error = KafkaConnectionError(message)
-    if errors:
-        error.__cause__ = errors[-1][1]
-    return error
+def _now() -> float:
+    """The loop's clock when constructed on it, else 0 (`start` sets the clock)."""
+    try:
+        return anyio.current_time()
+    except Exception:
+        return 0.0
 
 
 def _recovery(strategy: str) -> bool:
@@ -788,12 +653,3 @@ def _recovery(strategy: str) -> bool:
             f"metadata_recovery_strategy is 'rebootstrap' or 'none', not {strategy!r}"
         )
     return strategy == "rebootstrap"
-
-
-def _metadata_topic(name: str) -> Any:
-    return MetadataRequest.MetadataRequestTopic(name=name)
-
-
-def _top_level_code(response: Any) -> list[int]:
-    code = getattr(response, "error_code", None)
-    return [] if code is None else [int(code)]

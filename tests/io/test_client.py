@@ -34,8 +34,8 @@ async def test_connect_negotiate_and_metadata(broker: Any) -> None:
         assert meta.topic_id(topic) is not None
         leader = await client.leader_for(topic, 3)
         assert leader.node_id == node.node_id
-        (conn,) = client._pool.connections() if client._pool else ()
-        assert ApiKey.METADATA in conn.machine.api_versions
+        (conn,) = client.connections()
+        assert ApiKey.METADATA in conn.api_versions
         assert await client.api_version(ApiKey.METADATA) >= 1
 
 
@@ -71,15 +71,13 @@ async def test_pipelined_requests_share_one_connection(broker: Any) -> None:
             for _ in range(40):
                 tg.start_soon(one)
         assert len(results) == 40 and all(r.brokers for r in results)
-        assert client._pool is not None
-        assert len(client._pool.connections()) <= 2  # one control + one data connection
+        assert len(client.connections()) <= 2  # one control + one data connection
 
 
 async def test_unadvertised_api_fails_locally_and_connection_survives(broker: Any) -> None:
     async with KafkaClient(broker.bootstrap_servers) as client:
-        assert client._pool is not None
-        (conn,) = client._pool.connections()
-        missing = next(k for k in REQUESTS if int(k) not in conn.machine.api_versions)
+        (conn,) = client.connections()
+        missing = next(k for k in REQUESTS if int(k) not in conn.api_versions)
         with pytest.raises(UnsupportedVersionError):
             await client.send(REQUESTS[missing]())
         assert (await client.send(MetadataRequest(topics=[]))).brokers
@@ -129,8 +127,7 @@ async def test_connections_per_broker_spreads_load(broker: Any) -> None:
             for _ in range(3):
                 tg.start_soon(lambda: client.send_to_leader(topic, 0, request))
                 await anyio.sleep(0.01)
-        assert client._pool is not None
-        assert len(client._pool.connections()) == 4  # 3 data + 1 control
+        assert len(client.connections()) == 4  # 3 data + 1 control
 
 
 def _fields(message: Any) -> dict[str, Any]:

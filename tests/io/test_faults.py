@@ -195,17 +195,12 @@ async def test_a_connection_given_up_on_is_reset_so_its_requests_never_arrive_la
     to the broker once the network came back - a produce the client had reported failed
     was written after records sent long after it. A connection krafka gives up on is reset
     (the queue dropped), as the broker here sees."""
-    from krafka.io.connection import Connection
-    from krafka.sansio.connection import ConnectionConfig
-
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
     try:
-        async with anyio.create_task_group() as tg:
-            with pytest.raises(KrafkaError):
-                await Connection.open(
-                    "127.0.0.1", port, tg, config=ConnectionConfig(request_timeout=0.3)
-                )
+        client = KafkaClient(f"127.0.0.1:{port}", request_timeout=0.3, connect_timeout=0.4)
+        with pytest.raises(KrafkaError):
+            await client.start()
         peer, _ = server.accept()  # it connected; ApiVersions went unanswered
         peer.settimeout(5)
         with pytest.raises(ConnectionResetError):

@@ -185,9 +185,8 @@ async def test_secrets_stay_out_of_logs_and_reprs(
     )
     async with client:
         await client.send(MetadataRequest(topics=[]))
-        assert client._pool is not None
-        (conn,) = client._pool.connections()
-        dumps = [repr(vars(client)), repr(conn.machine.config), repr(conn.machine.__dict__)]
+        (conn,) = client.connections()
+        dumps = [repr(vars(client)), repr(conn.config), repr(conn.__dict__)]
     assert sasl_broker.authentications == 1
     assert all(secret not in text for text in dumps)
     assert secret not in caplog.text

@@ -47,12 +47,7 @@ def login_proxy() -> Iterator[Socks5Server]:
 
 def local_ports(client: KafkaClient) -> set[int]:
     """The source port of each of the client's live connections."""
-    assert client._pool is not None
-    out = set()
-    for conn in client._pool.connections():
-        address = conn._stream.extra(anyio.abc.SocketAttribute.local_address)
-        out.add(address[1])
-    return out
+    return {address[1] for address in client.local_addresses()}
 
 
 def assert_all_proxied(proxy: Socks5Server, client: KafkaClient, broker: str) -> None:

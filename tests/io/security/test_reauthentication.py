@@ -13,7 +13,7 @@ import anyio
 import pytest
 from _security import REAUTH_MS, krafka_debug_logs, sasl, unique
 
-import krafka.io.connection
+import krafka.io.sockets
 from krafka import Consumer, NewTopic, Producer, ScramDeletion, ScramUpsertion
 from krafka.errors import ResourceNotFoundError, SaslAuthenticationError
 from krafka.io.admin import AdminClient
@@ -78,14 +78,14 @@ async def test_a_deleted_user_is_refused_at_the_next_reauthentication(
     hostile_cluster: KafkaCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     opened = 0
-    connect = krafka.io.connection.open_transport
+    connect = krafka.io.sockets.open_transport
 
     async def counting(*args: Any, **kwargs: Any) -> Any:
         nonlocal opened
         opened += 1
         return await connect(*args, **kwargs)
 
-    monkeypatch.setattr(krafka.io.connection, "open_transport", counting)
+    monkeypatch.setattr(krafka.io.sockets, "open_transport", counting)
     user, password = unique("erin"), unique("pw")
     admin_options = sasl(hostile_cluster, "admin")
     async with AdminClient(**admin_options) as admin:
