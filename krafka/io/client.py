@@ -145,8 +145,12 @@ class KafkaClient:
         allow_auto_topic_creation: bool = True,
         connections_max_idle: float | None = None,
         socks5_proxy: str | Secret | Socks5Proxy | None = None,
+        enable_metrics_push: bool = True,
     ) -> None:
         self.bootstrap = parse_bootstrap(bootstrap_servers)
+        #: KIP-714: push client metrics when the cluster subscribes to them (Java's
+        #: `enable.metrics.push`); the clients built on this one read it.
+        self.enable_metrics_push = enable_metrics_push
         self.request_timeout = request_timeout
         self.retries = retries
         self.allow_auto_topic_creation = allow_auto_topic_creation
@@ -236,8 +240,9 @@ class KafkaClient:
 
     # -- lifecycle ------------------------------------------------------------------------------
 
-    async def start(self) -> KafkaClient:
-        """Connect to the cluster and fetch metadata (what `async with` does on entry).
+    async def start(self, timeout: float | None = None) -> KafkaClient:
+        """Connect to the cluster and fetch metadata (what `async with` does on entry), within
+        `timeout` seconds when given (a client's own bound: a producer's `max_block`, ...).
 
         Background tasks run in the client's own task (`krafka.io.host.TaskHost`), so
         `start` and `close` may be called from different tasks.
@@ -251,7 +256,7 @@ class KafkaClient:
         self._sockets = Sockets(self._core, self._transport, self._host.task_group, self._turn)
         self._host.start_soon(self._drive, name="krafka client loop")
         try:
-            await self.refresh_metadata()
+            await self.refresh_metadata(timeout=timeout)
         except BaseException:
             await self.close(1.0)
             raise
@@ -342,7 +347,8 @@ class KafkaClient:
             self._changed_now()
         elif isinstance(event, Rebootstrapped):
             self.rebootstraps += 1
-            log.info("rebootstrapping: metadata dropped, asking the bootstrap servers")
+            seeds = ",".join(f"{h}:{p}" for h, p in self.metadata.bootstrap)
+            log.info("rebootstrapping from %s: metadata dropped", seeds)
         elif isinstance(event, Authenticated):
             log.debug(
                 "%s to %s with %s (session lifetime %s ms)",
@@ -510,12 +516,16 @@ class KafkaClient:
     # -- metadata -------------------------------------------------------------------------------
 
     async def refresh_metadata(
-        self, topics: Sequence[str] | None = None, *, all_topics: bool = False
+        self,
+        topics: Sequence[str] | None = None,
+        *,
+        all_topics: bool = False,
+        timeout: float | None = None,
     ) -> ClusterMetadata:
         """Refresh now. `topics` are added to the tracked set first (and auto-created if
         the broker allows it); with no topics tracked only brokers are refreshed.
         `all_topics` asks for every topic of the cluster (what a pattern subscription
-        matches against).
+        matches against). `timeout` bounds the connection setup and the request, together.
 
         A refresh for topics already asked for waits out the refresh backoff (it grows while
         refreshes keep finding partitions without a leader), and calls made while one is
@@ -523,16 +533,20 @@ class KafkaClient:
         """
         wanted = list(topics) if topics else []
         busy = self._core.metadata.round_in_flight
-        error = await self._refresh_round(wanted, all_topics)
+        error = await self._refresh_round(wanted, all_topics, timeout)
         if error is not None and busy is not None and self._last_round_asked == busy:
-            error = await self._refresh_round(wanted, all_topics)  # the shared round began
+            error = await self._refresh_round(wanted, all_topics, timeout)  # the shared round began
         if error is not None:  # before the call and failed: one of its own
             raise error
         return self.metadata
 
-    async def _refresh_round(self, topics: list[str], all_topics: bool) -> KrafkaError | None:
+    async def _refresh_round(
+        self, topics: list[str], all_topics: bool, timeout: float | None
+    ) -> KrafkaError | None:
         self._check_open()
-        round_ = self._core.refresh_metadata(topics, anyio.current_time(), all_topics=all_topics)
+        round_ = self._core.refresh_metadata(
+            topics, anyio.current_time(), all_topics=all_topics, timeout=timeout
+        )
         self._last_round_asked = round_
         self._input()
         while self._metadata_round < round_:
@@ -626,6 +640,12 @@ class KafkaClient:
             self._core.note_use(topic, now)
         if self._sockets is not None and not self._closed:
             self._turn()
+
+    def update_seed_brokers(self, servers: str | Sequence[str]) -> None:
+        """Replace the bootstrap servers with `servers` (`"h1:9092,h2:9092"` or a list): the
+        next rebootstrap (KIP-899) starts from them. Known brokers keep being used until then."""
+        self.bootstrap = parse_bootstrap(servers)
+        self._core.update_seed_brokers(self.bootstrap)
 
     def report_error(self, code: int, topic: str | None = None) -> None:
         """Tell the client a response carried `code` (stale metadata, REBOOTSTRAP_REQUIRED)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from krafka.errors import (
@@ -85,6 +85,8 @@ class ClientCore:
             allow_auto_topic_creation=config.allow_auto_topic_creation,
             now=now,
             rand=rand,
+            request_timeout=config.request_timeout,
+            reconnect_wait=lambda address, at: self._links.reconnect_wait(address, at),
         )
         self._rand = rand
         self._links = Links(config, rand)
@@ -126,12 +128,21 @@ class ClientCore:
         self._submit(sent, None, now)
 
     def refresh_metadata(
-        self, topics: Iterable[str] | None, now: float, *, all_topics: bool = False
+        self,
+        topics: Iterable[str] | None,
+        now: float,
+        *,
+        all_topics: bool = False,
+        timeout: float | None = None,
     ) -> int:
-        """Ask for a metadata refresh (see `MetadataMachine.request`); returns the round whose
-        `MetadataUpdated` / `MetadataFailed` answers it."""
+        """Ask for a metadata refresh (see `MetadataMachine.request`), within `timeout` seconds
+        when given; returns the round whose `MetadataUpdated` / `MetadataFailed` answers it."""
         self._stirred = True
-        return self.metadata.request(topics, now, all_topics=all_topics)
+        return self.metadata.request(topics, now, all_topics=all_topics, timeout=timeout)
+
+    def update_seed_brokers(self, servers: Sequence[tuple[str, int]]) -> None:
+        """Replace the bootstrap servers the next KIP-899 rebootstrap starts from."""
+        self.metadata.update_bootstrap(servers)
 
     def find_coordinator(self, coordinator: Coordinator, now: float) -> Broker | None:
         """The coordinator's broker if known; otherwise it is looked up (with backoff) until
@@ -538,7 +549,8 @@ class ClientCore:
 
     def _closed_link(self, link: Link, error: KrafkaError | None, now: float) -> None:
         if link.state is LinkState.HANDSHAKING:
-            self._setup_failed(link, _setup_error(link, error, self.config.tls), now)
+            error = _setup_error(link, error, self.config)
+            self._setup_failed(link, error, now)
             return
         self._links.close(link, abort=error is not None)
 
@@ -638,8 +650,13 @@ class ClientCore:
     def _expire_link(self, link: Link, now: float) -> None:
         state = link.state
         if state in (LinkState.CONNECTING, LinkState.HANDSHAKING) and now >= link.give_up_at:
-            self._setup_failed(link, _setup_timeout(link, self.config.tls), now)
+            limit = link.give_up_at - link.since
+            self._setup_failed(link, _setup_timeout(link, link.where, limit, self.config.tls), now)
             return
+        if state is not LinkState.READY and link.waiting:
+            self._expire_waiting(link, now)
+            if link.state is LinkState.CLOSED:
+                return
         machine = link.machine
         if machine is None or machine.closed:
             return
@@ -650,12 +667,33 @@ class ClientCore:
         if idle and link.ready and machine.load == 0 and now - link.last_active > idle:
             self._close_link(link, now)
 
+    def _expire_waiting(self, link: Link, now: float) -> None:
+        """Requests whose own timeout ended while their connection was being set up fail,
+        naming the broker and the step it did not complete; a setup nobody waits for any more
+        is given up (a silent peer is not kept until `connect_timeout`)."""
+        late = [r for r in link.waiting if r.deadline <= now]
+        if not late:
+            return
+        for routed in late:
+            link.waiting.remove(routed)
+        if not link.waiting and not link.in_flight:
+            self._links.abandon(link, now)
+        for routed in late:
+            where = _where(link, routed)
+            limit = self._timeout_of(routed)
+            self._fail(routed, _setup_timeout(link, where, limit, self.config.tls), now)
+
+    def _timeout_of(self, routed: Routed) -> float:
+        timeout = routed.sent.timeout
+        return self.config.request_timeout if timeout is None else timeout
+
     def _link_deadline(self, link: Link) -> float | None:
         state = link.state
+        waiting = min((r.deadline for r in link.waiting), default=None)
         if state is LinkState.WAITING:
-            return link.since
+            return link.since if waiting is None else min(link.since, waiting)
         if state in (LinkState.CONNECTING, LinkState.HANDSHAKING):
-            return link.give_up_at
+            return link.give_up_at if waiting is None else min(link.give_up_at, waiting)
         machine = link.machine
         if machine is None:
             return None
@@ -702,24 +740,44 @@ def _no_leader(cluster: ClusterMetadata, target: LeaderOf) -> KrafkaError:
     return error_for_code(code, f"no leader known for {target.topic}-{target.partition}")
 
 
-def _setup_timeout(link: Link, tls: bool) -> KrafkaError:
-    limit = link.give_up_at - link.since
+def _setup_timeout(link: Link, where: str, limit: float, tls: bool) -> KrafkaError:
+    """A connection to `where` not ready within `limit` seconds: the step it was at."""
+    if link.state is LinkState.WAITING:
+        return KafkaTimeoutError(
+            f"no connection to {where} within {limit:.3g}s (its reconnect backoff lasted longer)"
+        )
     if link.state is LinkState.CONNECTING:
         hint = " (TLS included: is it a TLS listener?)" if tls else ""
-        return KafkaTimeoutError(f"connecting to {link.where} took longer than {limit:.3g}s{hint}")
+        return KafkaTimeoutError(f"connecting to {where} took longer than {limit:.3g}s{hint}")
+    return _silent(link, where, f"{limit:.3g}s")
+
+
+def _silent(link: Link, where: str, within: str) -> KrafkaError:
+    """A peer that accepted the connection but did not answer the handshake in time."""
     machine = link.machine
     step = "the ApiVersions handshake"
     if machine is not None and machine.state.name == "AUTHENTICATING":
         step = "SASL authentication"
     return KafkaTimeoutError(
-        f"{link.where} accepted the connection but {step} did not complete within "
-        f"{limit:.3g}s: is it a Kafka listener, and does it expect TLS?"
+        f"{where} accepted the connection but {step} did not complete within "
+        f"{within}: is it a Kafka listener, and does it expect TLS?"
     )
 
 
-def _setup_error(link: Link, error: KrafkaError | None, tls: bool) -> KrafkaError:
+def _where(link: Link, routed: Routed) -> str:
+    """The link's address, with the broker's node id when the request names one."""
+    target = routed.sent.target
+    if isinstance(target, Broker) and target.node_id >= 0:
+        return f"{link.where} (node {target.node_id})"
+    return link.where
+
+
+def _setup_error(link: Link, error: KrafkaError | None, config: ClientConfig) -> KrafkaError:
+    if isinstance(error, KafkaTimeoutError):  # a handshake request went unanswered
+        within = f"request_timeout={config.request_timeout:.3g}s"
+        return _silent(link, link.where, within)
     error = error or KafkaConnectionError(f"connection to {link.where} failed")
-    if type(error) is KafkaConnectionError and tls:
+    if type(error) is KafkaConnectionError and config.tls:
         return KafkaConnectionError(
             f"{error} before the Kafka handshake completed; over TLS this usually means the "
             "broker rejected the client certificate (mTLS) or does not speak TLS"

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
-from krafka.errors import AuthenticationError, KrafkaError
+from krafka.errors import AuthenticationError, KafkaTimeoutError, KrafkaError
 from krafka.sansio.backoff import Backoff
 from krafka.sansio.client.config import ClientConfig
 from krafka.sansio.client.events import CloseConnection, OpenConnection, Want
@@ -199,6 +199,20 @@ class Links:
             if lane is not None and link in lane:
                 lane.remove(link)
 
+    def reconnect_wait(self, address: Address, now: float) -> float:
+        """Seconds before `address` may be connected to again (0: a link to it is ready, or
+        no failure holds it back)."""
+        bucket = self._buckets.get(address)
+        if bucket is None or any(x.ready for lane in bucket.lanes.values() for x in lane):
+            return 0.0
+        return bucket.backoff.wait_time(now)
+
+    def abandon(self, link: Link, now: float) -> None:
+        """Give up a link still being set up that no request waits for any more (they ran
+        out of time): closed, and its address backs off as after a failed setup."""
+        self.close(link, abort=True)
+        self._bucket(link.address).backoff.failed(now, self._rand)
+
     def forget_address(self, address: Address) -> list[Link]:
         """Drop an address with its backoff (KIP-899 rebootstrap); returns its links."""
         bucket = self._buckets.pop(address, None)
@@ -229,8 +243,8 @@ def again(refusal: KrafkaError) -> KrafkaError:
 
 def located(error: KrafkaError, where: str) -> KrafkaError:
     """An authentication error (from the SASL exchange, which knows no addresses) naming the
-    broker that refused."""
-    if isinstance(error, AuthenticationError) and where not in str(error):
+    broker that refused; a request timeout naming the broker that did not answer."""
+    if isinstance(error, AuthenticationError | KafkaTimeoutError) and where not in str(error):
         result = type(error)(f"{where}: {error}")
         result.__cause__ = error.__cause__
         return result

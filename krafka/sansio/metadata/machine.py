@@ -5,10 +5,14 @@ It decides when to refresh (on age, on request, on stale errors, with the growin
 partitions lack leaders), sends its own Metadata requests and applies the answers. A refresh
 round asks one address at a time: the known brokers in random order, else the bootstrap servers
 in the order given; any failure of one (refused, silent, garbage, TLS) moves on to the next,
-and a round nobody answered fails with an error naming every address and why. After no broker
-answered for `rebootstrap_trigger` seconds, or on REBOOTSTRAP_REQUIRED, it rebootstraps
-(KIP-899): the cluster view is dropped (`Rebootstrapped` says which brokers to disconnect)
-and the bootstrap servers are asked again.
+and a round nobody answered fails with an error naming every address and why. As Java's least
+loaded node, a round skips addresses in reconnect backoff (`reconnect_wait`), and when every
+one is, asks only the one free soonest: waiting out each dead broker's backoff in turn would
+hold a refresh (and a rebootstrap) for the sum of them. A round given a `timeout` gives each
+address an even share of the time left, so a silent first one leaves time for the others.
+After no broker answered for `rebootstrap_trigger` seconds, or on REBOOTSTRAP_REQUIRED, it
+rebootstraps (KIP-899): the cluster view is dropped (`Rebootstrapped` says which brokers to
+disconnect) and the bootstrap servers (`update_bootstrap` replaces them) are asked again.
 
 Outputs besides requests: `MetadataUpdated(round)` when an answer was applied,
 `MetadataFailed(round, error)` when a round found no broker. `request(topics, now)` returns
@@ -65,6 +69,8 @@ class _Round:
     candidates: list[tuple[int | None, str, int]]
     errors: list[tuple[str, KrafkaError]] = field(default_factory=list)
     sent: SendRequest[MetadataResponse] | None = None
+    #: The round ends by this time (None: each address has the request timeout).
+    deadline: float | None = None
 
 
 class MetadataMachine:
@@ -78,9 +84,15 @@ class MetadataMachine:
         allow_auto_topic_creation: bool = True,
         now: float = 0.0,
         rand: Callable[[], float] = random.random,
+        request_timeout: float = 30.0,
+        reconnect_wait: Callable[[tuple[str, int], float], float] | None = None,
     ) -> None:
         self.cluster = ClusterMetadata(bootstrap, config or MetadataConfig(), now=now)
         self.allow_auto_topic_creation = allow_auto_topic_creation
+        self.request_timeout = request_timeout
+        #: Seconds before an address may be connected to again (the embedder's backoff).
+        self._reconnect_wait = reconnect_wait or (lambda address, now: 0.0)
+        self._deadline: float | None = None
         #: Rounds applied so far (MetadataUpdated events).
         self.generation = 0
         self._rand = rand
@@ -92,11 +104,22 @@ class MetadataMachine:
 
     # -- application inputs ---------------------------------------------------------------------
 
-    def request(self, topics: Iterable[str] | None, now: float, *, all_topics: bool = False) -> int:
+    def request(
+        self,
+        topics: Iterable[str] | None,
+        now: float,
+        *,
+        all_topics: bool = False,
+        timeout: float | None = None,
+    ) -> int:
         """Ask for a refresh covering `topics` (tracked from now on; None or `all_topics`:
         every topic of the cluster). Returns the round whose outcome answers it. A topic never
-        asked for before is looked up at once; otherwise the refresh backoff applies."""
+        asked for before is looked up at once; otherwise the refresh backoff applies. A round
+        started for it ends within `timeout` seconds when given."""
         self.cluster.now = now
+        if timeout is not None:
+            bound = now + timeout
+            self._deadline = bound if self._deadline is None else min(self._deadline, bound)
         wanted = None if topics is None else list(topics)
         if wanted:
             self.cluster.add_topics(wanted, now)
@@ -117,6 +140,10 @@ class MetadataMachine:
         self.cluster.note_use(topic, now)
         if self.cluster.unrequested((topic,)) and topic not in self.cluster.topics:
             self._urgent = True
+
+    def update_bootstrap(self, servers: Sequence[tuple[str, int]]) -> None:
+        """Replace the bootstrap servers: the next rebootstrap (KIP-899) starts from them."""
+        self.cluster.bootstrap = list(servers)
 
     def on_error(self, code: int, topic: str | None = None) -> None:
         """A response carried `code`: stale metadata or REBOOTSTRAP_REQUIRED refresh it."""
@@ -164,8 +191,9 @@ class MetadataMachine:
         self.cluster.now = now
         _, host, port = current.candidates.pop(0)
         current.errors.append((f"{host}:{port}", error))
-        if current.candidates:
-            self._send(current)
+        out_of_time = current.deadline is not None and now >= current.deadline
+        if current.candidates and not out_of_time:
+            self._send(current, now)
             return
         self._round = None
         cluster = self.cluster
@@ -199,11 +227,27 @@ class MetadataMachine:
         if cluster.brokers:
             _shuffle(candidates, self._rand)
         self._rounds = max(self._rounds, number)
-        self._round = _Round(number, topics, candidates)
-        self._send(self._round)
+        self._round = _Round(number, topics, self._not_held_back(candidates, now))
+        self._round.deadline, self._deadline = self._deadline, None
+        self._send(self._round, now)
 
-    def _send(self, current: _Round) -> None:
+    def _not_held_back(
+        self, candidates: list[tuple[int | None, str, int]], now: float
+    ) -> list[tuple[int | None, str, int]]:
+        """The candidates not in reconnect backoff, in order; when every one is, the one free
+        soonest."""
+        waits = [self._reconnect_wait((host, port), now) for _, host, port in candidates]
+        free = [c for c, wait in zip(candidates, waits, strict=True) if wait <= 0]
+        if free or not candidates:
+            return free
+        return [candidates[waits.index(min(waits))]]
+
+    def _send(self, current: _Round, now: float) -> None:
         node, host, port = current.candidates[0]
+        timeout = None
+        if current.deadline is not None:
+            share = max(0.0, current.deadline - now) / len(current.candidates)
+            timeout = min(self.request_timeout, share)
         wanted = None
         if current.topics is not None:
             wanted = [MetadataRequest.MetadataRequestTopic(name=t) for t in current.topics]
@@ -212,7 +256,11 @@ class MetadataMachine:
         )
         target = Broker(BOOTSTRAP_NODE if node is None else node, host, port)
         current.sent = SendRequest(
-            target, request, priority=Priority.HIGH, max_version=METADATA_MAX_VERSION
+            target,
+            request,
+            timeout=timeout,
+            priority=Priority.HIGH,
+            max_version=METADATA_MAX_VERSION,
         )
         self._actions.append(current.sent)
 

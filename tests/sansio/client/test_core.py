@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 from _requester import Requester
 
-from krafka.errors import AuthenticationError, KafkaConnectionError, UnsupportedVersionError
+from krafka.errors import (
+    AuthenticationError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    UnsupportedVersionError,
+)
 from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import (
@@ -396,3 +401,33 @@ def test_an_idle_connection_is_closed_and_opened_again_when_needed() -> None:
     assert cluster.closed.get(asked.conn_id) is False  # closed politely, not reset
     requester.ask(SendRequest(Broker(2), list_offsets()))
     assert cluster.take(ApiKey.LIST_OFFSETS, B2).conn_id != asked.conn_id
+
+
+def test_a_request_timing_out_while_its_connection_handshakes_names_the_broker() -> None:
+    cluster, requester = started(connect_timeout=10.0)
+    cluster.silent.add(B2)
+    sent = SendRequest(Broker(2), list_offsets(), timeout=0.5)
+    requester.ask(sent)
+    cluster.step()
+    cluster.advance_to_deadline()
+    error = requester.outcome(sent)
+    assert isinstance(error, KafkaTimeoutError)
+    assert "b2:9092 (node 2) accepted the connection but the ApiVersions handshake" in str(error)
+    assert "within 0.5s" in str(error) and cluster.now == 0.5
+    assert list(cluster.closed.values()) == [True]  # nobody waits for it: given up
+
+
+def test_a_metadata_round_passes_over_a_broker_in_reconnect_backoff() -> None:
+    cluster = ScriptedCluster(ClientCore(ClientConfig("b1:9092"), now=0.0, rand=lambda: 0.0))
+    requester = Requester()
+    cluster.core.add(requester)
+    cluster.answer(cluster.take(ApiKey.METADATA, B1), metadata_response(BROKERS, {"t": [1]}))
+    cluster.refuse[B2] = KafkaConnectionError("b2:9092: Connection refused")
+    sent = SendRequest(Broker(2), list_offsets())
+    requester.ask(sent)
+    cluster.step()
+    while sent not in requester.outcomes:
+        cluster.advance_to_deadline()
+    cluster.core.refresh_metadata(["u"], cluster.now)
+    (meta,) = cluster.pending(ApiKey.METADATA)
+    assert meta.address != B2  # random order would have asked b2 first

@@ -168,3 +168,61 @@ def test_without_rebootstrap_the_known_brokers_stay() -> None:
     m.on_response(sent, REBOOTSTRAP, 1.0)
     assert not [a for a in m.next_actions(1.0) if isinstance(a, Rebootstrapped)]
     assert set(m.cluster.brokers) == {1, 2}
+
+
+def test_a_round_skips_brokers_in_reconnect_backoff() -> None:
+    waits = {("b1", 9092): 0.0, ("b2", 9092): 4.0}
+    m = MetadataMachine(
+        BOOT, now=0.0, rand=lambda: 0.0, reconnect_wait=lambda a, _: waits.get(a, 0.0)
+    )
+    answered(m, 0.0)
+    m.request(["u"], 1.0)
+    sent = only_send(m, 1.0)
+    assert sent.target == Broker(1, "b1", 9092)
+    m.on_failure(sent, KafkaConnectionError("down"), 1.0)
+    (failed,) = m.next_actions(1.0)
+    assert isinstance(failed, MetadataFailed) and "b2" not in str(failed.error)
+
+
+def test_with_every_broker_in_backoff_a_round_asks_only_the_one_free_soonest() -> None:
+    waits = {("b1", 9092): 9.0, ("b2", 9092): 2.0}
+    m = MetadataMachine(
+        BOOT, now=0.0, rand=lambda: 0.0, reconnect_wait=lambda a, _: waits.get(a, 0.0)
+    )
+    answered(m, 0.0)
+    m.request(["u"], 1.0)
+    sent = only_send(m, 1.0)
+    assert sent.target == Broker(2, "b2", 9092)
+    m.on_failure(sent, KafkaConnectionError("down"), 3.0)
+    assert isinstance(m.next_actions(3.0)[0], MetadataFailed)
+
+
+def test_a_bounded_round_gives_each_address_an_even_share_of_the_time_left() -> None:
+    boot = [("boot1", 9092), ("boot2", 9092), ("boot3", 9092)]
+    m = MetadataMachine(boot, now=0.0, request_timeout=30.0)
+    m.request(None, 0.0, timeout=6.0)
+    first = only_send(m, 0.0)
+    assert first.timeout == 2.0
+    m.on_failure(first, KafkaConnectionError("refused"), 0.0)
+    second = only_send(m, 0.0)
+    assert second.timeout == 3.0  # the first one left its share unused
+    m.on_failure(second, KafkaConnectionError("silent"), 6.0)
+    (failed,) = m.next_actions(6.0)  # out of time: boot3 is not asked
+    assert isinstance(failed, MetadataFailed) and "boot3" not in str(failed.error)
+
+
+def test_a_bounded_round_never_gives_an_address_more_than_the_request_timeout() -> None:
+    m = MetadataMachine(BOOT[:1], now=0.0, request_timeout=1.0)
+    m.request(None, 0.0, timeout=60.0)
+    assert only_send(m, 0.0).timeout == 1.0
+
+
+def test_replaced_bootstrap_servers_are_where_the_next_rebootstrap_starts() -> None:
+    m = machine()
+    answered(m, 0.0)
+    m.update_bootstrap([("new", 9093)])
+    assert {b.node_id for b in m.cluster.brokers.values()} == {1, 2}  # still in use
+    m.request(["u"], 1.0)
+    m.on_response(only_send(m, 1.0), REBOOTSTRAP, 1.0)
+    (again,) = sends(m.next_actions(1.0))
+    assert again.target == Broker(BOOTSTRAP_NODE, "new", 9093)
