@@ -5,24 +5,18 @@ from different parts of a client compare (trio's clock is offset from `time.mono
 random amount: two clocks made a producer's topics look idle for hours to its metadata).
 Wall-clock timestamps (record timestamps, token expiry) are a different quantity and come
 from `time.time()`, as inputs.
-
-`loop_clock()` hands out that same clock as a plain callable: the sync facade appends records
-on the caller's thread while the loop is parked, where `anyio.current_time()` cannot be called.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
+import anyio
 
 
-def loop_clock() -> Callable[[], float]:
-    """(On the loop) the callable `anyio.current_time()` reads: asyncio's `loop.time` or
-    trio's run clock (`trio.lowlevel.current_clock().current_time`, a custom clock included),
-    callable from any thread."""
+def loop_time() -> float | None:
+    """`anyio.current_time()` on the client's event loop; None off it (a metrics exporter's
+    thread), where a client reports as of the last time its machines saw instead of reading
+    a second clock."""
     try:
-        return asyncio.get_running_loop().time
-    except RuntimeError:  # not asyncio: anyio's other backend
-        import trio
-
-        return trio.lowlevel.current_clock().current_time
+        return anyio.current_time()
+    except RuntimeError:  # no event loop in this thread
+        return None

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from types import TracebackType
 from typing import Any, Final
@@ -38,7 +38,7 @@ from krafka.codec import Compression
 from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.client import KafkaClient
-from krafka.io.clock import loop_clock
+from krafka.io.clock import loop_time
 from krafka.io.driver import MachineDriver, OutcomeTimeout, Stopped
 from krafka.io.host import TaskHost
 from krafka.io.producer_append import Appender
@@ -163,7 +163,6 @@ class Producer:
         self._telemetry = ClientTelemetry(
             self._client, ClientKind.PRODUCER, lambda: asdict(self.metrics()), client_id
         )
-        self._clock: Callable[[], float] | None = None
         self._meter_provider = meter_provider
         self._otel: MessagingMetrics | None = None
         self._hooks = Hooks(interceptors)
@@ -233,7 +232,6 @@ class Producer:
         if self._started:
             return
         self._started = True
-        self._clock = loop_clock()
         self._otel = messaging_metrics(self._meter_provider)
         try:
             await self._host.start()
@@ -442,10 +440,7 @@ class Producer:
         """Records and bytes sent, batch sizes, retries, errors, request latency, rates and the
         buffer; `metrics()["record-send-rate"]` answers Java's names (`.java()`: all). Callable
         from any thread."""
-        buffer_memory = self._engine.accumulator.buffer_memory
-        if self._clock is None:
-            return self._engine.metrics.snapshot(None, buffer_memory)
-        return self._engine.metrics_snapshot(self._clock())
+        return self._engine.metrics_snapshot(loop_time())
 
     # -- transactions ---------------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka.config.keywords import check_arguments
 from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.client import KafkaClient
-from krafka.io.clock import loop_clock
+from krafka.io.clock import loop_time
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
 from krafka.io.telemetry import ClientTelemetry
@@ -154,7 +154,6 @@ class ShareConsumer:
             **client_options,
         )
         self._own_client = client is None
-        self._clock: Callable[[], float] | None = None
         self._otel: MessagingMetrics | None = None
         #: When the last poll that returned records returned (messaging.process.duration).
         self._returned: float | None = None
@@ -213,7 +212,6 @@ class ShareConsumer:
         if self._own_client:
             await self._client.start(self.settings.default_api_timeout)
         await self._host.start()
-        self._clock = loop_clock()
         self._otel = messaging_metrics(self.settings.meter_provider, self.settings.group_id)
         await self._host.task_group.start(self._driver.run)
         self._host.start_soon(self._metadata_loop, name="krafka share consumer metadata")
@@ -432,8 +430,9 @@ class ShareConsumer:
         acknowledgements); and Java's names (`records-consumed-rate`,
         `acknowledgements-send-rate`, ...; see `krafka.sansio.share.metrics`). Callable from
         any thread once started."""
-        now = self._machine.metrics.last_poll if self._clock is None else self._clock()
-        return self._machine.metrics.snapshot(now or 0.0)
+        now = loop_time()
+        metrics = self._machine.metrics
+        return metrics.snapshot(metrics.last_poll or 0.0 if now is None else now)
 
     def update_seed_brokers(self, servers: str | Sequence[str]) -> None:
         """Replace the bootstrap servers (`"h1:9092,h2:9092"` or a list): the next

@@ -1,37 +1,31 @@
-"""`loop_clock()`: the loop's own clock, the one `anyio.current_time()` reads, callable from
-another thread (the sync facade appends there)."""
+"""`loop_time()`: `anyio.current_time()` on the loop, None off it (a metrics exporter's thread
+reports as of the last time the client's machines saw, without a second clock)."""
 
 from __future__ import annotations
 
-import threading
-
 import anyio
+import anyio.to_thread
 import pytest
 import trio.testing
 
-from krafka.io.clock import loop_clock
+from krafka.io.clock import loop_time
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_a_thread_reads_the_loop_clock() -> None:
-    clock = loop_clock()
-    read: list[float] = []
+async def test_on_the_loop_it_is_the_loops_clock_and_off_it_none() -> None:
     before = anyio.current_time()
-    thread = threading.Thread(target=lambda: read.append(clock()))
-    thread.start()
-    await anyio.to_thread.run_sync(thread.join)
-    after = anyio.current_time()
-    assert before <= read[0] <= after  # trio's clock is offset by hours: the same clock
+    read = loop_time()
+    assert read is not None and before <= read <= anyio.current_time()
+    assert await anyio.to_thread.run_sync(loop_time) is None
 
 
 def test_a_custom_trio_clock_is_the_one_read() -> None:
-    """Under a clock unrelated to the system's, only the loop's own clock agrees."""
+    """Under a clock unrelated to the system's, the loop's own clock is read."""
 
-    async def main() -> tuple[float, float]:
-        clock = loop_clock()
+    async def main() -> tuple[float | None, float]:
         await anyio.sleep(3600)  # the mock clock jumps
-        return clock(), anyio.current_time()
+        return loop_time(), anyio.current_time()
 
     read, current = anyio.run(
         main,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
@@ -14,7 +14,7 @@ import anyio
 from krafka.config.keywords import check_arguments
 from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
 from krafka.io.client import KafkaClient
-from krafka.io.clock import loop_clock
+from krafka.io.clock import loop_time
 from krafka.io.driver import MachineDriver
 from krafka.io.telemetry import ClientTelemetry
 from krafka.metrics.registry import ClientEntry, forget, track
@@ -80,7 +80,6 @@ class AdminBase:
         self._started = False
         self._closed = False
         self._metrics = AdminMetrics()
-        self._clock: Callable[[], float] | None = None
         if client is None:  # not a consumer's own admin calls
             track(self, ClientEntry(ClientKind.ADMIN, client_id, None, _metrics))
 
@@ -104,7 +103,6 @@ class AdminBase:
         if self._started:
             return
         self._started = True
-        self._clock = loop_clock()
         if self._own_client:
             await self._client.start(self.default_api_timeout)
         if self._telemetry is not None:
@@ -114,7 +112,7 @@ class AdminBase:
         """The admin calls made: `request-total`, `request-rate`, `request-error-total`,
         `request-error-rate`, `request-latency-avg` / `-max` (seconds; a call is one request
         per broker it needs, retries included). Callable from any thread."""
-        return self._metrics.snapshot(0.0 if self._clock is None else self._clock())
+        return self._metrics.snapshot(loop_time())
 
     async def close(self, timeout: float = 5.0) -> None:
         """Close the connections (calls still running fail)."""

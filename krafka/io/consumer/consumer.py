@@ -34,7 +34,7 @@ from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.admin import AdminClient
 from krafka.io.client import KafkaClient
-from krafka.io.clock import loop_clock
+from krafka.io.clock import loop_time
 from krafka.io.consumer.arguments import (
     offset_argument,
     offsets_argument,
@@ -134,7 +134,6 @@ class Consumer(OffsetLookups):
         self._engine = ConsumerEngine(settings.engine_config(), self._client.metadata)
         self._buffer = self._engine.buffer
         self._metrics = self._engine.metrics
-        self._clock: Callable[[], float] | None = None
         self._otel: MessagingMetrics | None = None
         #: When the last poll that returned records returned (messaging.process.duration).
         self._returned: float | None = None
@@ -191,7 +190,6 @@ class Consumer(OffsetLookups):
             await self._client.start(self.settings.default_api_timeout)
         await self._admin.start()
         await self._host.start()
-        self._clock = loop_clock()
         self._otel = messaging_metrics(self.settings.meter_provider, self.settings.group_id)
         await self._host.task_group.start(self._driver.run)
         await self._telemetry.start()
@@ -761,8 +759,7 @@ class Consumer(OffsetLookups):
         `rebalance-total`, `last-rebalance-seconds-ago`, `assigned-partitions`, ...; see
         `krafka.sansio.consumer.metrics`). Callable from any thread once started."""
         engine = self._engine
-        now = None if self._clock is None else self._clock()
-        return self._metrics.snapshot(engine.lag(), now, engine.assignment())
+        return self._metrics.snapshot(engine.lag(), loop_time(), engine.assignment())
 
     async def client_instance_id(self, timeout: float) -> uuid.UUID | None:
         """KIP-714: the id the cluster gave this consumer's telemetry (Java's

@@ -12,7 +12,15 @@ from krafka.sansio.rate import WindowedRate
 class AdminMetrics:
     """Totals since the admin client started."""
 
-    __slots__ = ("call_rate", "calls", "error_rate", "errors", "latency_max", "latency_total")
+    __slots__ = (
+        "call_rate",
+        "calls",
+        "error_rate",
+        "errors",
+        "latency_max",
+        "latency_total",
+        "now",
+    )
 
     def __init__(self) -> None:
         self.calls = 0
@@ -21,8 +29,11 @@ class AdminMetrics:
         self.latency_max = 0.0
         self.call_rate = WindowedRate()
         self.error_rate = WindowedRate()
+        #: The time the last call ended (what `snapshot` reports at without a `now`).
+        self.now = 0.0
 
     def call_done(self, started: float, now: float, failed: bool) -> None:
+        self.now = now
         latency = now - started
         self.calls += 1
         self.latency_total += latency
@@ -32,7 +43,9 @@ class AdminMetrics:
             self.errors += 1
             self.error_rate.record(1, now)
 
-    def snapshot(self, now: float) -> dict[str, Any]:
+    def snapshot(self, now: float | None = None) -> dict[str, Any]:
+        """Totals and rates at `now` (default: when the last call ended)."""
+        now = self.now if now is None else now
         calls = self.calls
         return {
             "request-total": calls,

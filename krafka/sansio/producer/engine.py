@@ -285,8 +285,9 @@ class ProducerEngine:
             self.refuse_record(error)
             raise error
 
-    def metrics_snapshot(self, now: float) -> ProducerMetricsSnapshot:
-        """The metrics at `now`, with the buffer's total and available bytes."""
+    def metrics_snapshot(self, now: float | None) -> ProducerMetricsSnapshot:
+        """The metrics at `now` (None: the last time the sender saw), with the buffer's total
+        and available bytes."""
         accumulator = self.accumulator
         return self.metrics.snapshot(now, accumulator.buffer_memory, accumulator.used())
 
