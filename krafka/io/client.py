@@ -66,6 +66,7 @@ from krafka.errors import (
     KrafkaError,
     error_for_code,
 )
+from krafka.io.clock import loop_time
 from krafka.io.host import TaskHost
 from krafka.io.msk_iam import msk_iam_factory
 from krafka.io.sockets import Sockets
@@ -90,6 +91,7 @@ from krafka.sansio.client import (
     RequestDone,
     RequestError,
 )
+from krafka.sansio.client.stats import ConnectionMetrics
 from krafka.sansio.codes import COORDINATOR_MOVED_CODES
 from krafka.sansio.connection import BrokerConnection, Priority
 from krafka.sansio.coordinator import DEFAULT_COORDINATOR_BACKOFF, CoordinatorType
@@ -229,6 +231,10 @@ class KafkaClient:
     def core(self) -> ClientCore:
         """The sans-IO core this client drives (routing, connections, metadata)."""
         return self._core
+
+    def connection_metrics(self) -> ConnectionMetrics:
+        """Java's connection and node metrics of this client's connections (any thread)."""
+        return self._core.stats.snapshot(loop_time())
 
     def connections(self, lane: Lane | None = None) -> list[BrokerConnection]:
         """The ready connections (their sans-IO state), on one lane or all."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from types import TracebackType
 from typing import Any, Final
 
@@ -74,7 +74,8 @@ from krafka.structs import ConsumerGroupMetadata
 
 
 def _java_metrics(producer: Producer) -> Mapping[str, Any]:
-    return producer.metrics().java()
+    snapshot = producer.metrics()
+    return {**snapshot.java(), **snapshot.connections.as_dict()}
 
 
 __all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
@@ -440,7 +441,8 @@ class Producer:
         """Records and bytes sent, batch sizes, retries, errors, request latency, rates and the
         buffer; `metrics()["record-send-rate"]` answers Java's names (`.java()`: all). Callable
         from any thread."""
-        return self._engine.metrics_snapshot(loop_time())
+        snapshot = self._engine.metrics_snapshot(loop_time())
+        return replace(snapshot, connections=self._client.connection_metrics())
 
     # -- transactions ---------------------------------------------------------------------------
 

@@ -432,7 +432,9 @@ class ShareConsumer:
         any thread once started."""
         now = loop_time()
         metrics = self._machine.metrics
-        return metrics.snapshot(metrics.last_poll or 0.0 if now is None else now)
+        values = metrics.snapshot(metrics.last_poll or 0.0 if now is None else now)
+        values.update(self._client.connection_metrics().as_dict())
+        return values
 
     def update_seed_brokers(self, servers: str | Sequence[str]) -> None:
         """Replace the bootstrap servers (`"h1:9092,h2:9092"` or a list): the next

@@ -156,6 +156,8 @@ class BrokerConnection:
         self.throttle_until = 0.0
         self.reauth_at: float | None = None
         self.close_error: KrafkaError | None = None
+        #: Bytes of the request `send_request` last encoded (frame included), for metrics.
+        self.request_size = 0
         self._frames = FrameReader(self.config.max_frame_size)
         self._ids = itertools.count()
         self._out = bytearray()
@@ -388,6 +390,7 @@ class BrokerConnection:
             raise UnsupportedVersionError(f"{api_name(api_key)} v{version} is unknown to krafka")
         req.version = version
         req.payload = self._frame_request(body, api_key, version, req.correlation_id)
+        self.request_size = len(req.payload)
 
     def _frame_request(self, body: Any, api_key: int, version: int, correlation_id: int) -> bytes:
         req_hdr_v, _ = header_versions(ApiKey(api_key), version)

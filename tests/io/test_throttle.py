@@ -51,6 +51,8 @@ async def test_a_throttled_producer_waits_and_reports_it(kafka_cluster: Any) -> 
         answered = anyio.current_time()
         throttle = producer.metrics().produce_throttle_time_max
         assert throttle > 1.0  # ~126 kB over 10 s at 10 kB/s: ~2.5 s
+        connections = producer.metrics()["connection-metrics"]
+        assert connections["produce-throttle-time-max"] == pytest.approx(throttle)
         await producer.send_and_wait(topic, b"after")
         assert anyio.current_time() - answered >= throttle - 0.5
         metrics = producer.metrics()

@@ -112,7 +112,9 @@ class AdminBase:
         """The admin calls made: `request-total`, `request-rate`, `request-error-total`,
         `request-error-rate`, `request-latency-avg` / `-max` (seconds; a call is one request
         per broker it needs, retries included). Callable from any thread."""
-        return self._metrics.snapshot(loop_time())
+        metrics = self._metrics.snapshot(loop_time())
+        metrics.update(self._client.connection_metrics().as_dict())
+        return metrics
 
     async def close(self, timeout: float = 5.0) -> None:
         """Close the connections (calls still running fail)."""

@@ -759,7 +759,9 @@ class Consumer(OffsetLookups):
         `rebalance-total`, `last-rebalance-seconds-ago`, `assigned-partitions`, ...; see
         `krafka.sansio.consumer.metrics`). Callable from any thread once started."""
         engine = self._engine
-        return self._metrics.snapshot(engine.lag(), loop_time(), engine.assignment())
+        metrics = self._metrics.snapshot(engine.lag(), loop_time(), engine.assignment())
+        metrics.update(self._client.connection_metrics().as_dict())
+        return metrics
 
     async def client_instance_id(self, timeout: float) -> uuid.UUID | None:
         """KIP-714: the id the cluster gave this consumer's telemetry (Java's

@@ -17,9 +17,14 @@ producer-metrics names (`snapshot["record-send-rate"]`), `java()` gives them all
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, overload
 
+from krafka.sansio.client.stats import ConnectionMetrics
 from krafka.sansio.rate import WindowedRate
+
+#: The keys of the per-connection metrics (`ConnectionMetrics.as_dict`).
+ConnectionKey = Literal["connection-metrics", "node-metrics", "api-metrics", "node-api-metrics"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,13 +57,25 @@ class ProducerMetricsSnapshot:
     compression_rate_avg: float = 1.0
     buffer_total_bytes: int = 0
     buffer_available_bytes: int = 0
+    #: Java's connection and node metrics of the producer's connections (all requests, not only
+    #: Produce): `snapshot["connection-metrics"]`, `["node-metrics"]`, `["api-metrics"]`.
+    connections: ConnectionMetrics = field(default_factory=ConnectionMetrics)
 
     def java(self) -> dict[str, float]:
         """Java's producer-metrics names and values (seconds, not milliseconds)."""
         return {java: float(getattr(self, name)) for java, name in JAVA_NAMES.items()}
 
-    def __getitem__(self, name: str) -> float:
+    @overload
+    def __getitem__(self, name: ConnectionKey) -> dict[Any, Any]: ...  # type: ignore[overload-overlap]
+    @overload
+    def __getitem__(self, name: str) -> float: ...
+    def __getitem__(self, name: str) -> Any:
+        if name in _CONNECTION_KEYS:
+            return self.connections.as_dict()[name]
         return float(getattr(self, JAVA_NAMES[name]))
+
+
+_CONNECTION_KEYS = frozenset(ConnectionKey.__args__)  # type: ignore[attr-defined]
 
 
 #: Java's producer-metrics name -> the snapshot's field.

@@ -70,6 +70,10 @@ async def test_producer_and_consumer_reauthenticate_under_load_and_lose_nothing(
     assert sorted(r.value for r in got) == sorted(sent) and len(sent) > 50
     renewals = [line for line in logs.lines if "re-authenticated to" in line]
     assert len(renewals) >= 6, logs.text  # several sessions of several connections
+    for client in (producer, consumer):
+        counted = client.metrics()["connection-metrics"]
+        assert counted["successful-reauthentication-total"] >= 1
+        assert counted["failed-reauthentication-total"] == 0
     assert not [line for line in logs.lines if line.startswith(("WARNING", "ERROR"))]
 
 
@@ -112,6 +116,7 @@ async def test_a_deleted_user_is_refused_at_the_next_reauthentication(
                     await anyio.sleep(0.05)
             assert time.monotonic() - deleted < 2 * SESSION + 5
             assert "re-authentication" in str(refusal)
+            assert client.connection_metrics().client["failed-reauthentication-total"] >= 1
             assert hostile_cluster.bootstrap_for("SASL_PLAINTEXT") + ": SASL" in str(refusal)
             before = opened
             started = time.monotonic()
