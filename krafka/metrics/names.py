@@ -266,7 +266,10 @@ ACKNOWLEDGEMENTS = "krafka_share_consumer_acknowledgements"
 
 def exposed_names() -> set[str]:
     """Every metric name a scrape can show (counters with `_total`)."""
-    return {m.exposed for m in METRICS} | {RECORDS_LAG, ACKNOWLEDGEMENTS + "_total"}
+    from krafka.metrics.connections import CONNECTION_METRICS
+
+    connections = {m.exposed for m in CONNECTION_METRICS}
+    return {m.exposed for m in METRICS} | {RECORDS_LAG, ACKNOWLEDGEMENTS + "_total"} | connections
 
 
 __all__ = ["ACKNOWLEDGEMENTS", "METRICS", "RECORDS_LAG", "MetricName", "MetricType"]

@@ -5,7 +5,8 @@
 Each scrape reads the clients alive then (`krafka.metrics.registry`) through their `metrics()`
 (callable from the HTTP server's thread) and names the values as `krafka.metrics.names` says.
 Labels: `client_id`, `group` (consumers), and `topic` / `partition` for per-partition lag,
-`type` for a share consumer's acknowledgements.
+`type` for a share consumer's acknowledgements; the connection metrics of every client
+(`krafka_connection_...`, `krafka.metrics.connections`) add `node_id` and `api`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from krafka.metrics.connections import connection_families
 from krafka.metrics.names import ACKNOWLEDGEMENTS, METRICS, RECORDS_LAG, MetricName, MetricType
 from krafka.metrics.registry import ClientEntry, ClientKind, live
 
@@ -36,12 +38,14 @@ class PrometheusCollector(Collector):
             yield family
         yield _lag(readings)
         yield _acknowledgements(readings)
+        yield from connection_families((entry.client_id, values) for entry, values in readings)
 
     def describe(self) -> Iterator[Metric]:
         for spec in METRICS:
             yield _family(spec)
         yield _lag([])
         yield _acknowledgements([])
+        yield from connection_families([])
 
 
 def _read(client: Any, entry: ClientEntry) -> Mapping[str, Any]:

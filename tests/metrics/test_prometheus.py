@@ -50,9 +50,13 @@ def scrape(port: int) -> Samples:
     }
 
 
-def value(samples: Samples, name: str, **labels: str) -> float:
+def matching(samples: Samples, name: str, **labels: str) -> list[float]:
     wanted = set(labels.items())
-    found = [v for (n, ls), v in samples.items() if n == name and wanted <= ls]
+    return [v for (n, ls), v in samples.items() if n == name and wanted <= ls]
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    found = matching(samples, name, **labels)
     assert len(found) == 1, (name, labels, found)
     return found[0]
 
@@ -106,6 +110,13 @@ async def test_a_scrape_shows_every_live_client(kafka: Any, endpoint: int) -> No
     assert 0 < value(samples, "krafka_producer_compression_ratio", **producer) < 1
     assert value(samples, "krafka_producer_buffer_total_bytes", **producer) == 32 * 1024 * 1024
     assert value(samples, "krafka_producer_request_latency_avg_seconds", **producer) > 0
+    assert value(samples, "krafka_connection_count", **producer) >= 1
+    produce = {**producer, "api": "Produce"}
+    requests = matching(samples, "krafka_connection_requests_total", **produce)
+    assert sum(requests) == value(samples, "krafka_producer_requests_total", **producer) > 0
+    latencies = matching(samples, "krafka_connection_request_latency_max_seconds", **produce)
+    assert latencies and all(0 < latency < 30 for latency in latencies)
+    assert value(samples, "krafka_connection_creations_total", **producer) >= 1
 
     consumer = {"client_id": "prom-consumer", "group": did["group"]}
     consumed = value(samples, "krafka_consumer_records_consumed_total", **consumer)
