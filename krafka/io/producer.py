@@ -73,6 +73,10 @@ from krafka.sansio.telemetry import ClientKind
 from krafka.structs import ConsumerGroupMetadata
 
 
+def _telemetry_metrics(snapshot: ProducerMetricsSnapshot) -> Mapping[str, Any]:
+    return {**asdict(snapshot), **snapshot.connections.as_dict()}
+
+
 def _java_metrics(producer: Producer) -> Mapping[str, Any]:
     snapshot = producer.metrics()
     return {**snapshot.java(), **snapshot.connections.as_dict()}
@@ -162,7 +166,7 @@ class Producer:
         )
         self._own_client = client is None
         self._telemetry = ClientTelemetry(
-            self._client, ClientKind.PRODUCER, lambda: asdict(self.metrics()), client_id
+            self._client, ClientKind.PRODUCER, lambda: _telemetry_metrics(self.metrics()), client_id
         )
         self._meter_provider = meter_provider
         self._otel: MessagingMetrics | None = None

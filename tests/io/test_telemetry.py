@@ -146,6 +146,10 @@ async def test_producer_and_consumer_push_the_subscribed_metrics(
     consumer_names = {name for push in cluster.pushes_of(consumer_id) for name in push.metrics}
     assert "org.apache.kafka.consumer.poll.idle.ratio.avg" in consumer_names
     assert "org.apache.kafka.producer.record.queue.time.avg" in names
+    assert "org.apache.kafka.producer.connection.creation.total" in names
+    assert "org.apache.kafka.producer.node.request.latency.max" in names
+    assert "org.apache.kafka.consumer.connection.creation.rate" in consumer_names
+    assert "org.apache.kafka.consumer.node.request.latency.avg" in consumer_names
     for instance in (producer_id, consumer_id):
         pushes = cluster.pushes_of(instance)
         assert pushes[-1].terminating and not any(p.terminating for p in pushes[:-1])

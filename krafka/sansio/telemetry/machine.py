@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Final
 
@@ -133,7 +133,7 @@ class TelemetryMachine:
         self._pushed_once = False
         self._last_push_ns: int | None = None
         self._start_ns: int | None = None
-        self._last_values: dict[str, float] = {}
+        self._last_values: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
         self._events: list[TelemetryEvent] = []
 
     # -- the application ------------------------------------------------------------------------
@@ -308,9 +308,10 @@ class TelemetryMachine:
         if sample.kind is MetricKind.GAUGE:
             return Point(sample, now_ns, now_ns)
         if delta:
-            last = self._last_values.get(sample.name, 0.0)
-            self._last_values[sample.name] = sample.value
-            sample = MetricSample(sample.name, sample.value - last, sample.kind)
+            key = (sample.name, sample.attributes)
+            last = self._last_values.get(key, 0.0)
+            self._last_values[key] = sample.value
+            sample = replace(sample, value=sample.value - last)
         return Point(sample, since, now_ns)
 
     def _jittered(self, interval: float) -> float:

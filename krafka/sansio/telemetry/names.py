@@ -88,9 +88,10 @@ _KRAFKA_COUNTERS: Final = frozenset(
 
 def telemetry_samples(kind: ClientKind, metrics: Mapping[str, object]) -> list[MetricSample]:
     """The numeric values of `metrics` (a client's `metrics()` as a mapping) under KIP-714
-    names; nested values (per-partition lag, per-type counts) and unknown (None) are left out."""
+    names; nested values (per-partition lag, per-type counts) and unknown (None) are left out,
+    but for the connection and node metrics, pushed as Java pushes them."""
     java = _JAVA[kind]
-    samples = []
+    samples = _connection_samples(kind, metrics)
     for key, value in metrics.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
             continue
@@ -102,6 +103,37 @@ def telemetry_samples(kind: ClientKind, metrics: Mapping[str, object]) -> list[M
             dotted = key.replace("_", ".")
             samples.append(MetricSample(f"io.krafka.{kind.value}.{dotted}", value, metric_kind))
     return samples
+
+
+def _connection_samples(kind: ClientKind, metrics: Mapping[str, object]) -> list[MetricSample]:
+    """Java's connection group (`org.apache.kafka.producer.connection.creation.rate`) and node
+    metrics (`org.apache.kafka.producer.node.request.latency.avg`, attribute `node.id`);
+    latencies in milliseconds. Throttle times are the client's own metrics already."""
+    samples = []
+    connection = metrics.get("connection-metrics")
+    if isinstance(connection, Mapping):
+        prefix = f"org.apache.kafka.{kind.value}."
+        samples += [
+            _connection_sample(prefix, key, value, ())
+            for key, value in connection.items()
+            if "latency" not in key  # Java's connection group has none: its nodes have
+        ]
+    nodes = metrics.get("node-metrics")
+    if isinstance(nodes, Mapping):
+        prefix = f"org.apache.kafka.{kind.value}.node."
+        for node, values in nodes.items():
+            node_id = (("node.id", str(node)),)
+            samples += [_connection_sample(prefix, k, v, node_id) for k, v in values.items()]
+    own = {f"org.apache.kafka.{name}" for name, _, _ in _JAVA[kind].values()}
+    return [s for s in samples if "throttle" not in s.name and s.name not in own]
+
+
+def _connection_sample(
+    prefix: str, key: str, value: float, attributes: tuple[tuple[str, str], ...]
+) -> MetricSample:
+    kind = _C if key.endswith("-total") else _G
+    scale = _MS if "latency" in key else 1.0
+    return MetricSample(prefix + key.replace("-", "."), value * scale, kind, attributes)
 
 
 __all__ = ["ClientKind", "telemetry_samples"]

@@ -33,6 +33,8 @@ class MetricSample:
     name: str
     value: float
     kind: MetricKind = MetricKind.GAUGE
+    #: The data point's attributes (`(("node.id", "1"),)` for a broker's node metrics).
+    attributes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,7 @@ def _number_point(point: Point) -> bytes:
         _fixed64_field(2, struct.pack("<Q", point.start_ns))
         + _fixed64_field(3, struct.pack("<Q", point.time_ns))
         + _fixed64_field(4, struct.pack("<d", float(point.sample.value)))
+        + b"".join(_field(7, _key_value(k, v)) for k, v in point.sample.attributes)
     )
 
 

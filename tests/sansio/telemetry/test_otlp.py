@@ -49,3 +49,39 @@ def test_client_metrics_take_javas_names_and_units() -> None:
     assert samples["org.apache.kafka.producer.request.latency.avg"].value == 250.0  # ms
     assert samples["io.krafka.producer.bytes.sent"].kind is MetricKind.COUNTER
     assert len(samples) == 3  # the nested lag map is not a metric
+
+
+def test_connection_and_node_metrics_are_pushed_under_javas_names() -> None:
+    metrics = {
+        "requests_sent": 4,
+        "connection-metrics": {
+            "connection-creation-total": 2.0,
+            "connection-creation-rate": 0.5,
+            "request-total": 9.0,
+            "request-latency-avg": 0.1,
+            "produce-throttle-time-max": 0.0,
+        },
+        "node-metrics": {1: {"request-latency-avg": 0.02, "request-total": 3.0}},
+    }
+    samples = {(s.name, s.attributes): s for s in telemetry_samples(ClientKind.PRODUCER, metrics)}
+    creation = samples["org.apache.kafka.producer.connection.creation.total", ()]
+    assert creation.kind is MetricKind.COUNTER and creation.value == 2
+    assert samples["org.apache.kafka.producer.connection.creation.rate", ()].value == 0.5
+    node = (("node.id", "1"),)
+    latency = samples["org.apache.kafka.producer.node.request.latency.avg", node]
+    assert latency.kind is MetricKind.GAUGE and latency.value == 20.0  # ms
+    assert samples["org.apache.kafka.producer.node.request.total", node].kind is MetricKind.COUNTER
+    assert samples["org.apache.kafka.producer.request.total", ()].value == 4  # the producer's own
+    names = {name for name, _ in samples}
+    assert not [name for name in names if "throttle" in name]
+    assert "org.apache.kafka.producer.request.latency.avg" not in names  # nodes have latency
+
+
+def test_a_data_point_carries_its_attributes() -> None:
+    sample = MetricSample("n.latency", 2.0, MetricKind.GAUGE, (("node.id", "3"),))
+    data = encode_metrics_data([Point(sample, 1, 1)], {}, Temporality.CUMULATIVE)
+    (resource_metrics,) = _read(data)[1]
+    gauge = _read(_read(_read(resource_metrics)[2][0])[2][0])
+    point = _read(_read(gauge[5][0])[1][0])
+    attribute = _read(point[7][0])
+    assert attribute[1] == [b"node.id"] and _read(attribute[2][0])[1] == [b"3"]
