@@ -20,6 +20,7 @@ The driver feeds it bytes (`receive_data`) and the time (`handle_timeout`), send
 from __future__ import annotations
 
 import itertools
+import logging
 import struct
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -61,9 +62,13 @@ from krafka.sansio.responses import api_name, decode_response, versions_from_res
 from krafka.sansio.sasl.exchange import SaslExchange
 from krafka.sansio.sasl.mechanism import SaslMechanism, ServerBoundFactory
 from krafka.sansio.throttle import client_should_throttle
+from krafka.sansio.transitions import transition
 
 _CORRELATION: Final = struct.Struct(">i")
 _MAX_CORRELATION_ID: Final = 2**31 - 1
+
+
+_log = logging.getLogger("krafka.connection")
 
 
 class ConnectionState(Enum):
@@ -311,6 +316,7 @@ class BrokerConnection:
         new = TRANSITIONS.get((self.state, trigger))
         if new is None:
             raise LocalProtocolError(f"no transition from {self.state.name} on {trigger.name}")
+        transition(_log, "broker connection", self.state, new, trigger.name)
         self.state = new
         if new is ConnectionState.REAUTHENTICATING:
             try:
@@ -321,6 +327,7 @@ class BrokerConnection:
     def _fail(self, error: KrafkaError | None) -> None:
         if self.state is ConnectionState.CLOSED:
             return
+        transition(_log, "broker connection", self.state, ConnectionState.CLOSED, error)
         self.state = ConnectionState.CLOSED
         self.close_error = error
         self._out.clear()  # requests reported failed must not reach the broker afterwards

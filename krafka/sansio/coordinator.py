@@ -10,6 +10,7 @@ what a coordinator error means for where (and whether soon) to send next.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Callable
 from enum import Enum
@@ -22,11 +23,15 @@ from krafka.sansio.actions import AnyBroker, Broker, CoordinatorType, SendReques
 from krafka.sansio.backoff import Backoff, BackoffPolicy
 from krafka.sansio.codes import COORDINATOR_MOVED_CODES
 from krafka.sansio.connection import Priority
+from krafka.sansio.transitions import transition
 
 #: Coordinator lookups retry until the owner gives up; 100 ms doubling to 1 s, like Java's
 #: retry.backoff.ms / retry.backoff.max.ms.
 DEFAULT_COORDINATOR_BACKOFF: Final = BackoffPolicy(initial=0.1, maximum=1.0, max_retries=None)
 _BATCHED_FIND_COORDINATOR: Final = 4
+
+
+_log = logging.getLogger("krafka.coordinator")
 
 
 class CoordinatorState(Enum):
@@ -171,6 +176,7 @@ class CoordinatorLink:
         new = TRANSITIONS.get((self.state, event))
         if new is None:
             raise AssertionError(f"coordinator link: no transition {self.state} x {event}")
+        transition(_log, "coordinator lookup", self.state, new, event.name)
         self.state = new
 
 

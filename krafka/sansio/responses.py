@@ -27,6 +27,20 @@ def api_name(api_key: int) -> str:
         return f"api key {api_key}"
 
 
+def java_api_name(api_key: int) -> str:
+    """The API's name as Kafka's protocol spells it (`Produce`, `FindCoordinator`), as Java's
+    metrics and logs show it; its number if krafka does not know it."""
+    try:
+        return _JAVA_NAMES[api_key]
+    except KeyError:
+        return str(api_key)
+
+
+_JAVA_NAMES: dict[int, str] = {
+    int(key): "".join(part.capitalize() for part in key.name.split("_")) for key in ApiKey
+}
+
+
 def decode_response(api_key: int, version: int, payload: bytes) -> Any:
     """The response message in `payload` (a whole frame) to a request of `api_key` v`version`."""
     cls = RESPONSES[ApiKey(api_key)]
@@ -81,4 +95,4 @@ def _decode_api_versions_v0(payload: bytes) -> Any:
         raise
 
 
-__all__ = ["api_name", "decode_response", "versions_from_response"]
+__all__ = ["api_name", "decode_response", "java_api_name", "versions_from_response"]

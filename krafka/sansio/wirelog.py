@@ -16,7 +16,7 @@ from typing import Any
 from krafka.errors import KrafkaError
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.schema import Struct
-from krafka.sansio.responses import api_name
+from krafka.sansio.responses import java_api_name
 
 log = logging.getLogger("krafka.wire")
 
@@ -24,11 +24,11 @@ log = logging.getLogger("krafka.wire")
 _DEPTH = 4
 
 
-def request_sent(api_key: int, version: int | None, cid: int, where: str, node: int) -> None:
+def request_sent(api_key: int, version: int, cid: int, where: str, node: int) -> None:
     log.debug(
-        "send %s v%s correlation_id=%d to %s (node %d)",
-        api_name(api_key),
-        "?" if version is None else version,
+        "send %s v%d correlation_id=%d to %s (node %d)",
+        java_api_name(api_key),
+        version,
         cid,
         where,
         node,
@@ -46,7 +46,7 @@ def response_received(
 ) -> None:
     log.debug(
         "recv %s v%d correlation_id=%d from %s (node %d) in %s: %s",
-        api_name(api_key),
+        java_api_name(api_key),
         version,
         cid,
         where,

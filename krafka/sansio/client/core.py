@@ -473,7 +473,8 @@ class ClientCore:
         node = self._node(link)
         self.stats.request_sent(link.conn_id, cid, node, sent.api_key, conn.request_size, now)
         if _wire.isEnabledFor(_DEBUG):
-            wirelog.request_sent(sent.api_key, version, cid, link.where, node)
+            used = conn.version_for(sent.api_key) if version is None else version
+            wirelog.request_sent(sent.api_key, used, cid, link.where, node)
         self._handle(link, conn.drain_events(), now)
 
     # -- waiting for metadata -------------------------------------------------------------------

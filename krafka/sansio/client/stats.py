@@ -18,6 +18,7 @@ from typing import Any
 
 from krafka.protocol import ApiKey
 from krafka.sansio.rate import WindowedRate
+from krafka.sansio.responses import java_api_name
 
 #: The node id of a connection whose broker the metadata does not name (a bootstrap server).
 UNKNOWN_NODE = -1
@@ -201,7 +202,7 @@ class ConnectionStats:
     def request_sent(
         self, conn_id: int, correlation_id: int, node: int, api_key: int, size: int, now: float
     ) -> None:
-        api = _api(api_key)
+        api = java_api_name(api_key)
         self._pending[conn_id, correlation_id] = _Pending(node, api, now)
         for traffic in self._scopes(node, api):
             traffic.sent(size, now)
@@ -310,19 +311,6 @@ class ConnectionStats:
                 counted.outgoing += size
                 counted.outgoing_rate.record(size, now)
         self.now = now
-
-
-def _api(api_key: int) -> str:
-    """The API's name as Java's protocol spells it (`Produce`, `FindCoordinator`)."""
-    try:
-        return _NAMES[api_key]
-    except KeyError:
-        return str(api_key)
-
-
-_NAMES: dict[int, str] = {
-    int(key): "".join(part.capitalize() for part in key.name.split("_")) for key in ApiKey
-}
 
 
 __all__ = ["UNKNOWN_NODE", "ConnectionMetrics", "ConnectionStats"]

@@ -9,6 +9,7 @@ fetched for an older position is recognised and dropped.
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -16,7 +17,10 @@ from enum import Enum
 
 from krafka.errors import IllegalStateError
 from krafka.sansio.backoff import Backoff, BackoffPolicy
+from krafka.sansio.transitions import transition
 from krafka.structs import OffsetAndMetadata, TopicPartition
+
+_log = logging.getLogger("krafka.consumer")
 
 
 class ResetStrategy(Enum):
@@ -109,6 +113,7 @@ class SubscriptionState:
             raise IllegalStateError(
                 "subscribe() and assign() are mutually exclusive: unsubscribe() first"
             )
+        transition(_log, "consumer subscription", self.type, kind)
         self.type = kind
 
     def subscribe(self, topics: Iterable[str]) -> bool:
@@ -145,6 +150,7 @@ class SubscriptionState:
         return self._pattern
 
     def unsubscribe(self) -> None:
+        transition(_log, "consumer subscription", self.type, SubscriptionType.NONE)
         self.type = SubscriptionType.NONE
         self._topics, self._pattern = frozenset(), None
         self._assignment.clear()
@@ -205,6 +211,10 @@ class SubscriptionState:
             raise ValueError(f"offset must be >= 0, got {offset}")
         state = self.state_of(tp)
         state.position, state.leader_epoch = offset, leader_epoch
+        if _log.isEnabledFor(logging.DEBUG):
+            transition(
+                _log, f"partition {tp}", state.state, FetchState.FETCHING, f"offset {offset}"
+            )
         state.state, state.reset = FetchState.FETCHING, None
         state.reset_backoff.succeeded()
         state.epoch = next(self._epochs)
@@ -234,6 +244,8 @@ class SubscriptionState:
         self, tp: TopicPartition, strategy: ResetStrategy | None = None
     ) -> None:
         state = self.state_of(tp)
+        if _log.isEnabledFor(logging.DEBUG):
+            transition(_log, f"partition {tp}", state.state, FetchState.AWAIT_RESET)
         state.state, state.reset = FetchState.AWAIT_RESET, strategy or self.default_reset
         state.epoch = next(self._epochs)
         state.polled = False

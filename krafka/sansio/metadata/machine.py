@@ -23,6 +23,7 @@ for those topics).
 from __future__ import annotations
 
 import copy
+import logging
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,11 +34,16 @@ from krafka.protocol.messages import MetadataRequest, MetadataResponse
 from krafka.sansio.actions import Broker, SendRequest
 from krafka.sansio.connection import Priority
 from krafka.sansio.metadata.cluster import ClusterMetadata, MetadataConfig, RefreshReason
+from krafka.sansio.transitions import transition
 
 #: The newest Metadata version krafka asks for (v13+ only adds fields krafka does not read).
 METADATA_MAX_VERSION: Final = 12
 #: Node id of a bootstrap address (its real id is unknown until it answers).
 BOOTSTRAP_NODE: Final = -1
+
+
+_log = logging.getLogger("krafka.metadata")
+_IDLE, _REFRESHING = "IDLE", "REFRESHING"
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +186,7 @@ class MetadataMachine:
             self._start_round(now, current.number)  # again, from the bootstrap servers
             return
         self._round = None
+        transition(_log, "metadata", _REFRESHING, _IDLE, f"round {current.number} updated")
         self.cluster.connection_succeeded()
         self.generation += 1
         self._actions.append(MetadataUpdated(current.number))
@@ -196,6 +203,7 @@ class MetadataMachine:
             self._send(current, now)
             return
         self._round = None
+        transition(_log, "metadata", _REFRESHING, _IDLE, f"round {current.number} failed")
         cluster = self.cluster
         cluster.refresh_failed(now)
         cluster.connection_failed(now)
@@ -227,6 +235,8 @@ class MetadataMachine:
         if cluster.brokers:
             _shuffle(candidates, self._rand)
         self._rounds = max(self._rounds, number)
+        what = "all topics" if topics is None else f"{len(topics)} topics"
+        transition(_log, "metadata", _IDLE, _REFRESHING, f"round {number}, {what}")
         self._round = _Round(number, topics, self._not_held_back(candidates, now))
         self._round.deadline, self._deadline = self._deadline, None
         self._send(self._round, now)

@@ -10,11 +10,16 @@ InitProducerId with the current id and epoch, and sequences restart at 0 for eve
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from krafka.sansio.producer.batch import ProducerBatch
+from krafka.sansio.transitions import transition
 
 _MAX_SEQUENCE = 2**31 - 1
+
+
+_log = logging.getLogger("krafka.producer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +47,15 @@ class IdempotenceState:
 
     def set_identity(self, producer_id: int, producer_epoch: int) -> None:
         """InitProducerId answered: a new id or epoch, so every sequence restarts at 0."""
-        self.identity = ProducerIdentity(producer_id, producer_epoch)
+        new = ProducerIdentity(producer_id, producer_epoch)
+        transition(_log, "idempotence", _described(self.identity), _described(new))
+        self.identity = new
         self.bump_needed = False
         self._next.clear()
 
     def request_bump(self) -> None:
+        if not self.bump_needed:
+            transition(_log, "idempotence", _described(self.identity), "EPOCH_BUMP_NEEDED")
         self.bump_needed = True
 
     def stamped_now(self, batch: ProducerBatch) -> bool:
@@ -71,3 +80,9 @@ class IdempotenceState:
         batch.base_sequence = seq
         batch.payload = None
         self._next[tp] = (seq + batch.count) & _MAX_SEQUENCE
+
+
+def _described(identity: ProducerIdentity | None) -> str:
+    if identity is None:
+        return "NO_PRODUCER_ID"
+    return f"producer_id={identity.producer_id} epoch={identity.producer_epoch}"

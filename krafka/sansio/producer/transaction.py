@@ -26,6 +26,7 @@ uses the same machine for its InitProducerId (to any broker) and bumps.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -69,7 +70,10 @@ from krafka.sansio.producer.txn_state import (
     TxnState,
 )
 from krafka.sansio.producer.txn_step import StepKind, TxnStep
+from krafka.sansio.transitions import transition
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
+
+_log = logging.getLogger("krafka.producer")
 
 _FENCED: Final = frozenset({ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH})
 #: AddPartitionsToTxn answers this for partitions it skipped because another one failed.
@@ -521,6 +525,9 @@ class TransactionManager:
             self.error = error
         elif new in (TxnState.READY, TxnState.IN_TRANSACTION):
             self.error = None
+        if _log.isEnabledFor(logging.DEBUG):
+            name = self.transactional_id or "idempotent producer"
+            transition(_log, f"transactions {name!r}", self.state, new, error or event.name)
         self.state = new
 
     def _must_abort(self) -> InvalidStateError:

@@ -22,6 +22,7 @@ each open session's final ShareAcknowledge (epoch -1), then leaves the group.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ from krafka.sansio.share.wire import (
     has_renew,
     partitions_of,
 )
+from krafka.sansio.transitions import transition
 from krafka.structs import TopicPartition
 
 Acks = dict[int, int]
@@ -98,6 +100,9 @@ class ShareFetchConfig:
 @dataclass(frozen=True, slots=True)
 class RecordsAvailable:
     """Notice: a poll would return records now."""
+
+
+_log = logging.getLogger("krafka.share")
 
 
 class Phase(Enum):
@@ -557,6 +562,7 @@ class ShareConsumerMachine:
     def _move(self, new: Phase) -> None:
         if (self.phase, new) not in _PHASES:
             raise AssertionError(f"share consumer: no transition {self.phase} -> {new}")
+        transition(_log, "share consumer", self.phase, new)
         self.phase = new
 
     def _require_active(self) -> None:

@@ -12,6 +12,7 @@ telemetry for good. A request that got no answer subscribes again after a backof
 
 from __future__ import annotations
 
+import logging
 import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +41,7 @@ from krafka.sansio.telemetry.otlp import (
     encode_metrics_data,
     selected,
 )
+from krafka.sansio.transitions import transition
 
 #: Java's DEFAULT_PUSH_INTERVAL_MS: the wait when the broker names no interval.
 DEFAULT_PUSH_INTERVAL: Final = 300.0
@@ -75,6 +77,9 @@ class TelemetryStopped:
 
 
 TelemetryEvent = InstanceIdAssigned | TelemetryStopped
+
+
+_log = logging.getLogger("krafka.telemetry")
 
 
 class TelemetryState(Enum):
@@ -120,7 +125,7 @@ class TelemetryMachine:
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.config = config or TelemetryConfig()
-        self.state = TelemetryState.SUBSCRIPTION_NEEDED
+        self._state = TelemetryState.SUBSCRIPTION_NEEDED
         self.client_instance_id: uuid.UUID | None = None
         self.subscription: Subscription | None = None
         #: Why telemetry stopped before the client closed (None while it runs).
@@ -137,6 +142,15 @@ class TelemetryMachine:
         self._events: list[TelemetryEvent] = []
 
     # -- the application ------------------------------------------------------------------------
+
+    @property
+    def state(self) -> TelemetryState:
+        return self._state
+
+    @state.setter
+    def state(self, new: TelemetryState) -> None:
+        transition(_log, "telemetry", self._state, new)
+        self._state = new
 
     def close(self, now: float) -> None:
         """The client closes: a terminating push when something is subscribed, else done."""

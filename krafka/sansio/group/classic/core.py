@@ -43,6 +43,7 @@ from krafka.sansio.group.events import (
     RevokePartitions,
     Step,
 )
+from krafka.sansio.transitions import transition
 
 log = logging.getLogger("krafka.group")
 _StepT = TypeVar("_StepT", CommitPositions, RevokePartitions, LosePartitions, AssignPartitions)
@@ -100,6 +101,7 @@ class MemberCore:
         new = TRANSITIONS.get((self.state, event))
         if new is None:
             raise InvalidStateError(f"group member: no transition {self.state} x {event}")
+        transition(log, f"group {self.config.group_id!r} member", self.state, new, event.name)
         self.state = new
 
     def request_rejoin(self, reason: str) -> None:

@@ -42,6 +42,7 @@ from krafka.sansio.group.membership.assignment import (
 from krafka.sansio.group.membership.flows import Flows, ReleaseKind
 from krafka.sansio.group.membership.heartbeat_timer import HeartbeatTimer
 from krafka.sansio.group.membership.state import MembershipState, check_move
+from krafka.sansio.transitions import transition
 
 log = logging.getLogger("krafka.group")
 S = MembershipState
@@ -221,9 +222,9 @@ class Membership:
     # -- transitions ----------------------------------------------------------------------------
 
     def move(self, new: MembershipState) -> None:
-        if new is not self.state:
-            log.debug("group %r: member %s %s -> %s", self.group_id, self.member_id,
-                      self.state.name, new.name)  # fmt: skip
+        if new is not self.state and log.isEnabledFor(logging.DEBUG):
+            machine = f"group {self.group_id!r} member {self.member_id}"
+            transition(log, machine, self.state, new)
         self.state = check_move(self.state, new)
 
     def to_joining(self) -> None:
