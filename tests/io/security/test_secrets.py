@@ -142,6 +142,7 @@ async def test_no_secret_in_reprs_debug_logs_or_errors(kafka: KafkaCluster, mech
     revealed = [secret.reveal() for secret in secrets]
     assert revealed and all(revealed)
     assert "authenticated to" in logs.text  # the DEBUG lines were there to look at
+    assert "krafka.wire: recv Produce" in logs.text and "krafka.connection:" in logs.text
     assert not leaks(revealed, texts)
     assert not leaks(revealed, logs.lines)
 
