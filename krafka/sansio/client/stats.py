@@ -8,11 +8,14 @@ connection, every answer and failure, every byte and every connection event, wit
 krafka also keeps them per API (Java's broker does, its client does not), and the throttle
 times of Produce and Fetch answers. Latencies and throttle times are in seconds; rates are over
 Java's sliding window (`krafka.sansio.rate`); averages and maxima are since the start.
+
+A request is counted once, in its (node, API) cell; the client's, a node's and an API's values
+are sums over cells, made when a snapshot is taken, so the request path stays short.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,8 +27,8 @@ from krafka.sansio.responses import java_api_name
 UNKNOWN_NODE = -1
 
 
-class _Traffic:
-    """Requests, answers and latency of one scope (the client, a node, an API, a node's API)."""
+class _Cell:
+    """Requests, answers and latency of one (node, API)."""
 
     __slots__ = (
         "failures",
@@ -33,10 +36,10 @@ class _Traffic:
         "latency_sum",
         "request_bytes",
         "request_rate",
-        "request_size_max",
         "requests",
         "response_rate",
         "responses",
+        "size_max",
     )
 
     def __init__(self) -> None:
@@ -44,41 +47,42 @@ class _Traffic:
         self.responses = 0
         self.failures = 0
         self.request_bytes = 0
-        self.request_size_max = 0
+        self.size_max = 0
         self.latency_sum = 0.0
         self.latency_max = 0.0
         self.request_rate = WindowedRate()
         self.response_rate = WindowedRate()
 
-    def sent(self, size: int, now: float) -> None:
-        self.requests += 1
-        self.request_bytes += size
-        self.request_size_max = max(self.request_size_max, size)
-        self.request_rate.record(1, now)
 
-    def answered(self, latency: float, now: float) -> None:
-        self.responses += 1
-        self.latency_sum += latency
-        self.latency_max = max(self.latency_max, latency)
-        self.response_rate.record(1, now)
-
-    def java(self, now: float) -> dict[str, float]:
-        requests, responses = self.requests, self.responses
-        return {
-            "request-total": float(requests),
-            "request-rate": self.request_rate.rate(now),
-            "response-total": float(responses),
-            "response-rate": self.response_rate.rate(now),
-            "request-failed-total": float(self.failures),
-            "request-size-avg": self.request_bytes / requests if requests else 0.0,
-            "request-size-max": float(self.request_size_max),
-            "request-latency-avg": self.latency_sum / responses if responses else 0.0,
-            "request-latency-max": self.latency_max,
-        }
+def _traffic(cells: Iterable[_Cell], now: float) -> dict[str, float]:
+    """Java's request metrics of the sum of `cells`."""
+    requests = responses = failures = request_bytes = size_max = 0
+    latency_sum = latency_max = request_rate = response_rate = 0.0
+    for cell in cells:
+        requests += cell.requests
+        responses += cell.responses
+        failures += cell.failures
+        request_bytes += cell.request_bytes
+        size_max = max(size_max, cell.size_max)
+        latency_sum += cell.latency_sum
+        latency_max = max(latency_max, cell.latency_max)
+        request_rate += cell.request_rate.rate(now)
+        response_rate += cell.response_rate.rate(now)
+    return {
+        "request-total": float(requests),
+        "request-rate": request_rate,
+        "response-total": float(responses),
+        "response-rate": response_rate,
+        "request-failed-total": float(failures),
+        "request-size-avg": request_bytes / requests if requests else 0.0,
+        "request-size-max": float(size_max),
+        "request-latency-avg": latency_sum / responses if responses else 0.0,
+        "request-latency-max": latency_max,
+    }
 
 
 class _Bytes:
-    """Bytes read and written on one scope."""
+    """Bytes read and written on the connections to one node."""
 
     __slots__ = ("incoming", "incoming_rate", "outgoing", "outgoing_rate")
 
@@ -88,13 +92,15 @@ class _Bytes:
         self.incoming_rate = WindowedRate()
         self.outgoing_rate = WindowedRate()
 
-    def java(self, now: float) -> dict[str, float]:
-        return {
-            "incoming-byte-total": float(self.incoming),
-            "incoming-byte-rate": self.incoming_rate.rate(now),
-            "outgoing-byte-total": float(self.outgoing),
-            "outgoing-byte-rate": self.outgoing_rate.rate(now),
-        }
+
+def _bytes(counted: Iterable[_Bytes], now: float) -> dict[str, float]:
+    counted = list(counted)
+    return {
+        "incoming-byte-total": float(sum(b.incoming for b in counted)),
+        "incoming-byte-rate": sum(b.incoming_rate.rate(now) for b in counted),
+        "outgoing-byte-total": float(sum(b.outgoing for b in counted)),
+        "outgoing-byte-rate": sum(b.outgoing_rate.rate(now) for b in counted),
+    }
 
 
 class _Throttle:
@@ -104,22 +110,6 @@ class _Throttle:
         self.count = 0
         self.sum = 0.0
         self.max = 0.0
-
-    def record(self, seconds: float) -> None:
-        self.count += 1
-        self.sum += seconds
-        self.max = max(self.max, seconds)
-
-    @property
-    def avg(self) -> float:
-        return self.sum / self.count if self.count else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class _Pending:
-    node: int
-    api: str
-    sent_at: float
 
 
 #: The throttle metrics (Java's names) of the APIs whose answers Java reports throttling of.
@@ -157,13 +147,9 @@ class ConnectionStats:
     another thread retries when a dict changed under it)."""
 
     def __init__(self) -> None:
-        self._all = _Traffic()
-        self._nodes: dict[int, _Traffic] = {}
-        self._apis: dict[str, _Traffic] = {}
-        self._node_apis: dict[tuple[int, str], _Traffic] = {}
-        self._bytes = _Bytes()
-        self._node_bytes: dict[int, _Bytes] = {}
-        self._pending: dict[tuple[int, int], _Pending] = {}
+        self._cells: dict[tuple[int, int], _Cell] = {}
+        self._bytes: dict[int, _Bytes] = {}
+        self._pending: dict[tuple[int, int], tuple[_Cell, float]] = {}
         self._throttles = {api: _Throttle() for api in _THROTTLED}
         self._created = 0
         self._closed = 0
@@ -202,10 +188,15 @@ class ConnectionStats:
     def request_sent(
         self, conn_id: int, correlation_id: int, node: int, api_key: int, size: int, now: float
     ) -> None:
-        api = java_api_name(api_key)
-        self._pending[conn_id, correlation_id] = _Pending(node, api, now)
-        for traffic in self._scopes(node, api):
-            traffic.sent(size, now)
+        cell = self._cells.get((node, api_key))
+        if cell is None:
+            cell = self._cells[node, api_key] = _Cell()
+        cell.requests += 1
+        cell.request_bytes += size
+        if size > cell.size_max:
+            cell.size_max = size
+        cell.request_rate.record(1, now)
+        self._pending[conn_id, correlation_id] = (cell, now)
         self.now = now
 
     def request_answered(
@@ -215,12 +206,20 @@ class ConnectionStats:
         pending = self._pending.pop((conn_id, correlation_id), None)
         if pending is None:
             return None
-        latency = max(0.0, now - pending.sent_at)
-        for traffic in self._scopes(pending.node, pending.api):
-            traffic.answered(latency, now)
+        cell, sent_at = pending
+        latency = now - sent_at if now > sent_at else 0.0
+        cell.responses += 1
+        cell.latency_sum += latency
+        if latency > cell.latency_max:
+            cell.latency_max = latency
+        cell.response_rate.record(1, now)
         throttle = self._throttles.get(api_key)
-        if throttle is not None and throttle_ms >= 0:
-            throttle.record(throttle_ms / 1000)
+        if throttle is not None:
+            seconds = throttle_ms / 1000
+            throttle.count += 1
+            throttle.sum += seconds
+            if seconds > throttle.max:
+                throttle.max = seconds
         self.now = now
         return latency
 
@@ -229,16 +228,25 @@ class ConnectionStats:
         pending = self._pending.pop((conn_id, correlation_id), None)
         if pending is None:
             return None
-        for traffic in self._scopes(pending.node, pending.api):
-            traffic.failures += 1
+        cell, sent_at = pending
+        cell.failures += 1
         self.now = now
-        return max(0.0, now - pending.sent_at)
+        return max(0.0, now - sent_at)
 
     def bytes_read(self, node: int, size: int, now: float) -> None:
-        self._count_bytes(node, size, now, incoming=True)
+        counted = self._bytes.get(node)
+        if counted is None:
+            counted = self._bytes[node] = _Bytes()
+        counted.incoming += size
+        counted.incoming_rate.record(size, now)
+        self.now = now
 
     def bytes_written(self, node: int, size: int, now: float) -> None:
-        self._count_bytes(node, size, now, incoming=False)
+        counted = self._bytes.get(node)
+        if counted is None:
+            counted = self._bytes[node] = _Bytes()
+        counted.outgoing += size
+        counted.outgoing_rate.record(size, now)
 
     # -- the snapshot ---------------------------------------------------------------------------
 
@@ -253,23 +261,32 @@ class ConnectionStats:
         return ConnectionMetrics()
 
     def _snapshot(self, now: float) -> ConnectionMetrics:
-        client = self._all.java(now)
-        client.update(self._bytes.java(now))
+        cells = list(self._cells.items())
+        counted = list(self._bytes.items())
+        client = _traffic((cell for _, cell in cells), now)
+        client.update(_bytes((b for _, b in counted), now))
         client.update(self._connections(now))
         for api, throttle in self._throttles.items():
             name = _THROTTLED[api]
-            client[f"{name}-avg"] = throttle.avg
+            client[f"{name}-avg"] = throttle.sum / throttle.count if throttle.count else 0.0
             client[f"{name}-max"] = throttle.max
-        nodes: dict[int, dict[str, float]] = {}
-        for node, traffic in list(self._nodes.items()):
-            nodes[node] = traffic.java(now)
-        for node, counted in list(self._node_bytes.items()):
-            nodes.setdefault(node, _Traffic().java(now)).update(counted.java(now))
+        by_node: dict[int, list[_Cell]] = {}
+        by_api: dict[str, list[_Cell]] = {}
+        for (node, api_key), cell in cells:
+            by_node.setdefault(node, []).append(cell)
+            by_api.setdefault(java_api_name(api_key), []).append(cell)
+        node_ids = by_node.keys() | {node for node, _ in counted}
+        nodes = {node: _traffic(by_node.get(node, ()), now) for node in node_ids}
+        for node, values in counted:
+            nodes[node].update(_bytes([values], now))
         return ConnectionMetrics(
             client=client,
             nodes=nodes,
-            apis={api: traffic.java(now) for api, traffic in list(self._apis.items())},
-            node_apis={key: t.java(now) for key, t in list(self._node_apis.items())},
+            apis={api: _traffic(group, now) for api, group in by_api.items()},
+            node_apis={
+                (node, java_api_name(api_key)): _traffic([cell], now)
+                for (node, api_key), cell in cells
+            },
         )
 
     def _connections(self, now: float) -> dict[str, float]:
@@ -284,33 +301,6 @@ class ConnectionStats:
             "successful-reauthentication-total": float(self._reauth_ok),
             "failed-reauthentication-total": float(self._reauth_failed),
         }
-
-    # -- internals ------------------------------------------------------------------------------
-
-    def _scopes(self, node: int, api: str) -> tuple[_Traffic, ...]:
-        by_node = self._nodes.get(node)
-        if by_node is None:
-            by_node = self._nodes[node] = _Traffic()
-        by_api = self._apis.get(api)
-        if by_api is None:
-            by_api = self._apis[api] = _Traffic()
-        both = self._node_apis.get((node, api))
-        if both is None:
-            both = self._node_apis[node, api] = _Traffic()
-        return self._all, by_node, by_api, both
-
-    def _count_bytes(self, node: int, size: int, now: float, *, incoming: bool) -> None:
-        by_node = self._node_bytes.get(node)
-        if by_node is None:
-            by_node = self._node_bytes[node] = _Bytes()
-        for counted in (self._bytes, by_node):
-            if incoming:
-                counted.incoming += size
-                counted.incoming_rate.record(size, now)
-            else:
-                counted.outgoing += size
-                counted.outgoing_rate.record(size, now)
-        self.now = now
 
 
 __all__ = ["UNKNOWN_NODE", "ConnectionMetrics", "ConnectionStats"]
