@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from krafka.errors import (
-    AuthenticationError,
     InvalidStateError,
     KafkaConnectionError,
     KafkaTimeoutError,
@@ -18,7 +16,6 @@ from krafka.errors import (
 )
 from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
-from krafka.sansio import wirelog
 from krafka.sansio.actions import (
     AnyBroker,
     Broker,
@@ -49,8 +46,9 @@ from krafka.sansio.client.lanes import (
     priority_of,
 )
 from krafka.sansio.client.links import Address, Link, Links, LinkState, located
+from krafka.sansio.client.observer import LinkObserver
 from krafka.sansio.client.routed import Routed, Waiting
-from krafka.sansio.client.stats import UNKNOWN_NODE, ConnectionStats
+from krafka.sansio.client.stats import ConnectionStats
 from krafka.sansio.codes import COORDINATOR_MOVED_CODES
 from krafka.sansio.connection import BrokerConnection, Priority
 from krafka.sansio.events import (
@@ -70,11 +68,6 @@ from krafka.sansio.metadata import (
     MetadataUpdated,
     Rebootstrapped,
 )
-from krafka.sansio.transitions import transition
-
-_DEBUG = logging.DEBUG
-_wire = wirelog.log
-_conn_log = logging.getLogger("krafka.connection")
 
 
 class ClientCore:
@@ -108,9 +101,7 @@ class ClientCore:
         self._stirred = False
         self._closed = False
         self._now = now
-        #: Per-connection metrics (Java's connection and node metrics).
-        self.stats = ConnectionStats()
-        self._node_ids: dict[Address, int] = {}
+        self._observer = LinkObserver(lambda: self.metadata.cluster)
 
     # -- the embedder's API ---------------------------------------------------------------------
 
@@ -226,8 +217,7 @@ class ClientCore:
             return
         link.state = LinkState.HANDSHAKING
         link.machine = BrokerConnection(self.config.connection_config(link.address[0]), now=now)
-        self.stats.connection_created(now)
-        transition(_conn_log, f"connection {link.where}", LinkState.CONNECTING, link.state)
+        self._observer.made(link, now)
 
     def connection_failed(self, conn_id: int, error: KrafkaError, now: float) -> None:
         """Opening `conn_id` failed (refused, unreachable, TLS, too slow)."""
@@ -251,7 +241,7 @@ class ClientCore:
         if link is None or link.machine is None:
             return
         link.last_active = now
-        self.stats.bytes_read(self._node(link), len(data), now)
+        self._observer.read(link, len(data), now)
         self._handle(link, link.machine.receive_data(data, now), now)
 
     def data_to_send(self, conn_id: int) -> bytes:
@@ -261,7 +251,7 @@ class ClientCore:
             return b""
         data = link.machine.data_to_send()
         if data:
-            self.stats.bytes_written(self._node(link), len(data), self.stats.now)
+            self._observer.written(link, len(data))
         return data
 
     def has_data_to_send(self, conn_id: int) -> bool:
@@ -301,6 +291,11 @@ class ClientCore:
             self._fail(routed, closed, now)
 
     # -- inspection -----------------------------------------------------------------------------
+
+    @property
+    def stats(self) -> ConnectionStats:
+        """Per-connection metrics (Java's connection group and node metrics)."""
+        return self._observer.stats
 
     def connections(self, lane: Lane | None = None) -> list[BrokerConnection]:
         """The ready connections' state machines (for tests and metrics)."""
@@ -470,11 +465,7 @@ class ClientCore:
         routed.link = link
         link.in_flight[cid] = routed
         link.last_active = now
-        node = self._node(link)
-        self.stats.request_sent(link.conn_id, cid, node, sent.api_key, conn.request_size, now)
-        if _wire.isEnabledFor(_DEBUG):
-            used = conn.version_for(sent.api_key) if version is None else version
-            wirelog.request_sent(sent.api_key, used, cid, link.where, node)
+        self._observer.sent(link, cid, sent.api_key, version, conn.request_size, now)
         self._handle(link, conn.drain_events(), now)
 
     # -- waiting for metadata -------------------------------------------------------------------
@@ -541,24 +532,24 @@ class ClientCore:
     def _handle(self, link: Link, events: list[Event], now: float) -> None:
         for event in events:
             if isinstance(event, ConnectionClosed):  # first: no retry may pick this link
-                self._count_close(link, event.error, now)
+                self._observer.closed(link, event.error, now)
                 self._closed_link(link, event.error, now)
         for event in events:
             if isinstance(event, ResponseReceived):
-                self._count_answer(link, event, now)
+                self._observer.answered(link, event, now)
                 routed = link.in_flight.pop(event.correlation_id, None)
                 if routed is not None:
                     self._answered(routed, event.response, now)
             elif isinstance(event, RequestFailed):
-                self._count_failure(link, event, now)
+                self._observer.failed(link, event, now)
                 routed = link.in_flight.pop(event.correlation_id, None)
                 if routed is not None:
                     self._request_failed(routed, located(event.error, link.where), now)
             elif isinstance(event, ConnectionReady):
-                transition(_conn_log, f"connection {link.where}", link.state, LinkState.READY)
+                self._observer.ready(link)
                 self._ready(link, now)
             elif isinstance(event, ConnectionAuthenticated):
-                self.stats.authenticated(event.reauthentication)
+                self._observer.stats.authenticated(event.reauthentication)
                 self._events.append(
                     Authenticated(
                         link.where,
@@ -567,40 +558,6 @@ class ClientCore:
                         event.reauthentication,
                     )
                 )
-
-    def _node(self, link: Link) -> int:
-        """The node id of the broker `link` goes to (`UNKNOWN_NODE`: a bootstrap server)."""
-        node = self._node_ids.get(link.address)
-        if node is None:
-            node = UNKNOWN_NODE
-            for broker in self.cluster.brokers.values():
-                if broker.address == link.address:
-                    node = self._node_ids[link.address] = broker.node_id
-                    break
-        return node
-
-    def _count_close(self, link: Link, error: KrafkaError | None, now: float) -> None:
-        self.stats.connection_closed(now)
-        if isinstance(error, AuthenticationError):
-            self.stats.authentication_failed(reauthentication=link.ready)
-        transition(_conn_log, f"connection {link.where}", link.state, LinkState.CLOSED, error)
-
-    def _count_answer(self, link: Link, event: ResponseReceived, now: float) -> None:
-        cid = event.correlation_id
-        latency = self.stats.request_answered(
-            link.conn_id, cid, event.api_key, event.throttle_time_ms, now
-        )
-        if _wire.isEnabledFor(_DEBUG):
-            node = self._node(link)
-            wirelog.response_received(
-                event.api_key, event.api_version, cid, link.where, node, latency, event.response
-            )
-
-    def _count_failure(self, link: Link, event: RequestFailed, now: float) -> None:
-        waited = self.stats.request_failed(link.conn_id, event.correlation_id, now)
-        if _wire.isEnabledFor(_DEBUG):
-            node = self._node(link)
-            wirelog.request_failed(event.correlation_id, link.where, node, waited, event.error)
 
     def _ready(self, link: Link, now: float) -> None:
         self._links.succeeded(link, now)
