@@ -30,21 +30,23 @@ class LinkObserver:
     def __init__(self, cluster: Callable[[], ClusterMetadata]) -> None:
         self.stats = ConnectionStats()
         self._cluster = cluster
-        self._nodes: dict[Address, int] = {}
+        self._nodes: dict[int, int] = {}
 
     def node(self, link: Link) -> int:
-        """The node id of the broker `link` goes to (`UNKNOWN_NODE`: a bootstrap server)."""
-        node = self._nodes.get(link.address)
-        if node is None:
-            node = UNKNOWN_NODE
-            for broker in self._cluster().brokers.values():
-                if broker.address == link.address:
-                    node = self._nodes[link.address] = broker.node_id
-                    break
-        return node
+        """The node id of the broker `link` goes to, as the metadata said when it connected
+        (`UNKNOWN_NODE`: a bootstrap server, for the connection's life, as Java counts it)."""
+        node = self._nodes.get(link.conn_id)
+        return self._lookup(link.address) if node is None else node
+
+    def _lookup(self, address: Address) -> int:
+        for broker in self._cluster().brokers.values():
+            if broker.address == address:
+                return broker.node_id
+        return UNKNOWN_NODE
 
     def made(self, link: Link, now: float) -> None:
-        self.stats.connection_created(now)
+        node = self._nodes[link.conn_id] = self._lookup(link.address)
+        self.stats.connection_created(link.conn_id, node, now)
         transition(_log, f"connection {link.where}", LinkState.CONNECTING, link.state)
 
     def ready(self, link: Link) -> None:
@@ -53,17 +55,17 @@ class LinkObserver:
     def closed(self, link: Link, error: KrafkaError | None, now: float) -> None:
         """`link`'s connection ended (before its state changes: a failure of a ready link's
         SASL exchange is a refused re-authentication)."""
-        self.stats.connection_closed(now)
+        self._nodes.pop(link.conn_id, None)
+        self.stats.connection_closed(link.conn_id, now)
         if isinstance(error, AuthenticationError):
             self.stats.authentication_failed(reauthentication=link.ready)
         transition(_log, f"connection {link.where}", link.state, LinkState.CLOSED, error)
 
     def read(self, link: Link, size: int, now: float) -> None:
-        self.stats.bytes_read(self.node(link), size, now)
+        self.stats.bytes_read(link.conn_id, size, now)
 
     def written(self, link: Link, size: int) -> None:
-        stats = self.stats
-        stats.bytes_written(self.node(link), size, stats.now)
+        self.stats.bytes_written(link.conn_id, size)
 
     def sent(
         self, link: Link, cid: int, api_key: int, version: int | None, size: int, now: float

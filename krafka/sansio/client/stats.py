@@ -149,6 +149,7 @@ class ConnectionStats:
     def __init__(self) -> None:
         self._cells: dict[tuple[int, int], _Cell] = {}
         self._bytes: dict[int, _Bytes] = {}
+        self._conn_bytes: dict[int, _Bytes] = {}
         self._pending: dict[tuple[int, int], tuple[_Cell, float]] = {}
         self._throttles = {api: _Throttle() for api in _THROTTLED}
         self._created = 0
@@ -163,12 +164,18 @@ class ConnectionStats:
 
     # -- what the core tells --------------------------------------------------------------------
 
-    def connection_created(self, now: float) -> None:
+    def connection_created(self, conn_id: int, node: int, now: float) -> None:
+        """Connection `conn_id` to `node` is up: its bytes count for that node."""
+        counted = self._bytes.get(node)
+        if counted is None:
+            counted = self._bytes[node] = _Bytes()
+        self._conn_bytes[conn_id] = counted
         self._created += 1
         self._creation_rate.record(1, now)
         self.now = now
 
-    def connection_closed(self, now: float) -> None:
+    def connection_closed(self, conn_id: int, now: float) -> None:
+        self._conn_bytes.pop(conn_id, None)
         self._closed += 1
         self._close_rate.record(1, now)
         self.now = now
@@ -233,20 +240,18 @@ class ConnectionStats:
         self.now = now
         return max(0.0, now - sent_at)
 
-    def bytes_read(self, node: int, size: int, now: float) -> None:
-        counted = self._bytes.get(node)
-        if counted is None:
-            counted = self._bytes[node] = _Bytes()
-        counted.incoming += size
-        counted.incoming_rate.record(size, now)
+    def bytes_read(self, conn_id: int, size: int, now: float) -> None:
+        counted = self._conn_bytes.get(conn_id)
+        if counted is not None:
+            counted.incoming += size
+            counted.incoming_rate.record(size, now)
         self.now = now
 
-    def bytes_written(self, node: int, size: int, now: float) -> None:
-        counted = self._bytes.get(node)
-        if counted is None:
-            counted = self._bytes[node] = _Bytes()
-        counted.outgoing += size
-        counted.outgoing_rate.record(size, now)
+    def bytes_written(self, conn_id: int, size: int) -> None:
+        counted = self._conn_bytes.get(conn_id)
+        if counted is not None:
+            counted.outgoing += size
+            counted.outgoing_rate.record(size, self.now)
 
     # -- the snapshot ---------------------------------------------------------------------------
 
