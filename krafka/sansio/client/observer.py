@@ -33,10 +33,19 @@ class LinkObserver:
         self._nodes: dict[int, int] = {}
 
     def node(self, link: Link) -> int:
-        """The node id of the broker `link` goes to, as the metadata said when it connected
-        (`UNKNOWN_NODE`: a bootstrap server, for the connection's life, as Java counts it)."""
-        node = self._nodes.get(link.conn_id)
-        return self._lookup(link.address) if node is None else node
+        """The node id of the broker `link` goes to (`UNKNOWN_NODE` while the metadata does
+        not name its address: a bootstrap server). A bootstrap connection is its broker's
+        once the metadata names it; the bytes it carried before stay with node -1."""
+        conn_id = link.conn_id
+        node = self._nodes.get(conn_id)
+        if node is None:  # closed
+            return self._lookup(link.address)
+        if node == UNKNOWN_NODE:
+            node = self._lookup(link.address)
+            if node != UNKNOWN_NODE:
+                self._nodes[conn_id] = node
+                self.stats.connection_moved(conn_id, node)
+        return node
 
     def _lookup(self, address: Address) -> int:
         for broker in self._cluster().brokers.values():

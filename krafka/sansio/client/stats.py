@@ -166,13 +166,15 @@ class ConnectionStats:
 
     def connection_created(self, conn_id: int, node: int, now: float) -> None:
         """Connection `conn_id` to `node` is up: its bytes count for that node."""
-        counted = self._bytes.get(node)
-        if counted is None:
-            counted = self._bytes[node] = _Bytes()
-        self._conn_bytes[conn_id] = counted
+        self._conn_bytes[conn_id] = self._node_bytes(node)
         self._created += 1
         self._creation_rate.record(1, now)
         self.now = now
+
+    def connection_moved(self, conn_id: int, node: int) -> None:
+        """Connection `conn_id` turned out to go to `node`: its next bytes count there."""
+        if conn_id in self._conn_bytes:
+            self._conn_bytes[conn_id] = self._node_bytes(node)
 
     def connection_closed(self, conn_id: int, now: float) -> None:
         self._conn_bytes.pop(conn_id, None)
@@ -252,6 +254,12 @@ class ConnectionStats:
         if counted is not None:
             counted.outgoing += size
             counted.outgoing_rate.record(size, self.now)
+
+    def _node_bytes(self, node: int) -> _Bytes:
+        counted = self._bytes.get(node)
+        if counted is None:
+            counted = self._bytes[node] = _Bytes()
+        return counted
 
     # -- the snapshot ---------------------------------------------------------------------------
 
