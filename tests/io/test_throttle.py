@@ -87,6 +87,9 @@ async def test_a_throttled_member_stays_in_its_group(kafka_cluster: Any) -> None
                 while consumer.metrics()["fetch_throttle_time_max"] < 6.5:
                     await consumer.poll(timeout=0.5)
             joined = consumer.group_metadata()
+            throttled = consumer.metrics()
+            connections = throttled["connection-metrics"]
+            assert connections["fetch-throttle-time-max"] == throttled["fetch_throttle_time_max"]
             await anyio.sleep(consumer.metrics()["fetch_throttle_time_max"] + 1.0)
             await consumer.poll(timeout=0.1)
             assert consumer.group_metadata() == joined
