@@ -96,3 +96,93 @@ cdef class RecordIterator:
         if self._pending:
             return krafka_ready_new(self._popleft())
         return self._refill()
+
+
+cdef inline object _traceparent(object record):
+    """The `traceparent` header's value of `record`, or None (no header list walked for a
+    record without headers: that is the untraced record's whole cost)."""
+    cdef object headers
+    if isinstance(record, tuple) and len(<tuple>record) > 7:
+        headers = (<tuple>record)[7]
+    else:
+        headers = getattr(record, "headers", None)
+    if not headers:
+        return None
+    for header in headers:
+        if header[0] == "traceparent":
+            return header[1]
+    return None
+
+
+def traceparent(object record):
+    """The `traceparent` header's value of `record` (bytes), or None."""
+    return _traceparent(record)
+
+
+def traced(object records):
+    """The records of `records` that carry a `traceparent` header."""
+    cdef list found = []
+    for record in records:
+        if _traceparent(record) is not None:
+            found.append(record)
+    return found
+
+
+@cython.final
+cdef class TracedRecordIterator:
+    """`RecordIterator` with tracing on: a record carrying a trace context is handed out in a
+    `process` span (`tracing.process(record)`), ended at the next record; a record without
+    one costs a look at its headers."""
+
+    cdef object _popleft
+    cdef object _pending
+    cdef object _refill
+    cdef object _tracing
+    cdef bint _open
+
+    def __cinit__(self, object pending, object refill, object tracing):
+        self._pending = pending
+        self._popleft = pending.popleft
+        self._refill = refill
+        self._tracing = tracing
+        self._open = False
+
+    def __aiter__(self):
+        return self
+
+    def __anext__(self):
+        cdef object record
+        if self._open:
+            self._open = False
+            self._tracing.finish_current()
+        if self._pending:
+            record = self._popleft()
+            if _traceparent(record) is not None:
+                self._tracing.process(record)
+                self._open = True
+            return krafka_ready_new(record)
+        return self._refilled()
+
+    async def _refilled(self):
+        record = await self._refill()
+        if _traceparent(record) is not None:
+            self._tracing.process(record)
+            self._open = True
+        return record
+
+
+def scan(object records):
+    """(the distinct topics of `records`, those carrying a `traceparent` header), in one pass
+    that compares each record's topic with the last one's by identity first."""
+    cdef list found = []
+    cdef set topics = set()
+    cdef object last = None
+    cdef object topic
+    for record in records:
+        topic = (<tuple>record)[0] if isinstance(record, tuple) else record.topic
+        if topic is not last:
+            topics.add(topic)
+            last = topic
+        if _traceparent(record) is not None:
+            found.append(record)
+    return topics, found

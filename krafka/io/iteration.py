@@ -10,7 +10,7 @@ reference and the fallback (`KRAFKA_NO_EXTENSIONS=1`).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from krafka import _twins
@@ -36,14 +36,93 @@ class PureRecordIterator(Generic[T]):
         return await self._refill()
 
 
+def pure_traceparent(record: Any) -> bytes | None:
+    """The `traceparent` header's value of `record`, or None (a record without headers costs
+    only the look at them)."""
+    headers = record.headers
+    if not headers:
+        return None
+    for key, value in headers:
+        if key == "traceparent":
+            return value  # type: ignore[no-any-return]
+    return None
+
+
+def pure_traced(records: Iterable[Any]) -> list[Any]:
+    """The records of `records` that carry a `traceparent` header."""
+    return [r for r in records if pure_traceparent(r) is not None]
+
+
+def pure_scan(records: Iterable[Any]) -> tuple[set[str], list[Any]]:
+    """(the distinct topics of `records`, those carrying a `traceparent` header)."""
+    records = list(records)
+    return {r.topic for r in records}, pure_traced(records)
+
+
+class PureTracedRecordIterator(Generic[T]):
+    """`PureRecordIterator` with tracing on: a record carrying a trace context is handed out
+    in a `process` span (`tracing.process(record)`), ended at the next record."""
+
+    __slots__ = ("_open", "_pending", "_refill", "_tracing")
+
+    def __init__(self, pending: deque[T], refill: Callable[[], Awaitable[T]], tracing: Any) -> None:
+        self._pending = pending
+        self._refill = refill
+        self._tracing = tracing
+        self._open = False
+
+    def __aiter__(self) -> PureTracedRecordIterator[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        if self._open:
+            self._open = False
+            self._tracing.finish_current()
+        record = self._pending.popleft() if self._pending else await self._refill()
+        if pure_traceparent(record) is not None:
+            self._tracing.process(record)
+            self._open = True
+        return record
+
+
 def implementations() -> dict[str, Any]:
     """Every implementation importable here, by name (ignores KRAFKA_NO_EXTENSIONS)."""
     return _twins.implementations(PureRecordIterator, "krafka.io._iteration", "RecordIterator")
 
 
+def tracing_implementations() -> dict[str, Any]:
+    """(TracedRecordIterator, traceparent, traced, scan) of each implementation, by name."""
+    return _twins.implementations(
+        (PureTracedRecordIterator, pure_traceparent, pure_traced, pure_scan),
+        "krafka.io._iteration",
+        "TracedRecordIterator",
+        "traceparent",
+        "traced",
+        "scan",
+    )
+
+
 if TYPE_CHECKING:
     RecordIterator = PureRecordIterator
+    TracedRecordIterator = PureTracedRecordIterator
+    traceparent = pure_traceparent
+    traced = pure_traced
+    scan = pure_scan
 else:
     RecordIterator = _twins.selected(implementations())
+    TracedRecordIterator, traceparent, traced, scan = _twins.selected(tracing_implementations())
 
-__all__ = ["PureRecordIterator", "RecordIterator", "implementations"]
+__all__ = [
+    "PureRecordIterator",
+    "PureTracedRecordIterator",
+    "RecordIterator",
+    "TracedRecordIterator",
+    "implementations",
+    "pure_scan",
+    "pure_traced",
+    "pure_traceparent",
+    "scan",
+    "traced",
+    "traceparent",
+    "tracing_implementations",
+]

@@ -52,7 +52,7 @@ from krafka.io.producer_handle import (
 from krafka.io.producer_settings import keywords, producer_config
 from krafka.io.producer_txn import Transactions
 from krafka.io.telemetry import ClientTelemetry
-from krafka.io.tracing import tracing_for
+from krafka.io.tracing import Tracing, tracing_for
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.metrics.registry import ClientEntry, forget, track
 from krafka.sansio.actions import RefreshMetadata, SendRequest
@@ -129,6 +129,7 @@ class Producer:
         metadata_max_age: float = 300.0,
         connections_per_broker: int = 1,
         tracer_provider: Any = None,
+        trace_records: bool = False,
         meter_provider: Any = None,
         client: KafkaClient | None = None,
         **client_options: Any,
@@ -201,10 +202,12 @@ class Producer:
         )
         self._started = self._closed = False
         #: OpenTelemetry spans (`krafka.io.tracing`), or None when tracing is off.
-        self.tracing = tracing_for(tracer_provider, client_id, self._client.bootstrap)
+        self.tracing = tracing_for(
+            tracer_provider, client_id, self._client, trace_records=trace_records
+        )
         self._traced: dict[ProducerBatch, list[tuple[Any, Any]]] = {}
         if self.tracing is not None:
-            self.send = self._traced_send  # type: ignore[method-assign]
+            self._trace_sends(self.tracing)
         #: True while records may be appended straight to `engine` (`send`'s fast path, and
         #: `krafka.sync`'s): started, not closed or stopped, no interceptors, no transaction.
         self.direct = False
@@ -318,6 +321,66 @@ class Producer:
     #: `send` without a span of its own, for a caller that made one (`krafka.sync.Producer`).
     _untraced_send = send
 
+    def _trace_sends(self, tracing: Tracing) -> None:
+        """Tracing on: `send` carries the caller's trace context (default) or makes a span per
+        record (`trace_records=True`); see `krafka.io.tracing`."""
+        if tracing.trace_records:
+            self.send = self._traced_send  # type: ignore[method-assign]
+            return
+        self._current_context = tracing.current_context
+        self._empty_context = tracing.empty_context
+        self.send = self._context_send  # type: ignore[method-assign]
+        self._untraced_send = self._noting_send  # type: ignore[method-assign]
+
+    async def _context_send(
+        self,
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        *,
+        headers: Sequence[Header] | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+    ) -> DeliveryHandle:
+        """`send` with tracing on (default mode): the record carries the trace context of the
+        caller's current sampled span, if any; otherwise `send`'s fast path, as it is."""
+        context = self._current_context()
+        if context is not self._empty_context or headers or not self.direct:
+            assert self.tracing is not None
+            headers = self.tracing.with_context(headers, context)
+            return await self._noting_send(
+                topic, value, key, headers=headers, partition=partition, timestamp=timestamp
+            )
+        if timestamp is not None:
+            check_timestamp(timestamp)
+        try:
+            handle = self._append_open(topic, partition, timestamp, key, value)
+        except (TypeError, ValueError):
+            check_record(key, value, timestamp)
+            raise
+        if handle is None or type(handle) is int:
+            chosen = partition if handle is None else handle
+            return await self._send_checked(topic, value, key, None, chosen, timestamp)
+        if self._engine.due:
+            await self._attend()
+        return handle  # type: ignore[return-value]
+
+    async def _noting_send(
+        self,
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        *,
+        headers: Sequence[Header] | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+    ) -> DeliveryHandle:
+        """`send` of a record with headers: their trace context links its batch's span."""
+        handle = await self._send_checked(topic, value, key, headers, partition, timestamp)
+        if headers and self.tracing is not None:
+            self.tracing.created(handle.batch, headers)
+        return handle
+
     async def _traced_send(
         self,
         topic: str,
@@ -335,24 +398,28 @@ class Producer:
         try:
             handle = await self._send_checked(topic, value, key, headers, partition, timestamp)
         except BaseException as exc:
-            self.tracing.end_send(span, partition, None, exc)
+            self.tracing.end_send(span, topic, partition, None, exc)
             raise
         self._traced.setdefault(handle.batch, []).append((handle, span))
         return handle
 
     def _end_spans(self, batch: ProducerBatch) -> None:
-        """End the `send` spans of `batch`'s records (or move them to its halves)."""
+        """End `batch`'s `send` span, or (`trace_records`) its records' (or move them to its
+        halves)."""
         tracing = self.tracing
         assert tracing is not None
+        if not tracing.trace_records:
+            tracing.batch_done(batch)
+            return
         for handle, span in self._traced.pop(batch, ()):
             found, index = locate(handle.batch, handle.index)
             if not found.done:
                 self._traced.setdefault(found, []).append((handle, span))
             elif found.error is not None:
-                tracing.end_send(span, found.partition, None, found.error)
+                tracing.end_send(span, found.topic, found.partition, None, found.error)
             else:
                 meta = metadata_of(found, index)
-                tracing.end_send(span, meta.partition, meta.offset, None)
+                tracing.end_send(span, found.topic, meta.partition, meta.offset, None)
 
     async def _send_checked(
         self,

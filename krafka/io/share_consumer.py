@@ -43,7 +43,7 @@ from krafka.io.clock import loop_time
 from krafka.io.driver import MachineDriver
 from krafka.io.host import TaskHost
 from krafka.io.telemetry import ClientTelemetry
-from krafka.io.tracing import TraceContext, settle_error, tracing_for
+from krafka.io.tracing import TraceContext, tracing_for
 from krafka.io.wakeup import WakeupTrigger
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.metrics.registry import ClientEntry, forget, track
@@ -187,7 +187,7 @@ class ShareConsumer:
         self.tracing = tracing_for(
             settings.tracer_provider,
             settings.client_id,
-            self._client.bootstrap,
+            self._client,
             group=settings.group_id,
             trace_context=settings.trace_context,
         )
@@ -304,8 +304,10 @@ class ShareConsumer:
         self._run_callbacks()
         self._wakeups.check()
         if self._otel is None:
-            return await self._poll(timeout, max_records)
-        return await self._measured_poll(self._otel, timeout, max_records)
+            records = await self._poll(timeout, max_records)
+        else:
+            records = await self._measured_poll(self._otel, timeout, max_records)
+        return records if self.tracing is None else self.tracing.handed(records)
 
     async def _measured_poll(
         self, otel: MessagingMetrics, timeout: float, max_records: int | None
@@ -378,8 +380,7 @@ class ShareConsumer:
             result = await outcome
         else:
             span = self.tracing.settle_span("ack")
-            result = await self.tracing.ended(span, outcome)
-            settle_error(span, self.tracing, result)
+            result = await self.tracing.acknowledged(span, outcome)
         if self._otel is not None:
             error = next((e for e in result.values() if e is not None), None)
             self._otel.operation("acknowledge", anyio.current_time() - started, error)
@@ -449,16 +450,15 @@ class ShareConsumer:
         return await self._telemetry.client_instance_id(timeout)
 
     async def __aiter__(self) -> Any:
-        tracing = self.tracing
+        """Records one by one (with tracing on, each traced one in its `process` span: the
+        poll's list does it, `krafka.io.tracing.TracedList`)."""
         try:
             while self._state == "started":
                 for record in await self.poll(1.0):
-                    if tracing is not None:
-                        tracing.process(record)
                     yield record
         finally:
-            if tracing is not None:
-                tracing.finish_current()
+            if self.tracing is not None:
+                self.tracing.finish_current()
 
     # -- the machine's events -------------------------------------------------------------------
 

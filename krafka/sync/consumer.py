@@ -33,7 +33,6 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
 from krafka.errors import InvalidStateError
 from krafka.io.consumer import Consumer as AsyncConsumer
 from krafka.io.consumer.pending_commit import PendingCommit
-from krafka.io.tracing import traced_records
 from krafka.sansio.consumer.record import ConsumerRecord
 from krafka.sansio.group.events import GroupMembershipOperation
 from krafka.structs import OffsetAndMetadata, TopicPartition
@@ -152,7 +151,7 @@ class Consumer(SyncClient[AsyncConsumer]):
     unsubscribe = blocking(_C.unsubscribe)
     poll = _polling(_C.poll)
     batch_recv = _polling(_C.batch_recv)
-    recv = _polling(_C.recv)
+    _recv = _polling(_C.recv)
     poll_batches = _polling(_C.poll_batches)
     poll_arrow = _polling(_C.poll_arrow)
     seek = blocking(_C.seek)
@@ -248,9 +247,18 @@ class Consumer(SyncClient[AsyncConsumer]):
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
         """Records one by one (fetched in polls of `max_poll_records`), until closed."""
-        records = poll_until_closed(self.poll, lambda: self.closed)
+        return poll_until_closed(self.poll, lambda: self.closed)
+
+    def recv(self) -> ConsumerRecord:
+        """The next record (waits for one). With tracing on, a traced record's `process`
+        span is current on this thread until the next call (`krafka.io.tracing`)."""
         tracing = self._client.tracing
-        return records if tracing is None else traced_records(tracing, records)
+        if tracing is None:
+            return self._recv()
+        tracing.finish_current()
+        record = self._recv()
+        tracing.received(record)
+        return record
 
 
 __all__ = ["Consumer"]

@@ -39,6 +39,7 @@ from krafka._twins import extensions_enabled
 from krafka.errors import InvalidStateError, KrafkaError
 from krafka.io.producer import DeliveryHandle
 from krafka.io.producer import Producer as AsyncProducer
+from krafka.io.tracing import Tracing
 from krafka.sansio.producer.record import Header, RecordMetadata, check_headers, check_record
 from krafka.sansio.topic_name import check_topic
 from krafka.sync.client import SyncClient, blocking, on_loop
@@ -47,6 +48,32 @@ from krafka.sync.outbox import Outbox
 from krafka.sync.untracked import new_untracked
 
 _P = AsyncProducer
+
+
+def context_send(tracing: Tracing, send: Callable[..., DeliveryFuture]) -> Any:
+    """`send` with tracing on (default mode): the record carries the trace context of the
+    calling thread's current sampled span, if any (`krafka.io.tracing`)."""
+    current, empty, with_context = (
+        tracing.current_context,
+        tracing.empty_context,
+        tracing.with_context,
+    )
+
+    def traced(
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        *,
+        headers: Sequence[Header] | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+    ) -> DeliveryFuture:
+        context = current()
+        if context is not empty:
+            headers = with_context(headers, context)
+        return send(topic, value, key, headers=headers, partition=partition, timestamp=timestamp)
+
+    return traced
 
 
 def compiled_send(parking: object) -> Any:
@@ -79,13 +106,17 @@ class Producer(SyncClient[AsyncProducer]):
         self._clock = self._thread.time
         self._wake = self._client.driver.wake
         compiled = compiled_send(parking)
-        if self._client.tracing is not None:
+        tracing = self._client.tracing
+        if tracing is not None and tracing.trace_records:
             self.send = self._traced_send  # type: ignore[method-assign]
-        elif compiled is not None:
+            return
+        if compiled is not None:
             self.send = compiled(  # type: ignore[method-assign]
                 weakref.ref(self), parking, self._outbox, self._future_type, self._client,
                 self._thread.call_soon, self._append_new, InvalidStateError,
             ).send  # fmt: skip
+        if tracing is not None:
+            self.send = context_send(tracing, self.send)  # type: ignore[method-assign]
 
     def send(
         self,
@@ -144,7 +175,7 @@ class Producer(SyncClient[AsyncProducer]):
             future = Producer.send(self, topic, value, key, headers=headers,
                                    partition=partition, timestamp=timestamp)  # fmt: skip
         except BaseException as exc:
-            tracing.end_send(span, partition, None, exc)
+            tracing.end_send(span, topic, partition, None, exc)
             raise
 
         def done(finished: Future[RecordMetadata]) -> None:
@@ -152,6 +183,7 @@ class Producer(SyncClient[AsyncProducer]):
             meta = None if error is not None else finished.result()
             tracing.end_send(
                 span,
+                topic,
                 partition if meta is None else meta.partition,
                 None if meta is None else meta.offset,
                 error,

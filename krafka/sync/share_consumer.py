@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from krafka.io.share_consumer import ShareConsumer as AsyncShareConsumer
-from krafka.io.tracing import traced_records
 from krafka.sansio.share import ShareRecord
 from krafka.sync.client import SyncClient, blocking, on_loop, poll_until_closed
 
@@ -58,9 +57,7 @@ class ShareConsumer(SyncClient[AsyncShareConsumer]):
     def __iter__(self) -> Iterator[ShareRecord]:
         """Records one by one (fetched in polls of `max_poll_records`), until closed. In
         explicit mode acknowledge each before the iteration reaches the next poll."""
-        records = poll_until_closed(self.poll, lambda: self.closed)
-        tracing = self._client.tracing
-        return records if tracing is None else traced_records(tracing, records)
+        return poll_until_closed(self.poll, lambda: self.closed)
 
 
 __all__ = ["ShareConsumer"]

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from krafka.io.iteration import implementations
+from krafka.io.iteration import implementations, tracing_implementations
 from krafka.sansio.consumer.record import ConsumerRecord
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
@@ -103,3 +103,57 @@ async def test_the_compiled_awaitable_in_a_task_wrapper() -> None:
 
         tg.start_soon(run)
     assert results == [record(9)]
+
+
+TRACING = tracing_implementations()
+
+
+@pytest.fixture(params=sorted(TRACING))
+def tracing_twins(request: pytest.FixtureRequest) -> Any:
+    return TRACING[request.param]
+
+
+class FakeTracing:
+    """Records what a traced iterator asks of `krafka.io.tracing.Tracing`."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def process(self, record: ConsumerRecord) -> None:
+        self.calls.append(f"process {record.offset}")
+
+    def finish_current(self) -> None:
+        self.calls.append("finish")
+
+
+def traced_record(offset: int, headers: list[tuple[str, bytes | None]]) -> ConsumerRecord:
+    return ConsumerRecord("t", 0, offset, 0, 0, None, b"v", headers, None)
+
+
+async def test_traced_iteration_spans_only_traced_records(tracing_twins: Any) -> None:
+    """A record with a `traceparent` header is processed in a span ended at the next record;
+    one without (or with other headers only) costs no call."""
+    iterator_type, traceparent, traced, scan = tracing_twins
+    parent = [("traceparent", b"00-1-2-01")]
+    records = [
+        traced_record(0, []),
+        traced_record(1, parent),
+        traced_record(2, [("h", b"x")]),
+        traced_record(3, [("h", b"x"), *parent]),
+    ]
+    pending: deque[ConsumerRecord] = deque(records[:3])
+    left = [records[3]]
+
+    async def refill() -> ConsumerRecord:
+        if not left:
+            raise StopAsyncIteration
+        await anyio.sleep(0)
+        return left.pop()
+
+    tracing = FakeTracing()
+    got = [r.offset async for r in iterator_type(pending, refill, tracing)]
+    assert got == [0, 1, 2, 3]
+    assert tracing.calls == ["process 1", "finish", "process 3", "finish"]
+    assert [traceparent(r) for r in (records[0], records[1])] == [None, b"00-1-2-01"]
+    assert [r.offset for r in traced(records)] == [1, 3]
+    assert scan(records) == ({"t"}, [records[1], records[3]])

@@ -46,15 +46,16 @@ from krafka.io.consumer.pending_commit import PendingCommit
 from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
 from krafka.io.driver import MachineDriver, OutcomeTimeout, Stopped
 from krafka.io.host import TaskHost
-from krafka.io.iteration import RecordIterator
+from krafka.io.iteration import RecordIterator, TracedRecordIterator
 from krafka.io.telemetry import ClientTelemetry
-from krafka.io.tracing import TracedRecords, tracing_for
+from krafka.io.tracing import tracing_for
 from krafka.io.wakeup import WakeupTrigger
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.metrics.registry import ClientEntry, forget, track
 from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.consumer.engine import ConsumerEngine
 from krafka.sansio.consumer.events import (
+    AutoCommitFailed,
     OffsetsCommitted,
     PartitionsAssigned,
     PartitionsLost,
@@ -165,10 +166,12 @@ class Consumer(OffsetLookups):
         self.tracing = tracing_for(
             settings.tracer_provider,
             settings.client_id,
-            self._client.bootstrap,
+            self._client,
             group=settings.group_id,
             trace_context=settings.trace_context,
         )
+        if self.tracing is not None:
+            self.recv = self._traced_recv  # type: ignore[method-assign]
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Consumer:
@@ -306,9 +309,10 @@ class Consumer(OffsetLookups):
         """Records ready within `timeout` seconds (None: wait for some); [] on timeout."""
         self._check_open()
         if self._otel is not None:
-            return await self._measured_poll(self._otel, timeout, max_records)
-        records = await self._wait(timeout, lambda: self._records(max_records))
-        return records or []
+            records = await self._measured_poll(self._otel, timeout, max_records)
+            return records if self.tracing is None else self.tracing.handed(records)
+        records = await self._wait(timeout, lambda: self._records(max_records)) or []
+        return records if self.tracing is None else self.tracing.handed(records)
 
     async def _measured_poll(
         self, otel: MessagingMetrics, timeout: float | None, max_records: int | None
@@ -343,11 +347,22 @@ class Consumer(OffsetLookups):
         self._engine.keep(chunk)
         return buffer.popleft()
 
+    async def _traced_recv(self) -> ConsumerRecord:
+        """`recv` with tracing on: a traced record's `process` span is current until the next
+        call (`krafka.io.tracing`)."""
+        tracing = self.tracing
+        assert tracing is not None
+        tracing.finish_current()
+        record = await Consumer.recv(self)
+        tracing.received(record)
+        return record
+
     def __aiter__(self) -> AsyncIterator[ConsumerRecord]:
         """Records one by one until the consumer is closed (buffered ones without a coroutine
         each: `krafka.io.iteration`; with tracing on, each in its `process` span)."""
         if self.tracing is not None:
-            return TracedRecords(self.tracing, self.__anext__)
+            self.tracing.finish_current()
+            return TracedRecordIterator(self._buffer, self._next_record, self.tracing)
         return RecordIterator(self._buffer, self._next_record)
 
     async def __anext__(self) -> ConsumerRecord:
@@ -360,7 +375,7 @@ class Consumer(OffsetLookups):
         if self._state is not _State.STARTED:
             raise StopAsyncIteration
         try:
-            return await self.recv()
+            return await Consumer.recv(self)
         except InvalidStateError:
             if self._state is _State.STARTED:
                 raise
@@ -537,6 +552,11 @@ class Consumer(OffsetLookups):
         elif isinstance(event, OffsetsCommitted):
             if self._interceptors:
                 self._auto_committed.append(event)
+            if self.tracing is not None:
+                self.tracing.auto_committed(len(event.offsets))
+        elif isinstance(event, AutoCommitFailed):
+            if self.tracing is not None:
+                self.tracing.auto_committed(len(event.offsets), event.error)
         elif isinstance(event, RefreshMetadata):
             self._refresh_soon(event.topics)
 
@@ -653,7 +673,7 @@ class Consumer(OffsetLookups):
         outcome = self._outcome(op, timeout, "commit", interruptible=True)
         if self.tracing is not None:
             span = self.tracing.settle_span("commit")
-            outcome = self.tracing.ended(span, outcome)
+            outcome = self.tracing.committed(span, outcome)
         try:
             committed = await outcome
         except KrafkaError as exc:
@@ -686,7 +706,7 @@ class Consumer(OffsetLookups):
     async def _finish_commit(self, op: int, span: Any = None) -> None:
         outcome = self._outcome(op, None, "commit")
         if self.tracing is not None and span is not None:
-            outcome = self.tracing.ended(span, outcome)
+            outcome = self.tracing.committed(span, outcome)
         self._on_commit(await outcome)
 
     async def committed(

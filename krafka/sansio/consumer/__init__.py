@@ -16,6 +16,7 @@ from krafka.sansio.consumer.completed_fetch import CompletedFetch
 from krafka.sansio.consumer.config import ConsumerConfig, GroupProtocol
 from krafka.sansio.consumer.engine import ConsumerEngine
 from krafka.sansio.consumer.events import (
+    AutoCommitFailed,
     OffsetsCommitted,
     PartitionsAssigned,
     PartitionsLost,
@@ -37,6 +38,7 @@ from krafka.sansio.consumer.subscription import ResetStrategy, SubscriptionState
 from krafka.sansio.consumer.view import MetadataView
 
 __all__ = [
+    "AutoCommitFailed",
     "CompletedFetch",
     "ConsumerConfig",
     "ConsumerEngine",

@@ -50,6 +50,7 @@ from krafka.sansio.actions import (
 from krafka.sansio.backoff import Backoff
 from krafka.sansio.consumer.config import ConsumerConfig, GroupProtocol
 from krafka.sansio.consumer.events import (
+    AutoCommitFailed,
     OffsetsCommitted,
     PartitionsAssigned,
     PartitionsLost,
@@ -600,6 +601,7 @@ class ConsumerEngine:
         if done.error is not None:
             group = self._group().group_id
             log.warning("krafka consumer: auto-commit to %s failed: %s", group, done.error)
+            self._events.append(AutoCommitFailed(dict(done.offsets), done.error))
         elif done.offsets:
             self._events.append(OffsetsCommitted(dict(done.offsets)))
 
@@ -775,6 +777,7 @@ class ConsumerEngine:
     ) -> None:
         if isinstance(result, Failed):
             log.warning("krafka consumer: the final auto-commit failed: %s", result.error)
+            self._events.append(AutoCommitFailed(offsets, result.error))
         else:
             self._events.append(OffsetsCommitted(offsets))
         assert self._closing is not None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from krafka.errors import KrafkaError
 from krafka.structs import OffsetAndMetadata, TopicPartition
 
 Partitions = frozenset[TopicPartition]
@@ -59,7 +60,16 @@ class OffsetsCommitted:
     offsets: dict[TopicPartition, OffsetAndMetadata]
 
 
+@dataclass(frozen=True, slots=True)
+class AutoCommitFailed:
+    """An automatic commit failed (logged; for the commit's span)."""
+
+    offsets: dict[TopicPartition, OffsetAndMetadata]
+    error: KrafkaError
+
+
 __all__ = [
+    "AutoCommitFailed",
     "OffsetsCommitted",
     "PartitionsAssigned",
     "PartitionsLost",
