@@ -17,6 +17,10 @@ Variants (acks=1 unless named -idempotent):
   every record; not run by default);
 * `krafka-sync`, `krafka-sync-confirm` - the same through the blocking `krafka.sync.Producer`,
   compared with the async API (not run by default);
+* `-otel` - tracing on (`krafka.io.tracing`'s default mode: a span per batch), an SDK tracer
+  provider exporting to nowhere; `krafka-otel-span` sends inside a sampled application span
+  (every record carries its `traceparent`); `-otel-records` - the opt-in `trace_records=True`
+  (an SDK span per record); `NAME@base` - NAME from `--baseline DIR` (not run by default);
 * `krafka-otel-metrics-confirm` - `krafka-confirm` recording OpenTelemetry messaging metrics (an SDK
   meter provider whose reader never exports), compared with it (not run by default).
 
@@ -74,21 +78,35 @@ def krafka_run(
     tasks: bool = False,
     otel: bool = False,
     metrics: bool = False,
+    trace_records: bool = False,
+    in_span: bool = False,
 ) -> Run:
+    import contextlib
+
     import anyio
 
     from krafka import Producer
 
+    options = tracing_options("-otel" if otel else "")
+    if trace_records:
+        options["trace_records"] = True
+
     async def main() -> Run:
-        async with Producer(
-            bootstrap_servers=bootstrap,
-            acks=acks,
-            linger=0.005,
-            compression="none",
-            **tracing_options("-otel" if otel else ""),
-            meter_provider=meter_provider() if metrics else None,
-        ) as producer:
+        async with (
+            Producer(
+                bootstrap_servers=bootstrap,
+                acks=acks,
+                linger=0.005,
+                compression="none",
+                **options,
+                meter_provider=meter_provider() if metrics else None,
+            ) as producer,
+            contextlib.AsyncExitStack() as stack,
+        ):
             await producer.send_and_wait(topic, b"warm-up", partition=0)
+            if in_span:
+                tracer = options["tracer_provider"].get_tracer("bench")
+                stack.enter_context(tracer.start_as_current_span("job"))
             start = _clock()
             send = producer.send
             if tasks:
@@ -209,6 +227,15 @@ CLIENTS: dict[str, Callable[[str, str, int], Run]] = {
     "confluent-idempotent": lambda b, t, n: confluent_run(b, t, n, True, confirm=False),
     "krafka-otel": lambda b, t, n: krafka_run(b, t, n, 1, confirm=False, otel=True),
     "krafka-confirm-otel": lambda b, t, n: krafka_run(b, t, n, 1, confirm=True, otel=True),
+    "krafka-otel-span": lambda b, t, n: krafka_run(
+        b, t, n, 1, confirm=False, otel=True, in_span=True
+    ),
+    "krafka-otel-records": lambda b, t, n: krafka_run(
+        b, t, n, 1, confirm=False, otel=True, trace_records=True
+    ),
+    "krafka-confirm-otel-records": lambda b, t, n: krafka_run(
+        b, t, n, 1, confirm=True, otel=True, trace_records=True
+    ),
 }
 DEFAULT_CLIENTS = (
     "krafka",
@@ -226,6 +253,9 @@ PEERS = {
     "krafka-idempotent": ("confluent-idempotent",),
     "krafka-otel": ("krafka",),
     "krafka-confirm-otel": ("krafka-confirm",),
+    "krafka-otel-span": ("krafka",),
+    "krafka-otel-records": ("krafka",),
+    "krafka-confirm-otel-records": ("krafka-confirm",),
 }
 
 

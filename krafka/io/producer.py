@@ -53,6 +53,7 @@ from krafka.io.producer_settings import keywords, producer_config
 from krafka.io.producer_txn import Transactions
 from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import Tracing, tracing_for
+from krafka.io.tracing_send import context_send
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.metrics.registry import ClientEntry, forget, track
 from krafka.sansio.actions import RefreshMetadata, SendRequest
@@ -327,43 +328,31 @@ class Producer:
         if tracing.trace_records:
             self.send = self._traced_send  # type: ignore[method-assign]
             return
-        self._current_context = tracing.current_context
-        self._empty_context = tracing.empty_context
-        self.send = self._context_send  # type: ignore[method-assign]
+        self.send = context_send(self, tracing)  # type: ignore[method-assign,assignment]
         self._untraced_send = self._noting_send  # type: ignore[method-assign]
 
-    async def _context_send(
+    async def _carrying_send(
         self,
+        context: Any,
         topic: str,
-        value: bytes | None = None,
-        key: bytes | None = None,
-        *,
-        headers: Sequence[Header] | None = None,
-        partition: int | None = None,
-        timestamp: int | None = None,
+        value: bytes | None,
+        key: bytes | None,
+        headers: Sequence[Header] | None,
+        partition: int | None,
+        timestamp: int | None,
     ) -> DeliveryHandle:
-        """`send` with tracing on (default mode): the record carries the trace context of the
-        caller's current sampled span, if any; otherwise `send`'s fast path, as it is."""
-        context = self._current_context()
-        if context is not self._empty_context or headers or not self.direct:
-            assert self.tracing is not None
-            headers = self.tracing.with_context(headers, context)
-            return await self._noting_send(
-                topic, value, key, headers=headers, partition=partition, timestamp=timestamp
-            )
-        if timestamp is not None:
-            check_timestamp(timestamp)
-        try:
-            handle = self._append_open(topic, partition, timestamp, key, value)
-        except (TypeError, ValueError):
-            check_record(key, value, timestamp)
-            raise
-        if handle is None or type(handle) is int:
-            chosen = partition if handle is None else handle
-            return await self._send_checked(topic, value, key, None, chosen, timestamp)
-        if self._engine.due:
-            await self._attend()
-        return handle  # type: ignore[return-value]
+        """`send` of a record sent in `context` or with `headers` (tracing on, default mode):
+        it carries the trace context of the sampled span current there, if any, and its
+        batch's `send` span links to it."""
+        tracing = self.tracing
+        assert tracing is not None
+        carried = tracing.with_context(headers, context)
+        sent = await self._send_checked(topic, value, key, carried, partition, timestamp)
+        if carried is not headers:
+            tracing.link(sent.batch)
+        elif headers:
+            tracing.created(sent.batch, headers)
+        return sent
 
     async def _noting_send(
         self,

@@ -262,6 +262,15 @@ class Tracing:
         if not links or links[-1] != found:
             links.append(found)
 
+    def link(self, batch: Any) -> None:
+        """A record carrying the last context `with_context` gave went into `batch`."""
+        found = self._last_span_context
+        links = self._created.get(batch)
+        if links is None:
+            self._created[batch] = [found]
+        elif links[-1] is not found:
+            links.append(found)
+
     def batch_done(self, batch: Any) -> None:
         """`batch` was acknowledged or failed: its `send {topic}` span (default mode), from its
         opening to now. A split batch hands its links to its halves."""
@@ -448,9 +457,10 @@ class Tracing:
             self.failed(span, error)
         span.end()
 
-    def auto_committed(self, count: int, error: BaseException | None = None) -> None:
-        """An automatic commit finished: its `commit {group}` span (ended now)."""
-        span = self.settle_span("commit", count)
+    def auto_committed(self, error: BaseException | None = None) -> None:
+        """An automatic commit finished: its `commit {group}` span (ended now: the engine
+        reports it when the coordinator answered)."""
+        span = self.settle_span("commit")
         self.end_settle(span, self.coordinator_address(), error)
 
     async def committed(self, span: Any, outcome: Awaitable[T]) -> T:
@@ -529,19 +539,25 @@ class Tracing:
 
     def iterate(self, records: Iterable[T]) -> Iterator[T]:
         """`records` one by one, each traced one in its `process` span."""
-        opened = False
+        mine: Processing | None = None
         try:
             for record in records:
                 if traceparent(record) is not None:
                     self.process(record)
-                    opened = True
+                    mine = self.current
                 yield record
-                if opened:
-                    opened = False
-                    self.finish_current()
+                if mine is not None:
+                    self._finish_own(mine)
+                    mine = None
         finally:
-            if opened:
-                self.finish_current()
+            if mine is not None:
+                self._finish_own(mine)
+
+    def _finish_own(self, processing: Processing) -> None:
+        """End `processing` if it is still the current one (a loop abandoned and closed late
+        must not end a later record's span)."""
+        if self.current is processing:
+            self.finish_current()
 
 
 def _context_reader(context: Any) -> tuple[Callable[[], Any], Any]:

@@ -92,6 +92,9 @@ class SyncClient(Generic[A]):
         if self._closed:
             return
         self._closed = True
+        tracing = getattr(self._client, "tracing", None)
+        if tracing is not None:  # a `process` span current in this thread (krafka.io.tracing)
+            tracing.finish_current()
         try:
             self._thread.call(self._close_on_loop, timeout)
         finally:

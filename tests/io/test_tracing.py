@@ -6,6 +6,7 @@ only for records carrying one, in every consume API); the per-record mode (`trac
 
 from __future__ import annotations
 
+import collections.abc
 import subprocess
 import sys
 import time
@@ -20,6 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
 from krafka import Consumer, Producer, TopicPartition
+from krafka.io import tracing_send
 from krafka.io.tracing import TraceContext, TracedList, tracing_for
 
 pytestmark = pytest.mark.anyio
@@ -315,3 +317,26 @@ async def test_per_record_spans_and_a_parented_process(
     (process,) = named(exporter, f"process {topic}")
     assert process.parent is not None and process.parent.span_id == send.context.span_id
     assert process.context.trace_id == send.context.trace_id
+
+
+@pytest.mark.parametrize("implementation", sorted(tracing_send.implementations()))
+async def test_both_traced_sends(
+    broker: Any, provider: TracerProvider, exporter: InMemorySpanExporter, implementation: str
+) -> None:
+    """The compiled traced `send` and its pure twin: a coroutine; a record sent in a sampled
+    span carries it and links its batch's span, one sent outside carries nothing."""
+    topic = topic_name(implementation)
+    tracer = provider.get_tracer("app")
+    async with Producer(broker.bootstrap_servers, tracer_provider=provider, linger=30) as producer:
+        assert producer.tracing is not None
+        send = tracing_send.implementations()[implementation](producer, producer.tracing)
+        with tracer.start_as_current_span("job") as job:
+            sending = send(topic, b"a", partition=0)
+            assert isinstance(sending, collections.abc.Coroutine)
+            traced = await sending
+        plain = await send(topic, b"b", partition=0)
+        await producer.flush()
+        assert (await traced).offset == 0 and (await plain).offset == 1
+    (batch,) = named(exporter, f"send {topic}")
+    assert (batch.attributes or {})["messaging.batch.message_count"] == 2
+    assert [link.context.span_id for link in batch.links] == [job.context.span_id]

@@ -553,10 +553,10 @@ class Consumer(OffsetLookups):
             if self._interceptors:
                 self._auto_committed.append(event)
             if self.tracing is not None:
-                self.tracing.auto_committed(len(event.offsets))
+                self.tracing.auto_committed()
         elif isinstance(event, AutoCommitFailed):
             if self.tracing is not None:
-                self.tracing.auto_committed(len(event.offsets), event.error)
+                self.tracing.auto_committed(event.error)
         elif isinstance(event, RefreshMetadata):
             self._refresh_soon(event.topics)
 
