@@ -14,7 +14,9 @@ client 30-60 times slower. The conventions allow batch operations: the default m
   creation contexts its records carry. Records carry the *sender's current* trace context in
   `traceparent`/`tracestate` when a sampled span is current there: the context variable is read
   per record (one C call, compared by identity with the last one) and the headers are formatted
-  once per span context. A record sent with no sampled span current carries nothing.
+  once per span context. A record sent with no sampled span current carries nothing. That
+  `send` is compiled (`krafka.io.tracing_send`), so its per-record cost stays that of the
+  untraced one.
 - `poll {topic}` (CONSUMER, `receive`) per poll returning records, linked to their contexts.
 - `process {topic}` (CONSUMER) only for a record carrying a trace context, linked to it
   (`TraceContext.LINK`, the default) or its child (`TraceContext.PARENT`), and current while
@@ -189,6 +191,8 @@ class Tracing:
         self._created: dict[Any, list[Any]] = {}
         #: The record being processed (`async for`, `recv`, a traced `poll()` list's `for`).
         self.current: Processing | None = None
+        #: The records of the last poll span, and those of them carrying a trace context.
+        self._polled: tuple[Sequence[Any], list[Any]] = ((), [])
         #: Tokens of process spans ended from another context, to reset where they were made.
         self._stale: list[Any] = []
 
@@ -375,6 +379,7 @@ class Tracing:
         """One finished `poll` span for records a poll returned, linked to the contexts of
         those that carry one."""
         topics, found = scan(records)
+        self._polled = (records, found)
         topic = next(iter(topics)) if len(topics) == 1 else None
         attributes = {
             **self.base,
@@ -533,7 +538,8 @@ class Tracing:
         """What a `poll()` returns: `records` as they are when none carries a trace context,
         else a `TracedList` whose iteration makes each traced record's `process` span current
         while the loop body handles it."""
-        if not traced(records):
+        (polled, found), self._polled = self._polled, ((), [])
+        if not (found if polled is records else traced(records)):
             return records
         return TracedList(records, self)
 

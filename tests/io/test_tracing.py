@@ -304,13 +304,12 @@ async def test_per_record_spans_and_a_parented_process(
         broker.bootstrap_servers,
         group_id=f"g-{time.time_ns()}",
         auto_offset_reset="earliest",
-        session_timeout=6,
         tracer_provider=provider,
         trace_context="parent",
     ) as consumer:
         assert consumer.tracing is not None
         assert consumer.tracing.trace_context is TraceContext.PARENT
-        await consumer.subscribe([topic])
+        await consumer.assign([TopicPartition(topic, 0)])
         async for record in consumer:
             assert header(record, "traceparent") == traceparent_of(send)
             break
