@@ -347,9 +347,10 @@ class Producer:
         tracing = self.tracing
         assert tracing is not None
         carried = tracing.with_context(headers, context)
+        found = tracing.last_span_context
         sent = await self._send_checked(topic, value, key, carried, partition, timestamp)
         if carried is not headers:
-            tracing.link(sent.batch)
+            tracing.link(sent.batch, found)
         elif headers:
             tracing.created(sent.batch, headers)
         return sent

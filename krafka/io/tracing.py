@@ -266,9 +266,13 @@ class Tracing:
         if not links or links[-1] != found:
             links.append(found)
 
-    def link(self, batch: Any) -> None:
-        """A record carrying the last context `with_context` gave went into `batch`."""
-        found = self._last_span_context
+    @property
+    def last_span_context(self) -> Any:
+        """The span context of the headers `with_context` gave last."""
+        return self._last_span_context
+
+    def link(self, batch: Any, found: Any) -> None:
+        """A record carrying `found` (a span context) went into `batch`."""
         links = self._created.get(batch)
         if links is None:
             self._created[batch] = [found]
