@@ -8,6 +8,8 @@ includes librdkafka's threads) are printed with krafka's ratios to each peer. Th
 when the first record arrived (connection and metadata are not counted).
 
 Clients: `krafka` (`poll()` lists), `krafka-iter` (`async for`, record by record),
+`-otel` (tracing on, an SDK provider dropping every span), `-sdk` (OpenTelemetry's SDK
+imported and a provider made, tracing off: what the SDK alone costs the process),
 `krafka-otel-metrics` (`krafka` recording OpenTelemetry messaging metrics; not run by default),
 `confluent-kafka` (`consume(num_messages=...)`, its fastest path, with
 `fetch.queue.backoff.ms=10` so it never idles for the default second once its queue is full),
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _otel import child_env, source_root, split, tracing_options
+from _otel import child_env, noop_provider, source_root, split, tracing_options
 
 source_root(__file__)
 
@@ -182,7 +184,11 @@ def child(name: str, bootstrap: str, topic: str, partitions: int, records: int) 
         "aiokafka": lambda: aiokafka_run(bootstrap, topic, partitions, records, False),
         "aiokafka-iter": lambda: aiokafka_run(bootstrap, topic, partitions, records, True),
     }
-    run = runs[split(name)[0]]()
+    base = split(name)[0]
+    if base.endswith("-sdk"):  # OpenTelemetry's SDK in the process, tracing off
+        noop_provider()
+        base = base.removesuffix("-sdk")
+    run = runs[base]()
     print(json.dumps({"seconds": run.seconds, "cpu": run.cpu}))
 
 
@@ -221,6 +227,8 @@ def report(results: dict[str, list[Run]], records: int) -> None:
     for mine, peer in (
         ("krafka-otel", "krafka"),
         ("krafka-iter-otel", "krafka-iter"),
+        ("krafka-otel", "krafka-sdk"),
+        ("krafka-iter-otel", "krafka-iter-sdk"),
         ("krafka", "krafka@base"),
         ("krafka-iter", "krafka-iter@base"),
         ("krafka", "confluent-kafka"),

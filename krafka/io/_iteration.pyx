@@ -9,6 +9,8 @@ an empty buffer goes through `refill`, a real coroutine that may wait.
 """
 
 cimport cython
+from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
 cdef extern from *:
     """
@@ -102,11 +104,14 @@ cdef inline object _traceparent(object record):
     """The `traceparent` header's value of `record`, or None (no header list walked for a
     record without headers: that is the untraced record's whole cost)."""
     cdef object headers
-    if isinstance(record, tuple) and len(<tuple>record) > 7:
-        headers = (<tuple>record)[7]
+    if PyTuple_Check(record) and PyTuple_GET_SIZE(record) > 7:
+        headers = <object>PyTuple_GET_ITEM(record, 7)
     else:
         headers = getattr(record, "headers", None)
-    if not headers:
+    if PyList_CheckExact(headers):
+        if PyList_GET_SIZE(headers) == 0:
+            return None
+    elif not headers:
         return None
     for header in headers:
         if header[0] == "traceparent":
@@ -122,6 +127,13 @@ def traceparent(object record):
 def traced(object records):
     """The records of `records` that carry a `traceparent` header."""
     cdef list found = []
+    cdef Py_ssize_t i
+    if PyList_CheckExact(records):
+        for i in range(PyList_GET_SIZE(records)):
+            record = <object>PyList_GET_ITEM(records, i)
+            if _traceparent(record) is not None:
+                found.append(record)
+        return found
     for record in records:
         if _traceparent(record) is not None:
             found.append(record)
@@ -178,8 +190,16 @@ def scan(object records):
     cdef set topics = set()
     cdef object last = None
     cdef object topic
-    for record in records:
-        topic = (<tuple>record)[0] if isinstance(record, tuple) else record.topic
+    cdef object record
+    cdef Py_ssize_t i
+    if not PyList_CheckExact(records):
+        records = list(records)
+    for i in range(PyList_GET_SIZE(records)):
+        record = <object>PyList_GET_ITEM(records, i)
+        if PyTuple_Check(record):
+            topic = <object>PyTuple_GET_ITEM(record, 0)
+        else:
+            topic = record.topic
         if topic is not last:
             topics.add(topic)
             last = topic

@@ -152,6 +152,7 @@ class _HeaderGetter:
 
 
 _GETTER: Final = _HeaderGetter()
+_NOT_POLLED: Final[tuple[int, Any, list[Any]]] = (0, None, [])
 
 
 class Tracing:
@@ -191,8 +192,9 @@ class Tracing:
         self._created: dict[Any, list[Any]] = {}
         #: The record being processed (`async for`, `recv`, a traced `poll()` list's `for`).
         self.current: Processing | None = None
-        #: The records of the last poll span, and those of them carrying a trace context.
-        self._polled: tuple[Sequence[Any], list[Any]] = ((), [])
+        #: The last poll span's records (their count and first: holding them all would keep
+        #: them alive), and those of them carrying a trace context.
+        self._polled: tuple[int, Any, list[Any]] = _NOT_POLLED
         #: Tokens of process spans ended from another context, to reset where they were made.
         self._stale: list[Any] = []
 
@@ -383,7 +385,7 @@ class Tracing:
         """One finished `poll` span for records a poll returned, linked to the contexts of
         those that carry one."""
         topics, found = scan(records)
-        self._polled = (records, found)
+        self._polled = (len(records), records[0] if records else None, found)
         topic = next(iter(topics)) if len(topics) == 1 else None
         attributes = {
             **self.base,
@@ -542,8 +544,9 @@ class Tracing:
         """What a `poll()` returns: `records` as they are when none carries a trace context,
         else a `TracedList` whose iteration makes each traced record's `process` span current
         while the loop body handles it."""
-        (polled, found), self._polled = self._polled, ((), [])
-        if not (found if polled is records else traced(records)):
+        (count, first, found), self._polled = self._polled, _NOT_POLLED
+        same = count == len(records) and records and records[0] is first
+        if not (found if same else traced(records)):
             return records
         return TracedList(records, self)
 
