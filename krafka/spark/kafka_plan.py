@@ -6,6 +6,10 @@ read_committed) of a Fetch at the earliest offset, which every broker reports th
 (some answer ListOffsets "latest" wrongly, Tansu among them). Ranges are half-open
 `[start, end)`; `minPartitions` splits large ones, `maxOffsetsPerTrigger` caps a micro-batch
 in proportion to each partition's backlog, as Spark's Kafka source does.
+
+A planner opens one admin client and one end-offsets consumer on first use and keeps them
+until `close()`: a streaming query asks for offsets at every trigger, and a client made per
+call paid its connection, API versions and metadata each time.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from krafka.config.options import table_for
 from krafka.errors import ConfigError, KafkaTimeoutError, KrafkaError
@@ -37,27 +42,67 @@ class OffsetRange:
 
 
 class Planner:
-    """Driver-side lookups through blocking krafka clients (opened per call, closed after)."""
+    """Driver-side lookups through blocking krafka clients, kept open until `close()`."""
 
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
         admin = table_for("admin")
         self.admin_config = {k: v for k, v in options.client.items() if admin.option(k)}
+        self._admin: Any = None
+        self._ends: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (to Spark's workers) without its open clients."""
+        return {"options": self.options, "admin_config": self.admin_config}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.options, self.admin_config = state["options"], state["admin_config"]
+        self._admin = self._ends = None
+
+    def close(self) -> None:
+        """Close the clients opened so far (a later lookup opens new ones)."""
+        admin, ends, self._admin, self._ends = self._admin, self._ends, None, None
+        try:
+            if ends is not None:
+                ends.close()
+        finally:
+            if admin is not None:
+                admin.close()
+
+    def admin(self) -> Any:
+        from krafka.sync import AdminClient
+
+        if self._admin is None:
+            self._admin = AdminClient.from_config(self.admin_config)
+        return self._admin
+
+    def _ends_consumer(self) -> Any:
+        from krafka.sync import Consumer
+
+        if self._ends is None:
+            self._ends = Consumer.from_config(
+                dict(self.options.client),
+                auto_offset_reset="earliest",
+                enable_auto_commit=False,
+                group_id=None,
+                max_partition_fetch_bytes=1,
+                fetch_max_bytes=1,
+                fetch_max_wait=0.01,
+            )
+        return self._ends
 
     def partitions(self) -> list[TopicPartition]:
         """The partitions the options select, sorted; an unknown named topic is an error."""
-        from krafka.sync import AdminClient
-
         topics = self.options.topics
         if topics.partitions:
             return sorted(set(topics.partitions))
-        with AdminClient.from_config(self.admin_config) as admin:
-            names = list(topics.names)
-            if topics.pattern is not None:
-                names = [t for t in admin.list_topics() if topics.matches(t)]
-            if not names:
-                return []
-            described = admin.describe_topics(names)
+        admin = self.admin()
+        names = list(topics.names)
+        if topics.pattern is not None:
+            names = [t for t in admin.list_topics() if topics.matches(t)]
+        if not names:
+            return []
+        described = admin.describe_topics(names)
         out: list[TopicPartition] = []
         for name, value in described.items():
             if isinstance(value, KrafkaError):
@@ -78,23 +123,14 @@ class Planner:
 
     def latest(self, partitions: Iterable[TopicPartition]) -> Offsets:
         """High watermarks (last stable offsets under read_committed) from a Fetch of each
-        partition at its earliest offset."""
-        from krafka.sync import Consumer
-
+        partition at its earliest offset (assigned afresh: no end offset of an earlier call
+        is left to be read as this one's)."""
         wanted = sorted(set(partitions))
         if not wanted:
             return {}
-        consumer = Consumer.from_config(
-            dict(self.options.client),
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-            group_id=None,
-            max_partition_fetch_bytes=1,
-            fetch_max_bytes=1,
-            fetch_max_wait=0.01,
-        )
-        with consumer:
-            consumer.assign(wanted)
+        consumer = self._ends_consumer()
+        consumer.assign(wanted)
+        try:
             deadline = time.monotonic() + self.options.poll_timeout
             ends: Offsets = {}
             while len(ends) < len(wanted):
@@ -105,16 +141,15 @@ class Planner:
                     lag = consumer.current_lag(tp)
                     if lag is not None and tp not in ends:
                         ends[tp] = consumer.position(tp) + lag
+        finally:
+            consumer.assign([])  # fetches nothing until the next call
         return ends
 
     def _list_offsets(self, query: Mapping[TopicPartition, int | str]) -> Offsets:
-        from krafka.sync import AdminClient
-
         if not query:
             return {}
         isolation = "read_committed" if self.options.read_committed else "read_uncommitted"
-        with AdminClient.from_config(self.admin_config) as admin:
-            results = admin.list_offsets(query, isolation_level=isolation)
+        results = self.admin().list_offsets(query, isolation_level=isolation)
         out: Offsets = {}
         for tp, value in results.items():
             if isinstance(value, KrafkaError):

@@ -81,9 +81,12 @@ class BatchReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         planner = Planner(self.options)
-        tps = planner.partitions()
-        starts = planner.resolve(self.options.starting, tps)
-        ends = planner.resolve(self.options.ending, tps)
+        try:
+            tps = planner.partitions()
+            starts = planner.resolve(self.options.starting, tps)
+            ends = planner.resolve(self.options.ending, tps)
+        finally:
+            planner.close()
         ranges = [OffsetRange(tp.topic, tp.partition, starts[tp], ends[tp]) for tp in tps]
         return [RangePartition(r) for r in split(ranges, self.options.min_partitions)]
 
@@ -160,8 +163,11 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self.progress.commit(_from_json(end))
 
     def stop(self) -> None:
-        if self.progress is not None:
-            self.progress.close()
+        try:
+            if self.progress is not None:
+                self.progress.close()
+        finally:
+            self.planner.close()
 
 
 class Writer(DataSourceArrowWriter):
