@@ -16,7 +16,13 @@ imported and a provider made, tracing off: what the SDK alone costs the process)
 `aiokafka` (`getmany`), `aiokafka-iter` (`async for`). Every client reads every record's value
 (the same work on each side: `record.value`, `message.value()`).
 
-    python benches/consume.py [--records 500000] [--rounds 3] [--mock] [--clients ...]
+Arrow clients (`--clients krafka-arrow,aiokafka-arrow`): `krafka-arrow` (`poll_arrow`: Arrow
+record batches in Spark's Kafka row, headers included, decoded straight from the fetched
+batches) beside `aiokafka-arrow` (`getmany`, then a `pyarrow.RecordBatch` of the same schema
+built from its records): rows/s with decode included, one process (one core) each.
+
+    python benches/consume.py [--records 500000] [--rounds 3] [--mock | --kafka] [--clients ...]
+    python benches/consume.py --kafka --records 2000000 --clients krafka-arrow,aiokafka-arrow
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ source_root(__file__)
 VALUE = b"x" * 100
 BATCH = 10_000
 CLIENTS = ("krafka", "krafka-iter", "confluent-kafka", "aiokafka", "aiokafka-iter")
+ARROW_CLIENTS = ("krafka-arrow", "aiokafka-arrow")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +105,93 @@ def krafka_run(
             return _since(start)
 
     return anyio.run(run)
+
+
+def krafka_arrow_run(bootstrap: str, topic: str, partitions: int, n: int) -> Run:
+    import anyio
+
+    from krafka import Consumer, TopicPartition
+
+    async def run() -> Run:
+        async with Consumer(
+            bootstrap, auto_offset_reset="earliest", fetch_max_wait=0.1
+        ) as consumer:
+            await consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+            batches: list[object] = []
+            while not batches:
+                batches = await consumer.poll_arrow(timeout=1.0)
+            start = _clock()
+            seen, size = _arrow_totals(batches)
+            while seen < n:
+                got, more = _arrow_totals(await consumer.poll_arrow(timeout=1.0))
+                seen, size = seen + got, size + more
+            assert size == seen * len(VALUE)
+            return _since(start)
+
+    return anyio.run(run)
+
+
+def _arrow_totals(batches: list[object]) -> tuple[int, int]:
+    """Rows and value bytes of Arrow record batches (the values' buffer, no copy)."""
+    import pyarrow.compute as pc
+
+    rows = sum(b.num_rows for b in batches)  # type: ignore[attr-defined]
+    size = sum(pc.sum(pc.binary_length(b.column("value"))).as_py() or 0 for b in batches)  # type: ignore[attr-defined]
+    return rows, size
+
+
+def aiokafka_arrow_run(bootstrap: str, topic: str, partitions: int, n: int) -> Run:
+    """aiokafka's records made into the `poll_arrow` schema by pyarrow (what a user of it would
+    write to get Arrow)."""
+    import pyarrow as pa
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    from krafka.arrow import kafka_schema
+
+    schema = kafka_schema()
+
+    def to_arrow(topic: str, records: list[object]) -> object:
+        rs: list = records  # type: ignore[type-arg]
+        return pa.RecordBatch.from_arrays(
+            [
+                pa.array([r.key for r in rs], pa.binary()),
+                pa.array([r.value for r in rs], pa.binary()),
+                pa.array([topic] * len(rs), pa.string()),
+                pa.array([r.partition for r in rs], pa.int32()),
+                pa.array([r.offset for r in rs], pa.int64()),
+                pa.array([r.timestamp * 1000 for r in rs], pa.timestamp("us", tz="UTC")),
+                pa.array([r.timestamp_type for r in rs], pa.int32()),
+                pa.array([list(r.headers) or None for r in rs], schema.field("headers").type),
+            ],
+            schema=schema,
+        )
+
+    async def run() -> Run:
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap, fetch_max_wait_ms=100, auto_offset_reset="earliest"
+        )
+        await consumer.start()
+        try:
+            consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+            first = await consumer.getmany(timeout_ms=1000, max_records=BATCH)
+            while not first:
+                first = await consumer.getmany(timeout_ms=1000, max_records=BATCH)
+            start = _clock()
+            seen, size = 0, 0
+            fetched = first
+            while True:
+                tables = [to_arrow(tp.topic, records) for tp, records in fetched.items()]
+                got, more = _arrow_totals(tables)
+                seen, size = seen + got, size + more
+                if seen >= n:
+                    break
+                fetched = await consumer.getmany(timeout_ms=1000, max_records=BATCH)
+            assert size == seen * len(VALUE)
+            return _since(start)
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(run())
 
 
 def confluent_run(bootstrap: str, topic: str, partitions: int, n: int) -> Run:
@@ -183,6 +277,8 @@ def child(name: str, bootstrap: str, topic: str, partitions: int, records: int) 
         "confluent-kafka": lambda: confluent_run(bootstrap, topic, partitions, records),
         "aiokafka": lambda: aiokafka_run(bootstrap, topic, partitions, records, False),
         "aiokafka-iter": lambda: aiokafka_run(bootstrap, topic, partitions, records, True),
+        "krafka-arrow": lambda: krafka_arrow_run(bootstrap, topic, partitions, records),
+        "aiokafka-arrow": lambda: aiokafka_arrow_run(bootstrap, topic, partitions, records),
     }
     base = split(name)[0]
     if base.endswith("-sdk"):  # OpenTelemetry's SDK in the process, tracing off
@@ -236,6 +332,8 @@ def report(results: dict[str, list[Run]], records: int) -> None:
         ("krafka-iter", "confluent-kafka"),
         ("krafka-iter", "aiokafka-iter"),
         ("krafka-otel-metrics", "krafka"),
+        ("krafka-arrow", "aiokafka-arrow"),
+        ("krafka-arrow", "krafka"),
     ):
         if mine in rates and peer in rates:
             print(f"{mine} / {peer}: {rates[mine] / rates[peer]:.2f}x")
@@ -249,6 +347,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=500_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--mock", action="store_true", help="3-broker mock cluster, 12 partitions")
+    parser.add_argument("--kafka", action="store_true", help="Apache Kafka, 1 node, 4 partitions")
     parser.add_argument(
         "--clients",
         default=",".join(CLIENTS),
@@ -264,6 +363,11 @@ def main() -> None:
 
         partitions = 12
         context: object = MockCluster(3, topics={topic: partitions})
+    elif args.kafka:
+        from krafka.testing import KafkaCluster
+
+        partitions = 4
+        context = KafkaCluster(broker_config={"num.partitions": str(partitions)})
     else:
         from krafka.testing import LocalBroker
 
