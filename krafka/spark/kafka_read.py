@@ -31,7 +31,7 @@ from krafka.errors import (
     NoOffsetForPartitionError,
     OffsetOutOfRangeError,
 )
-from krafka.spark.consumer_pool import POOL
+from krafka.spark.client_pool import CONSUMERS
 from krafka.spark.kafka_options import SourceOptions
 from krafka.spark.kafka_plan import OffsetRange
 from krafka.structs import TopicPartition
@@ -99,7 +99,7 @@ def read_range(r: OffsetRange, options: SourceOptions) -> Iterator[Any]:
         await c.assign([tp])
         await c.seek(tp, r.start)
 
-    with POOL.lease(settings, make) as consumer:
+    with CONSUMERS.lease(settings, make) as consumer:
         consumer.run(point)
         yield from _read(consumer, tp, r, options)
         consumer.assign([])  # back to the pool with nothing to prefetch

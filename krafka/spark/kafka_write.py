@@ -1,4 +1,5 @@
-"""Writing a DataFrame to Kafka from each Spark task: one idempotent producer per task.
+"""Writing a DataFrame to Kafka from each Spark task through an idempotent producer kept
+between the tasks of the executor process (`krafka.spark.client_pool`).
 
 Columns as Spark's Kafka sink takes them: `value` (binary or string, required), `key`, `topic`
 (unless the `topic` option is set, which wins), `partition` (int), `headers`
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from krafka.errors import ConfigError, KrafkaError
+from krafka.spark.client_pool import PRODUCERS
 from krafka.spark.kafka_options import SinkOptions
 
 
@@ -34,11 +36,17 @@ def check_schema(schema: Any, options: SinkOptions) -> None:
 
 
 def write_batches(batches: Iterable[Any], options: SinkOptions) -> int:
-    """Produce every row of the Arrow `batches`; the number of records acknowledged."""
+    """Produce every row of the Arrow `batches`; the number of records acknowledged (all of
+    them: a record not written raises, and its producer is closed rather than pooled)."""
     from krafka.sync import Producer
 
+    settings = dict(options.client)
+
+    def make() -> Any:
+        return Producer.from_config(settings, enable_idempotence=True)
+
     sent = 0
-    with Producer.from_config(dict(options.client), enable_idempotence=True) as producer:
+    with PRODUCERS.lease(settings, make) as producer:
         futures: list[Any] = []
         for batch in batches:
             _send_rows(producer.send, batch, options, futures)

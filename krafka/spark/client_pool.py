@@ -1,12 +1,14 @@
-"""Standalone consumers kept between the tasks of one executor process.
+"""Clients kept between the tasks of one executor process: consumers of the source, producers
+of the sink.
 
-A task that made its own consumer would start a thread, connect, negotiate API versions and
-load metadata before its first fetch: tens of milliseconds, a sizeable part of a task that
-reads a few hundred thousand records. Spark's own Kafka source keeps its consumers between
-tasks for the same reason (`spark.kafka.consumer.cache.*`); this pool does the same, keyed by
-the consumer's settings: a task takes one (or makes one), points it at its partition and
-offset, and gives it back when it finished cleanly (a failed task closes its consumer).
-Consumers idle longer than `idle_timeout` are closed, and at most `capacity` are kept.
+A task that made its own client would start a thread, connect, negotiate API versions and load
+metadata (a producer: get its producer id too) before its first request: tens of
+milliseconds, a sizeable part of a task that moves a few hundred thousand records. Spark's own
+Kafka connector keeps its consumers and producers between tasks for the same reason
+(`spark.kafka.consumer.cache.*`, `spark.kafka.producer.cache.*`); these pools do the same,
+keyed by the client's settings: a task takes one (or makes one), uses it, and gives it back
+when it finished cleanly (a failed task closes its client). Clients idle longer than
+`idle_timeout` are closed, and at most `capacity` are kept per pool.
 """
 
 from __future__ import annotations
@@ -17,15 +19,16 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-#: Spark's defaults for its consumer cache: 64 consumers, closed after 5 minutes idle.
+#: Spark's defaults for its consumer cache: 64 clients, closed after 5 minutes idle.
 CAPACITY = 64
 IDLE_TIMEOUT = 300.0
 
 Key = tuple[tuple[str, str], ...]
 
 
-class ConsumerPool:
-    """Idle consumers by settings; `lease` one for the length of a task."""
+class ClientPool:
+    """Idle clients (anything with `close()`) by settings; `lease` one for the length of a
+    task."""
 
     def __init__(
         self,
@@ -41,24 +44,24 @@ class ConsumerPool:
 
     @contextmanager
     def lease(self, settings: Mapping[str, str], make: Callable[[], Any]) -> Iterator[Any]:
-        """A consumer for `settings` (made by `make()` when none is idle), returned to the pool
+        """A client for `settings` (made by `make()` when none is idle), returned to the pool
         when the block ends normally and closed when it raises."""
         key = tuple(sorted(settings.items()))
-        consumer = self._take(key) or make()
+        client = self._take(key) or make()
         try:
-            yield consumer
+            yield client
         except BaseException:
-            consumer.close()
+            client.close()
             raise
-        self._give_back(key, consumer)
+        self._give_back(key, client)
 
     def close(self) -> None:
-        """Close every idle consumer."""
+        """Close every idle client."""
         with self._lock:
             idle, self._idle = self._idle, {}
         for entries in idle.values():
-            for _, consumer in entries:
-                consumer.close()
+            for _, client in entries:
+                client.close()
 
     def __len__(self) -> int:
         with self._lock:
@@ -68,18 +71,18 @@ class ConsumerPool:
         expired = self._expire()
         with self._lock:
             entries = self._idle.get(key)
-            consumer = entries.pop()[1] if entries else None
+            client = entries.pop()[1] if entries else None
         for old in expired:
             old.close()
-        return consumer
+        return client
 
-    def _give_back(self, key: Key, consumer: Any) -> None:
+    def _give_back(self, key: Key, client: Any) -> None:
         extra = None
         with self._lock:
             if sum(len(e) for e in self._idle.values()) >= self.capacity:
-                extra = consumer
+                extra = client
             else:
-                self._idle.setdefault(key, []).append((self._clock(), consumer))
+                self._idle.setdefault(key, []).append((self._clock(), client))
         if extra is not None:
             extra.close()
 
@@ -97,7 +100,8 @@ class ConsumerPool:
         return expired
 
 
-#: The pool of this process (a Spark Python worker runs its tasks one after another).
-POOL = ConsumerPool()
+#: The pools of this process (a Spark Python worker runs its tasks one after another).
+CONSUMERS = ClientPool()
+PRODUCERS = ClientPool()
 
-__all__ = ["POOL", "ConsumerPool"]
+__all__ = ["CONSUMERS", "PRODUCERS", "ClientPool"]

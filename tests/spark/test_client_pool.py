@@ -1,11 +1,11 @@
-"""The executor's pool of standalone consumers: reuse by settings, close on failure, idle
-expiry and capacity (plain objects stand in for consumers: the pool only closes them)."""
+"""The executor's pools of clients: reuse by settings, close on failure, idle expiry and
+capacity (plain objects stand in for clients: the pool only closes them)."""
 
 from __future__ import annotations
 
 import pytest
 
-from krafka.spark.consumer_pool import ConsumerPool
+from krafka.spark.client_pool import ClientPool
 
 
 class Fake:
@@ -19,8 +19,8 @@ class Fake:
         self.closed = True
 
 
-def test_a_consumer_is_reused_for_the_same_settings_only() -> None:
-    pool = ConsumerPool()
+def test_a_client_is_reused_for_the_same_settings_only() -> None:
+    pool = ClientPool()
     with pool.lease({"bootstrap.servers": "a"}, Fake) as first:
         pass
     with pool.lease({"bootstrap.servers": "a"}, Fake) as again:
@@ -34,16 +34,16 @@ def test_a_consumer_is_reused_for_the_same_settings_only() -> None:
     assert first.closed and concurrent.closed and other.closed and len(pool) == 0
 
 
-def test_a_failed_task_closes_its_consumer() -> None:
-    pool = ConsumerPool()
+def test_a_failed_task_closes_its_client() -> None:
+    pool = ClientPool()
     with pytest.raises(RuntimeError), pool.lease({}, Fake) as consumer:
         raise RuntimeError("task failed")
     assert consumer.closed and len(pool) == 0
 
 
-def test_idle_consumers_expire_and_the_pool_is_bounded() -> None:
+def test_idle_clients_expire_and_the_pool_is_bounded() -> None:
     now = [0.0]
-    pool = ConsumerPool(capacity=2, idle_timeout=10, clock=lambda: now[0])
+    pool = ClientPool(capacity=2, idle_timeout=10, clock=lambda: now[0])
     leases = [pool.lease({"k": str(i)}, Fake) for i in range(3)]
     consumers = [lease.__enter__() for lease in leases]
     for lease in leases:
