@@ -59,10 +59,19 @@ def write_batches(batches: Iterable[Any], options: SinkOptions) -> int:
 
 
 def _settle(futures: list[Any]) -> int:
+    """Raise the first delivery error of `futures` (all done). A producer batch is written or
+    fails as a whole, so once one record of a batch that was never split is delivered, the
+    others of that batch are not looked at one by one."""
+    written: set[int] = set()
     for future in futures:
+        handle = future.handle
+        if handle is not None and id(handle.batch) in written:
+            continue
         error = future.exception()
         if error is not None:
             raise KrafkaError(f"krafka sink: a record was not written: {error}") from error
+        if handle is not None and handle.delivered() is not None:
+            written.add(id(handle.batch))
     return len(futures)
 
 

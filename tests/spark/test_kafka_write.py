@@ -31,9 +31,9 @@ def never() -> Any:
     raise AssertionError("the pool made a new producer instead of reusing its idle one")
 
 
-def read_all(bootstrap: str, topic: str, n: int) -> list[bytes]:
+def read_all(bootstrap: str, topic: str, n: int, partitions: int = 2) -> list[bytes]:
     with Consumer(bootstrap, auto_offset_reset="earliest") as consumer:
-        consumer.assign([TopicPartition(topic, 0), TopicPartition(topic, 1)])
+        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
         got: list[bytes] = []
         deadline = time.monotonic() + 30
         while len(got) < n and time.monotonic() < deadline:
@@ -60,3 +60,21 @@ def test_tasks_share_one_producer_and_a_failed_task_closes_it(broker: Any) -> No
     assert write_batches(iter([rows([b"e"])]), options) == 1
     PRODUCERS.close()
     assert read_all(bootstrap, topic, 5) == [b"a", b"b", b"c", b"d", b"e"]
+
+
+def test_split_batches_are_written_and_a_rejected_record_fails_the_task(kafka_cluster: Any) -> None:
+    """Apache Kafka refuses a batch over the topic's `max.message.bytes`: the producer splits
+    it until each record goes alone, and a record still too large is the task's error."""
+    bootstrap, topic = kafka_cluster.bootstrap_servers, f"sink-split-{time.time_ns()}"
+    with AdminClient(bootstrap) as admin:
+        small = NewTopic(topic, 1, configs={"max.message.bytes": "2000"})
+        admin.create_topics([small]).raise_for_errors()
+    options = SinkOptions.parse({"kafka.bootstrap.servers": bootstrap, "topic": topic,
+                                 "kafka.linger.ms": "50"})  # fmt: skip
+    values = [b"%04d" % i + b"v" * 1400 for i in range(12)]
+    assert write_batches(iter([rows(values)]), options) == 12
+    with pytest.raises(KrafkaError, match="not written"):
+        write_batches(iter([rows([b"a" * 100, b"b" * 5000, b"c" * 100])]), options)
+    PRODUCERS.close()
+    written = read_all(bootstrap, topic, 14, partitions=1)
+    assert [v for v in written if len(v) > 1000] == sorted(values)
