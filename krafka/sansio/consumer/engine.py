@@ -480,7 +480,7 @@ class ConsumerEngine:
         elif self.config.auto_commit and (offsets := self.consumed()):
             group_op = self._offsets.commit(offsets, now, timeout)
             closing.group_op = group_op
-            self._internal[group_op] = lambda result, _: self._final_commit(offsets, result)
+            self._internal[group_op] = lambda result, _: self._final_commit(offsets, result, now)
         return op
 
     # -- internals: groups ------------------------------------------------------------------
@@ -601,9 +601,9 @@ class ConsumerEngine:
         if done.error is not None:
             group = self._group().group_id
             log.warning("krafka consumer: auto-commit to %s failed: %s", group, done.error)
-            self._events.append(AutoCommitFailed(dict(done.offsets), done.error))
+            self._events.append(AutoCommitFailed(dict(done.offsets), done.error, done.sent))
         elif done.offsets:
-            self._events.append(OffsetsCommitted(dict(done.offsets)))
+            self._events.append(OffsetsCommitted(dict(done.offsets), done.sent))
 
     def _unsubscribed(self, op: int, result: _Outcome) -> None:
         if isinstance(result, Failed):
@@ -773,13 +773,13 @@ class ConsumerEngine:
         self._closing.group_op = None
 
     def _final_commit(
-        self, offsets: dict[TopicPartition, OffsetAndMetadata], result: _Outcome
+        self, offsets: dict[TopicPartition, OffsetAndMetadata], result: _Outcome, sent: float
     ) -> None:
         if isinstance(result, Failed):
             log.warning("krafka consumer: the final auto-commit failed: %s", result.error)
-            self._events.append(AutoCommitFailed(offsets, result.error))
+            self._events.append(AutoCommitFailed(offsets, result.error, sent))
         else:
-            self._events.append(OffsetsCommitted(offsets))
+            self._events.append(OffsetsCommitted(offsets, sent))
         assert self._closing is not None
         self._closing.group_op = None
 

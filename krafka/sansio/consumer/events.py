@@ -55,17 +55,20 @@ RebalanceEvent = PartitionsRevoked | PartitionsLost | PartitionsAssigned
 
 @dataclass(frozen=True, slots=True)
 class OffsetsCommitted:
-    """An automatic commit succeeded (for the interceptors' `on_commit`)."""
+    """An automatic commit succeeded (for the interceptors' `on_commit`, and its span:
+    `sent` is the `now` it was sent at)."""
 
     offsets: dict[TopicPartition, OffsetAndMetadata]
+    sent: float
 
 
 @dataclass(frozen=True, slots=True)
 class AutoCommitFailed:
-    """An automatic commit failed (logged; for the commit's span)."""
+    """An automatic commit failed (logged; for the commit's span, sent at `sent`)."""
 
     offsets: dict[TopicPartition, OffsetAndMetadata]
     error: KrafkaError
+    sent: float
 
 
 __all__ = [

@@ -114,14 +114,15 @@ class StandaloneGroup(_Outcomes):
         super().__init__()
         self.group_id: str | None = offsets.group_id
         self.offsets = offsets
-        self._auto: dict[int, dict[TopicPartition, OffsetAndMetadata]] = {}
+        self._auto: dict[int, tuple[dict[TopicPartition, OffsetAndMetadata], float]] = {}
 
     def next_actions(self, now: float) -> list[Any]:
         actions: list[Any] = []
         for action in self.offsets.next_actions(now):
             if isinstance(action, Completed | Failed) and action.op in self._auto:
                 error = action.error if isinstance(action, Failed) else None
-                self.events.append(AutoCommitDone(self._auto.pop(action.op), error))
+                offsets, sent = self._auto.pop(action.op)
+                self.events.append(AutoCommitDone(offsets, error, sent))
             else:
                 actions.append(action)
         return self.drain(actions)
@@ -142,7 +143,7 @@ class StandaloneGroup(_Outcomes):
         if not offsets or self._auto:
             return None
         op = self.offsets.commit(offsets, now, self.offsets.default_api_timeout)
-        self._auto[op] = dict(offsets)
+        self._auto[op] = (dict(offsets), now)
         return op
 
     def fetch_committed(

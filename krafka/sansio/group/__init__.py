@@ -26,7 +26,7 @@ does with them:
   `LosePartitions` (run the listener; then drop those partitions), `AssignPartitions` (set the
   assignment to `assignment` before running `on_partitions_assigned(added)`).
 * **Notices**: `GroupFailed(error)` (raise it from the next poll), `RefreshMetadata(topics)`,
-  `AutoCommitDone(offsets, error)`, `PendingRevocation(partitions)` (KIP-848).
+  `AutoCommitDone(offsets, error, sent)`, `PendingRevocation(partitions)` (KIP-848).
 """
 
 from krafka.sansio.actions import RefreshMetadata

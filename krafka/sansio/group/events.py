@@ -149,11 +149,12 @@ class GroupFailed:
 
 @dataclass(frozen=True, slots=True)
 class AutoCommitDone:
-    """Notice: an automatic commit finished (`error` None: committed), for interceptors and
-    logs."""
+    """Notice: an automatic commit finished (`error` None: committed), for interceptors,
+    logs and its span (`sent`: the `now` it was sent at)."""
 
     offsets: dict[TopicPartition, OffsetAndMetadata]
     error: KrafkaError | None
+    sent: float
 
 
 Notice = GroupFailed | RefreshMetadata | AutoCommitDone | PendingRevocation | PollNeeded

@@ -299,10 +299,13 @@ def test_auto_commit_goes_out_at_a_poll_once_the_interval_passed() -> None:
     assert [(p.partition_index, p.committed_offset) for p in request.topics[0].partitions] == [
         (0, 8)
     ]
+    sent_at = talk.now
+    talk.advance(0.5)
     talk.reply(sent, commit_response(request))
     talk.step()
     (done,) = taken(talk, OffsetsCommitted)
     assert done.offsets[T0].offset == 8
+    assert done.sent == sent_at  # when it was sent, for the commit's span
 
 
 def test_close_commits_what_was_consumed_then_completes() -> None:
@@ -318,9 +321,12 @@ def test_close_commits_what_was_consumed_then_completes() -> None:
     request = talk.request(sent)
     assert [p.committed_offset for p in request.topics[0].partitions] == [6]
     assert talk.pending(op)
+    closed_at = talk.now
+    talk.advance(0.25)
     talk.reply(sent, commit_response(request))
     assert talk.outcome(op) is None
-    assert taken(talk, OffsetsCommitted)
+    (done,) = taken(talk, OffsetsCommitted)
+    assert done.sent == closed_at
     talk.expect_nothing()
 
 

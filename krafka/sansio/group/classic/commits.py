@@ -54,7 +54,7 @@ class MemberCommits:
             require_stable=core.config.require_stable,
             rand=core.rand,
         )
-        self._auto: dict[int, tuple[CommitWaiter | None, Offsets]] = {}
+        self._auto: dict[int, tuple[CommitWaiter | None, Offsets, float]] = {}
 
     @property
     def busy(self) -> bool:
@@ -89,7 +89,7 @@ class MemberCommits:
         if not wanted or timeout <= 0:
             return None
         op = self.client.commit(wanted, now, timeout)
-        self._auto[op] = (waiter, wanted)
+        self._auto[op] = (waiter, wanted, now)
         if waiter is not None:
             waiter.commit_op = op
         return op
@@ -105,9 +105,9 @@ class MemberCommits:
         return actions
 
     def _auto_done(self, result: Completed | Failed) -> None:
-        waiter, offsets = self._auto.pop(result.op)
+        waiter, offsets, sent = self._auto.pop(result.op)
         error = result.error if isinstance(result, Failed) else None
-        self.core.events.append(AutoCommitDone(offsets, error))
+        self.core.events.append(AutoCommitDone(offsets, error, sent))
         if isinstance(error, FencedInstanceIdError):
             self.core.fail(error)
         if waiter is not None and waiter.commit_op == result.op:

@@ -109,7 +109,7 @@ class ConsumerMember(Membership):
         )
         self._step: Step | None = None
         self._step_in_flow = False
-        self._commits: dict[int, tuple[dict[TopicPartition, OffsetAndMetadata], bool]] = {}
+        self._commits: dict[int, tuple[dict[TopicPartition, OffsetAndMetadata], bool, float]] = {}
         self._close_when_left = False
         self._unreleased = 0
         self._poll_announced = False
@@ -177,7 +177,7 @@ class ConsumerMember(Membership):
         if not wanted:
             return None
         op = self._offsets.commit(wanted, now, self._commit_timeout(CommitReason.INTERVAL))
-        self._commits[op] = (wanted, False)
+        self._commits[op] = (wanted, False, now)
         return op
 
     def commit(
@@ -257,7 +257,7 @@ class ConsumerMember(Membership):
                 self.flows.step_done()
             return
         op = self._offsets.commit(wanted, now, self._commit_timeout(current.reason))
-        self._commits[op] = (wanted, in_flow)
+        self._commits[op] = (wanted, in_flow, now)
 
     # -- the contract ---------------------------------------------------------------------------
 
@@ -414,9 +414,9 @@ class ConsumerMember(Membership):
         return next_op()
 
     def _commit_finished(self, result: Completed | Failed) -> None:
-        offsets, in_flow = self._commits.pop(result.op)
+        offsets, in_flow, sent = self._commits.pop(result.op)
         error = result.error if isinstance(result, Failed) else None
-        self.events.append(AutoCommitDone(offsets, error))
+        self.events.append(AutoCommitDone(offsets, error, sent))
         if isinstance(error, FencedInstanceIdError):
             self.to_fatal(error)
         if in_flow:

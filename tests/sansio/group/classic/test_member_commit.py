@@ -422,9 +422,12 @@ def test_an_auto_commit_commits_owned_positions_and_says_how_it_went() -> None:
     stable(m)
     offsets = {T0: OffsetAndMetadata(3), T1: OffsetAndMetadata(4), U0: OffsetAndMetadata(1)}
     assert m.member.auto_commit(offsets, m.now) is not None
+    sent_at = m.now
     sent = m.expect(OffsetCommitRequest)
+    m.advance(0.1)
     m.talk.reply(sent, commit_response(m.request(sent)))
     [done] = m.events_of(AutoCommitDone)
+    assert done.sent == sent_at  # for the commit's span
     assert done.error is None and done.offsets == {
         T0: OffsetAndMetadata(3),
         T1: OffsetAndMetadata(4),
