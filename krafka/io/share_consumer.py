@@ -460,6 +460,23 @@ class ShareConsumer:
             if self.tracing is not None:
                 self.tracing.finish_current()
 
+    async def __anext__(self) -> ShareRecord:
+        """The next record (`anext(consumer)`): a poll of one record, waiting for one, so
+        implicit mode accepts it at the next call as it would the last poll's. With tracing
+        on, a traced record's `process` span is current until the next call (as the
+        consumer's `recv`)."""
+        tracing = self.tracing
+        if tracing is not None:
+            tracing.finish_current()
+        while self._state == "started":
+            records = await self.poll(1.0, 1)
+            if records:
+                record = records[0]
+                if tracing is not None:
+                    tracing.received(record)
+                return record
+        raise StopAsyncIteration
+
     # -- the machine's events -------------------------------------------------------------------
 
     def _on_event(self, event: Any) -> None:

@@ -17,14 +17,18 @@ client 30-60 times slower. The conventions allow batch operations: the default m
   once per span context. A record sent with no sampled span current carries nothing. That
   `send` is compiled (`krafka.io.tracing_send`), so its per-record cost stays that of the
   untraced one.
-- `poll {topic}` (CONSUMER, `receive`) per poll returning records, linked to their contexts.
+- `poll {topic}` (CONSUMER, `receive`) per poll returning records, linked to their contexts;
+  also per `poll_batches()` (counting the offsets handed out; no links: finding them would
+  decode what it hands out undecoded) and per `poll_arrow()` (counting rows; linked to the
+  contexts in the `headers` column it decodes anyway).
 - `process {topic}` (CONSUMER) only for a record carrying a trace context, linked to it
   (`TraceContext.LINK`, the default) or its child (`TraceContext.PARENT`), and current while
-  the application handles the record: in `async for`, the sync `for`, after `recv()` until
-  the next call, and while a `poll()` list is iterated (as Java's instrumentation does with
-  `ConsumerRecords`). A record without one costs a look at its headers (in C).
-- `commit {group}` (CLIENT, `settle`) per commit, explicit or automatic, and `ack {group}`
-  for a share consumer's acknowledgements.
+  the application handles the record: in `async for`, the sync `for`, after `recv()` or
+  `anext(consumer)` (the sync `next(consumer)`) until the next call, and while a `poll()`
+  list is iterated (as Java's instrumentation does with `ConsumerRecords`). A record without
+  one costs a look at its headers (in C).
+- `commit {group}` (CLIENT, `settle`) per commit, explicit or automatic (from when the engine
+  sent it), and `ack {group}` for a share consumer's acknowledgements.
 
 `trace_records=True` on a producer is the per-record mode of Java's instrumentation: a
 `send {topic}` span (PRODUCER) per record, from `send` to its acknowledgement, whose own
@@ -386,20 +390,41 @@ class Tracing:
         those that carry one."""
         topics, found = scan(records)
         self._polled = (len(records), records[0] if records else None, found)
+        self._poll_span(topics, len(records), (self.extract(r.headers) for r in found))
+
+    def polled_batches(self, batches: Sequence[Any]) -> None:
+        """The `poll` span of a `poll_batches()`: its count is the offsets handed out (their
+        records, but for compacted-away offsets and transaction markers). No links: finding
+        the traced records would decode the batches this path hands out undecoded."""
+        topics = {b.partition.topic for b in batches}
+        self._poll_span(topics, sum(b.next_offset - b.start for b in batches), ())
+
+    def polled_rows(self, rows: Sequence[Any]) -> None:
+        """The `poll` span of a `poll_arrow()`: its rows, linked to the contexts of those whose
+        `headers` column (decoded anyway) has a `traceparent`."""
+        topics: set[str] = set()
+        contexts: list[Any] = []
+        for batch in rows:
+            topics.update(batch.column("topic").unique().to_pylist())
+            contexts += map(self.extract, _arrow_traceparents(batch))
+        self._poll_span(topics, sum(b.num_rows for b in rows), contexts)
+
+    def _poll_span(self, topics: set[str], count: int, contexts: Iterable[Any]) -> None:
+        """One finished `poll {topic}` span (CONSUMER, `receive`) of `count` records, linked
+        to `contexts` (None ones skipped, repeats of the last one too)."""
         topic = next(iter(topics)) if len(topics) == 1 else None
         attributes = {
             **self.base,
             "messaging.operation.name": "poll",
             "messaging.operation.type": "receive",
-            "messaging.batch.message_count": len(records),
+            "messaging.batch.message_count": count,
         }
         if topic is not None:
             attributes["messaging.destination.name"] = topic
         if self.group is not None:
             attributes["messaging.consumer.group.name"] = self.group
         links: list[Any] = []
-        for record in found:
-            context = self.extract(record.headers)
+        for context in contexts:
             if context is not None and (not links or links[-1].context != context):
                 links.append(self._trace.Link(context))
         name = "poll" if topic is None else f"poll {topic}"
@@ -459,20 +484,26 @@ class Tracing:
         )
 
     def end_settle(
-        self, span: Any, address: tuple[str, int] | None, error: BaseException | None = None
+        self,
+        span: Any,
+        address: tuple[str, int] | None,
+        error: BaseException | None = None,
+        end_time: int | None = None,
     ) -> None:
-        """End a settle span sent to the broker at `address`."""
+        """End a settle span sent to the broker at `address` (at `end_time`, default now)."""
         if address is not None:
             span.set_attributes({"server.address": address[0], "server.port": address[1]})
         if error is not None:
             self.failed(span, error)
-        span.end()
+        span.end(end_time)
 
-    def auto_committed(self, error: BaseException | None = None) -> None:
-        """An automatic commit finished: its `commit {group}` span (ended now: the engine
-        reports it when the coordinator answered)."""
-        span = self.settle_span("commit")
-        self.end_settle(span, self.coordinator_address(), error)
+    def auto_committed(self, elapsed: float, error: BaseException | None = None) -> None:
+        """An automatic commit finished: its `commit {group}` span, from when the engine sent
+        it (`elapsed` seconds ago on the client's clock) to now. The engine knows only its own
+        clock, so the start is now's wall clock less `elapsed`."""
+        end = wall_ns()
+        span = self.settle_span("commit", start_time=end - max(0, int(elapsed * 1e9)))
+        self.end_settle(span, self.coordinator_address(), error, end)
 
     async def committed(self, span: Any, outcome: Awaitable[T]) -> T:
         """`await outcome` (a commit to the group coordinator), then end `span`."""
@@ -571,6 +602,20 @@ class Tracing:
         must not end a later record's span)."""
         if self.current is processing:
             self.finish_current()
+
+
+def _arrow_traceparents(batch: Any) -> list[list[Header]]:
+    """The `traceparent` headers of an Arrow batch of Kafka rows, each as a record's headers
+    (vectorized over the `headers` column: no object per record)."""
+    import pyarrow.compute as pc
+
+    if "headers" not in batch.schema.names:
+        return []
+    flat = pc.list_flatten(batch.column("headers"))
+    if not len(flat):
+        return []
+    found = pc.filter(flat.field("value"), pc.equal(flat.field("key"), "traceparent"))
+    return [[("traceparent", v)] for v in found.to_pylist() if v is not None]
 
 
 def _context_reader(context: Any) -> tuple[Callable[[], Any], Any]:

@@ -249,6 +249,12 @@ class Consumer(SyncClient[AsyncConsumer]):
         """Records one by one (fetched in polls of `max_poll_records`), until closed."""
         return poll_until_closed(self.poll, lambda: self.closed)
 
+    def __next__(self) -> ConsumerRecord:
+        """The next record (`next(consumer)`), as `recv`; `StopIteration` once closed."""
+        if self.closed:
+            raise StopIteration
+        return self.recv()
+
     def recv(self) -> ConsumerRecord:
         """The next record (waits for one). With tracing on, a traced record's `process`
         span is current on this thread until the next call (`krafka.io.tracing`)."""

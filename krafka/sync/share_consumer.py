@@ -54,6 +54,21 @@ class ShareConsumer(SyncClient[AsyncShareConsumer]):
     def acquisition_lock_timeout(self) -> float | None:
         return self._client.acquisition_lock_timeout
 
+    def __next__(self) -> ShareRecord:
+        """The next record (`next(consumer)`, waits for one): a poll of one record, as the
+        async `anext`; with tracing on, a traced record's `process` span is current on this
+        thread until the next call. `StopIteration` once closed."""
+        tracing = self._client.tracing
+        if tracing is not None:
+            tracing.finish_current()
+        while not self.closed:
+            records = self.poll(1.0, 1)
+            if records:
+                if tracing is not None:
+                    tracing.received(records[0])
+                return records[0]
+        raise StopIteration
+
     def __iter__(self) -> Iterator[ShareRecord]:
         """Records one by one (fetched in polls of `max_poll_records`), until closed. In
         explicit mode acknowledge each before the iteration reaches the next poll."""

@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
+import krafka.sync
 from krafka import Consumer, Producer, TopicPartition
 from krafka.io import tracing_send
 from krafka.io.tracing import TraceContext, TracedList, tracing_for
@@ -225,6 +226,7 @@ async def test_poll_recv_and_automatic_commits(
         with tracer.start_as_current_span("job2") as job2:
             await producer.send_and_wait(topic, b"2", partition=0)
     exporter.clear()
+    opened = time.time_ns()
     async with Consumer(
         broker.bootstrap_servers,
         group_id=group,
@@ -250,6 +252,7 @@ async def test_poll_recv_and_automatic_commits(
         deadline = time.monotonic() + 20
         while not named(exporter, f"commit {group}") and time.monotonic() < deadline:
             await consumer.poll(0.1)
+    closed = time.time_ns()
     first, third = named(exporter, f"process {topic}")
     assert current[0].span_id == first.context.span_id
     assert [link.context.span_id for link in first.links] == [job.context.span_id]
@@ -259,6 +262,89 @@ async def test_poll_recv_and_automatic_commits(
     assert commit.kind is SpanKind.CLIENT
     assert (commit.attributes or {})["messaging.operation.type"] == "settle"
     assert (commit.attributes or {})["server.port"]
+    assert commit.start_time is not None and commit.end_time is not None
+    assert 0 < commit.end_time - commit.start_time <= closed - opened  # from when it was sent
+
+
+async def test_anext_poll_batches_and_poll_arrow(
+    broker: Any, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    """`anext(consumer)` keeps a traced record's `process` span current until the next call,
+    as `recv()`; `poll_arrow()` and `poll_batches()` make `poll {topic}` spans counting what
+    they hand out, the Arrow rows' linked to the contexts their headers carry."""
+    topic = topic_name("bulk")
+    tracer = provider.get_tracer("app")
+    async with Producer(broker.bootstrap_servers, tracer_provider=provider) as producer:
+        with tracer.start_as_current_span("job") as job:
+            await producer.send_and_wait(topic, b"0", partition=0)
+        await producer.send_and_wait(topic, b"1", partition=0, headers=[("h", b"1")])
+    exporter.clear()
+    tp = TopicPartition(topic, 0)
+    async with Consumer(
+        broker.bootstrap_servers,
+        client_id="bulk",
+        auto_offset_reset="earliest",
+        tracer_provider=provider,
+    ) as consumer:
+        await consumer.assign([tp])
+        first = await anext(consumer)
+        during_first = trace.get_current_span().get_span_context()
+        second = await anext(consumer)
+        during_second = trace.get_current_span().get_span_context()
+        (process,) = named(exporter, f"process {topic}")
+        assert (first.offset, second.offset) == (0, 1)
+        assert during_first.span_id == process.context.span_id
+        assert [link.context.span_id for link in process.links] == [job.context.span_id]
+        assert not during_second.is_valid
+
+        exporter.clear()
+        await consumer.seek(tp, 0)
+        rows = 0
+        while rows < 2:
+            rows += sum(b.num_rows for b in await consumer.poll_arrow(5.0))
+        polls = named(exporter, f"poll {topic}")
+        assert sum(p.attributes["messaging.batch.message_count"] for p in polls) == 2  # type: ignore[index,misc]
+        assert [link.context.span_id for p in polls for link in p.links] == [job.context.span_id]
+
+        exporter.clear()
+        await consumer.seek(tp, 0)
+        offsets = 0
+        while offsets < 2:
+            offsets = max([offsets] + [b.next_offset for b in await consumer.poll_batches(5.0)])
+        polls = named(exporter, f"poll {topic}")
+        assert sum(p.attributes["messaging.batch.message_count"] for p in polls) == 2  # type: ignore[index,misc]
+    for poll in polls:
+        assert poll.kind is SpanKind.CONSUMER and not poll.links
+        attributes = dict(poll.attributes or {})
+        assert attributes["messaging.operation.type"] == "receive"
+        assert attributes["messaging.destination.name"] == topic
+        assert attributes["messaging.client.id"] == "bulk"
+    assert not named(exporter, "poll")  # every poll handing out rows named its topic
+
+
+def test_sync_next(broker: Any, provider: TracerProvider, exporter: InMemorySpanExporter) -> None:
+    """The sync consumer's `next(consumer)` keeps a traced record's `process` span current on
+    the caller's thread until the next call, as `recv()`."""
+    topic = topic_name("next")
+    tracer = provider.get_tracer("app")
+    with krafka.sync.Producer(broker.bootstrap_servers, tracer_provider=provider) as producer:
+        with tracer.start_as_current_span("job") as job:
+            producer.send(topic, b"0", partition=0).result(timeout=20)
+        producer.send(topic, b"1", partition=0).result(timeout=20)
+    exporter.clear()
+    with krafka.sync.Consumer(
+        broker.bootstrap_servers, auto_offset_reset="earliest", tracer_provider=provider
+    ) as consumer:
+        consumer.assign([TopicPartition(topic, 0)])
+        assert next(consumer).offset == 0
+        during = trace.get_current_span().get_span_context()
+        assert next(consumer).offset == 1
+        assert not trace.get_current_span().get_span_context().is_valid
+    (process,) = named(exporter, f"process {topic}")
+    assert during.span_id == process.context.span_id
+    assert [link.context.span_id for link in process.links] == [job.context.span_id]
+    with pytest.raises(StopIteration):
+        next(consumer)
 
 
 async def test_per_record_spans_and_a_parented_process(

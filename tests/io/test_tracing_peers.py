@@ -133,8 +133,9 @@ async def test_share_consumer(
     kafka: Any, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
     """A share consumer's traced records get process spans linked to their senders' spans in
-    `async for` and while a `poll()` list is iterated; its acknowledgements are committed in
-    an `ack {group}` settle span sent to the partition's leader."""
+    `async for`, while a `poll()` list is iterated and after `anext(consumer)` (the sync
+    one's `next(consumer)` too); its acknowledgements are committed in an `ack {group}`
+    settle span sent to the partition's leader."""
     sys.path.insert(0, str(Path(__file__).parent / "share"))
     from _share_env import kafka_share_env
 
@@ -145,6 +146,9 @@ async def test_share_consumer(
             await producer.send_and_wait(env.topic, b"job", key=b"j")
             await producer.send_and_wait(env.topic, b"job2", key=b"j")
         await producer.send_and_wait(env.topic, b"untraced", key=b"j")
+        with tracer.start_as_current_span("job3") as job3:
+            await producer.send_and_wait(env.topic, b"job3", key=b"j")
+            await producer.send_and_wait(env.topic, b"sync", key=b"j")
     async with ShareConsumer(
         env.bootstrap_servers,
         group_id=env.group,
@@ -165,14 +169,31 @@ async def test_share_consumer(
                 currents.append(trace.get_current_span().get_span_context())
                 consumer.acknowledge(record)
         assert await consumer.commit_sync(timeout=10)
-    processes = named(exporter, f"process {env.topic}")
-    assert len(processes) == 2
+        record = await anext(consumer)
+        after_anext = trace.get_current_span().get_span_context()
+        assert record.value == b"job3"
+        consumer.acknowledge(record)
+        assert await consumer.commit_sync(timeout=10)
+    with krafka.sync.ShareConsumer(
+        env.bootstrap_servers, group_id=env.group, fetch_max_wait=0.1, tracer_provider=provider
+    ) as blocking:
+        blocking.subscribe([env.topic])
+        assert next(blocking).value == b"sync"
+        after_next = trace.get_current_span().get_span_context()
+    assert not trace.get_current_span().get_span_context().is_valid  # close() ended it
+    (*processes, in_sync) = named(exporter, f"process {env.topic}")
+    assert after_next.span_id == in_sync.context.span_id
+    assert [link.context.span_id for link in in_sync.links] == [job3.context.span_id]
+    with pytest.raises(StopIteration):
+        next(blocking)
+    assert len(processes) == 3
     assert currents[0].span_id == processes[1].context.span_id and not currents[1].is_valid
-    for process in processes:
+    assert after_anext.span_id == processes[2].context.span_id  # current until the next call
+    for process, sender in zip(processes, (job, job, job3), strict=True):
         assert process.kind is SpanKind.CONSUMER
         assert (process.attributes or {})["messaging.consumer.group.name"] == env.group
-        assert [link.context.span_id for link in process.links] == [job.context.span_id]
-    (ack, _) = named(exporter, f"ack {env.group}")
+        assert [link.context.span_id for link in process.links] == [sender.context.span_id]
+    (ack, *_) = named(exporter, f"ack {env.group}")
     assert ack.kind is SpanKind.CLIENT
     attributes = dict(ack.attributes or {})
     assert attributes["messaging.operation.name"] == "ack"

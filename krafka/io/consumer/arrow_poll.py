@@ -1,5 +1,5 @@
 """`Consumer.poll_arrow`: fetched batches decoded straight into `pyarrow.RecordBatch`es, with
-no Python object per record, on top of the consumer's public `poll_batches`.
+no Python object per record, on top of the consumer's `poll_batches` (without its span).
 
 Rows are Spark's Kafka source rows with headers (`krafka.arrow.kafka_schema()`: key, value,
 topic, partition, offset, timestamp in microseconds, timestampType, headers), one batch per
@@ -7,7 +7,8 @@ partition fetched. Positions and commits work as with `poll()`: after a call, ea
 is the offset after the last record handed out (or filtered out). `poll_batches` moves a
 position past all it fetched, so a partition cut short (by `max_records`, or by the last stable
 offset under read_committed, on a broker that returns records past it) is sought back to the
-first record not handed out, and fetched again from there by the next poll.
+first record not handed out, and fetched again from there by the next poll. With tracing on,
+a call handing out rows makes one `poll {topic}` span (`krafka.io.tracing`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ async def poll_arrow(
 ) -> list[Any]:
     if max_records is not None and max_records <= 0:
         raise ValueError("max_records must be positive")
-    fetched = await consumer.poll_batches(timeout)
+    fetched = await consumer._fetch_batches(timeout)
     budget = max_records
     out: list[Any] = []
     rewind: dict[TopicPartition, int] = {}
@@ -47,6 +48,8 @@ async def poll_arrow(
             rewind[tp] = stop
     for tp, offset in rewind.items():
         await consumer.seek(tp, offset)
+    if out and consumer.tracing is not None:
+        consumer.tracing.polled_rows(out)
     return out
 
 

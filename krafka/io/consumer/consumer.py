@@ -366,10 +366,16 @@ class Consumer(OffsetLookups):
         return RecordIterator(self._buffer, self._next_record)
 
     async def __anext__(self) -> ConsumerRecord:
+        """The next record (`anext(consumer)`); with tracing on, a traced record's `process`
+        span is current until the next call, as with `recv`."""
+        tracing = self.tracing
         buffer = self._buffer
-        if buffer:
-            return buffer.popleft()
-        return await self._next_record()
+        if tracing is None:
+            return buffer.popleft() if buffer else await self._next_record()
+        tracing.finish_current()
+        record = buffer.popleft() if buffer else await self._next_record()
+        tracing.received(record)
+        return record
 
     async def _next_record(self) -> ConsumerRecord:
         if self._state is not _State.STARTED:
@@ -382,7 +388,15 @@ class Consumer(OffsetLookups):
             raise StopAsyncIteration from None
 
     async def poll_batches(self, timeout: float | None = 0.0) -> list[FetchedBatch]:
-        """Raw record batches per partition, for bulk decoders (see `FetchedBatch`)."""
+        """Raw record batches per partition, for bulk decoders (see `FetchedBatch`); with
+        tracing on, in a `poll {topic}` span (`krafka.io.tracing`)."""
+        batches = await self._fetch_batches(timeout)
+        if batches and self.tracing is not None:
+            self.tracing.polled_batches(batches)
+        return batches
+
+    async def _fetch_batches(self, timeout: float | None = 0.0) -> list[FetchedBatch]:
+        """`poll_batches` without its span (for decoders making their own, as `poll_arrow`)."""
         self._check_open()
         batches = await self._wait(timeout, self._batches)
         return batches or []
@@ -553,10 +567,10 @@ class Consumer(OffsetLookups):
             if self._interceptors:
                 self._auto_committed.append(event)
             if self.tracing is not None:
-                self.tracing.auto_committed()
+                self.tracing.auto_committed(anyio.current_time() - event.sent)
         elif isinstance(event, AutoCommitFailed):
             if self.tracing is not None:
-                self.tracing.auto_committed(event.error)
+                self.tracing.auto_committed(anyio.current_time() - event.sent, event.error)
         elif isinstance(event, RefreshMetadata):
             self._refresh_soon(event.topics)
 
