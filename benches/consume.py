@@ -8,8 +8,9 @@ includes librdkafka's threads) are printed with krafka's ratios to each peer. Th
 when the first record arrived (connection and metadata are not counted).
 
 Clients: `krafka` (`poll()` lists), `krafka-iter` (`async for`, record by record),
-`-otel` (tracing on, an SDK provider dropping every span), `-sdk` (OpenTelemetry's SDK
-imported and a provider made, tracing off: what the SDK alone costs the process),
+`krafka-arrow` (`poll_arrow()`, Arrow batches; not run by default), `-otel` (tracing on, an
+SDK provider dropping every span), `-sdk` (OpenTelemetry's SDK imported and a provider made,
+tracing off: what the SDK alone costs the process),
 `krafka-otel-metrics` (`krafka` recording OpenTelemetry messaging metrics; not run by default),
 `confluent-kafka` (`consume(num_messages=...)`, its fastest path, with
 `fetch.queue.backoff.ms=10` so it never idles for the default second once its queue is full),
@@ -36,6 +37,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _otel import child_env, noop_provider, source_root, split, tracing_options
@@ -71,6 +73,7 @@ def krafka_run(
     iterate: bool,
     otel: bool = False,
     metrics: bool = False,
+    arrow: bool = False,
 ) -> Run:
     import anyio
 
@@ -86,6 +89,8 @@ def krafka_run(
             meter_provider=meter_provider() if metrics else None,
         ) as consumer:
             await consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+            if arrow:
+                return await arrow_read(consumer, n)
             first = await consumer.recv()
             start, seen = _clock(), 1
             size = len(first.value)
@@ -107,28 +112,22 @@ def krafka_run(
     return anyio.run(run)
 
 
-def krafka_arrow_run(bootstrap: str, topic: str, partitions: int, n: int) -> Run:
-    import anyio
+async def arrow_read(consumer: Any, n: int) -> Run:
+    """`poll_arrow()` until `n` rows came (the clock starts at the first), reading every value
+    (the lengths of the `value` column)."""
+    import pyarrow.compute as pc
 
-    from krafka import Consumer, TopicPartition
-
-    async def run() -> Run:
-        async with Consumer(
-            bootstrap, auto_offset_reset="earliest", fetch_max_wait=0.1
-        ) as consumer:
-            await consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
-            batches: list[object] = []
-            while not batches:
-                batches = await consumer.poll_arrow(timeout=1.0)
+    seen = size = 0
+    start = None
+    while seen < n:
+        batches = await consumer.poll_arrow(timeout=1.0)
+        if batches and start is None:
             start = _clock()
-            seen, size = _arrow_totals(batches)
-            while seen < n:
-                got, more = _arrow_totals(await consumer.poll_arrow(timeout=1.0))
-                seen, size = seen + got, size + more
-            assert size == seen * len(VALUE)
-            return _since(start)
-
-    return anyio.run(run)
+        for batch in batches:
+            size += pc.sum(pc.binary_length(batch.column("value"))).as_py() or 0
+            seen += batch.num_rows
+    assert start is not None and size == seen * len(VALUE)
+    return _since(start)
 
 
 def _arrow_totals(batches: list[object]) -> tuple[int, int]:
@@ -274,10 +273,15 @@ def child(name: str, bootstrap: str, topic: str, partitions: int, records: int) 
             bootstrap, topic, partitions, records, False, metrics=True
         ),
         "krafka-iter-otel": lambda: krafka_run(bootstrap, topic, partitions, records, True, True),
+        "krafka-arrow": lambda: krafka_run(
+            bootstrap, topic, partitions, records, False, arrow=True
+        ),
+        "krafka-arrow-otel": lambda: krafka_run(
+            bootstrap, topic, partitions, records, False, True, arrow=True
+        ),
         "confluent-kafka": lambda: confluent_run(bootstrap, topic, partitions, records),
         "aiokafka": lambda: aiokafka_run(bootstrap, topic, partitions, records, False),
         "aiokafka-iter": lambda: aiokafka_run(bootstrap, topic, partitions, records, True),
-        "krafka-arrow": lambda: krafka_arrow_run(bootstrap, topic, partitions, records),
         "aiokafka-arrow": lambda: aiokafka_arrow_run(bootstrap, topic, partitions, records),
     }
     base = split(name)[0]
@@ -327,6 +331,8 @@ def report(results: dict[str, list[Run]], records: int) -> None:
         ("krafka-iter-otel", "krafka-iter-sdk"),
         ("krafka", "krafka@base"),
         ("krafka-iter", "krafka-iter@base"),
+        ("krafka-arrow", "krafka-arrow@base"),
+        ("krafka-arrow-otel", "krafka-arrow"),
         ("krafka", "confluent-kafka"),
         ("krafka", "aiokafka"),
         ("krafka-iter", "confluent-kafka"),
