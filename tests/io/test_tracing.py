@@ -322,9 +322,12 @@ async def test_anext_poll_batches_and_poll_arrow(
     assert not named(exporter, "poll")  # every poll handing out rows named its topic
 
 
-def test_sync_next(broker: Any, provider: TracerProvider, exporter: InMemorySpanExporter) -> None:
+def test_sync_next_and_bulk_polls(
+    broker: Any, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
     """The sync consumer's `next(consumer)` keeps a traced record's `process` span current on
-    the caller's thread until the next call, as `recv()`."""
+    the caller's thread until the next call, as `recv()`; its `poll_arrow()` and
+    `poll_batches()` make `poll {topic}` spans."""
     topic = topic_name("next")
     tracer = provider.get_tracer("app")
     with krafka.sync.Producer(broker.bootstrap_servers, tracer_provider=provider) as producer:
@@ -332,14 +335,22 @@ def test_sync_next(broker: Any, provider: TracerProvider, exporter: InMemorySpan
             producer.send(topic, b"0", partition=0).result(timeout=20)
         producer.send(topic, b"1", partition=0).result(timeout=20)
     exporter.clear()
+    tp = TopicPartition(topic, 0)
     with krafka.sync.Consumer(
         broker.bootstrap_servers, auto_offset_reset="earliest", tracer_provider=provider
     ) as consumer:
-        consumer.assign([TopicPartition(topic, 0)])
+        consumer.assign([tp])
         assert next(consumer).offset == 0
         during = trace.get_current_span().get_span_context()
         assert next(consumer).offset == 1
         assert not trace.get_current_span().get_span_context().is_valid
+        for bulk in (consumer.poll_arrow, consumer.poll_batches):
+            consumer.seek(tp, 0)
+            while not bulk(5.0):
+                pass
+    *_, arrow, batches = named(exporter, f"poll {topic}")
+    assert [link.context.span_id for link in arrow.links] == [job.context.span_id]
+    assert not batches.links
     (process,) = named(exporter, f"process {topic}")
     assert during.span_id == process.context.span_id
     assert [link.context.span_id for link in process.links] == [job.context.span_id]
