@@ -122,7 +122,9 @@ async def arrow_read(consumer: Any, n: int) -> Run:
     while seen < n:
         batches = await consumer.poll_arrow(timeout=1.0)
         if batches and start is None:
-            start = _clock()
+            start = _clock()  # the rows that came before the clock started are not counted
+            n -= sum(batch.num_rows for batch in batches)
+            continue
         for batch in batches:
             size += pc.sum(pc.binary_length(batch.column("value"))).as_py() or 0
             seen += batch.num_rows
