@@ -1,0 +1,60 @@
+"""Each bench's command line runs end to end on Tansu with tiny record counts (not timed: the
+figures are not looked at, only that the clients' paths work and a table is printed). The
+default run covers krafka's variants and librdkafka; the slow run every Python peer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHES = Path(__file__).resolve().parents[2] / "benches"
+COMMANDS = {
+    "e2e": ["--records", "300", "--rounds", "1", "--clients", "krafka-confirm,krafka-sync"],
+    "consume": [
+        "--records", "300", "--rounds", "1", "--partitions", "2", "--compression", "lz4",
+        "--clients", "krafka,krafka-arrow,confluent-kafka",
+    ],
+    "latency": [
+        "--rates", "1000", "--lingers", "0", "--seconds", "0.2", "--rounds", "1",
+        "--clients", "krafka", "--commit", "--commits", "5",
+    ],
+    "footprint": ["--records", "300", "--rounds", "1", "--clients", "krafka"],
+}  # fmt: skip
+PEERS = {
+    "e2e": "krafka,confluent-kafka,confluent-aio,aiokafka,kafka-python",
+    "consume": "krafka-iter,krafka-sync,confluent-aio,aiokafka,aiokafka-iter,kafka-python",
+    "latency": "krafka,confluent-kafka",
+    "footprint": "krafka-sync,confluent-kafka,aiokafka,kafka-python",
+}
+
+
+def run_bench(bench: str, arguments: list[str]) -> str:
+    done = subprocess.run(
+        [sys.executable, str(BENCHES / f"{bench}.py"), "--cluster", "tansu", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(BENCHES.parent)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("bench", sorted(COMMANDS))
+def test_bench_command_runs(bench: str) -> None:
+    out = run_bench(bench, COMMANDS[bench])
+    assert "medians" in out or "latency" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bench", sorted(COMMANDS))
+def test_bench_command_runs_every_python_peer(bench: str) -> None:
+    arguments = [*COMMANDS[bench]]
+    arguments[arguments.index("--clients") + 1] = PEERS[bench]
+    out = run_bench(bench, arguments)
+    for client in PEERS[bench].split(","):
+        assert client in out
