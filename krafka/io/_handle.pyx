@@ -12,10 +12,21 @@ are raised as fresh copies, so a stored error never holds the frame of a task th
 
 Awaiting a handle whose batch is already delivered (a producer confirming records it sent a
 while ago) makes no generator: the `RecordMetadata` comes back in a finished C awaitable
-(`krafka.io._iteration.ready`).
+(`krafka.io._iteration.ready`). The `RecordMetadata` tuple is allocated and filled in C (no
+argument tuple, no call of `tuple.__new__`) and left untracked by the garbage collector when its
+fields are (a topic name and ints always are), as `krafka._codec._take` does for records.
 """
 
 cimport cython
+from cpython.object cimport PyTypeObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_SET_ITEM
+
+
+cdef extern from "Python.h":
+    object PyType_GenericAlloc(PyTypeObject* tp, Py_ssize_t nitems)
+    void PyObject_GC_UnTrack(object)
+    bint PyObject_GC_IsTracked(object)
 
 from krafka.io._iteration import ready as _ready
 
@@ -25,7 +36,19 @@ cdef object _locate = None
 cdef object _result_of = None
 cdef object _describe = None
 cdef object _metadata_type = None
-cdef object _new_tuple = tuple.__new__
+
+
+cdef inline object _metadata(object topic, object partition, object offset, object timestamp):
+    """A `RecordMetadata(topic, partition, offset, timestamp)`."""
+    cdef object t = PyType_GenericAlloc(<PyTypeObject*>_metadata_type, 4)
+    Py_INCREF(topic); PyTuple_SET_ITEM(t, 0, topic)
+    Py_INCREF(partition); PyTuple_SET_ITEM(t, 1, partition)
+    Py_INCREF(offset); PyTuple_SET_ITEM(t, 2, offset)
+    Py_INCREF(timestamp); PyTuple_SET_ITEM(t, 3, timestamp)
+    if not (PyObject_GC_IsTracked(topic) or PyObject_GC_IsTracked(partition)
+            or PyObject_GC_IsTracked(timestamp)):
+        PyObject_GC_UnTrack(t)
+    return t
 
 
 def configure(await_delivery, wait_delivery, locate, result_of, describe, metadata_type):
@@ -71,8 +94,7 @@ cdef class DeliveryHandle:
         if timestamp < 0:
             stamps = o[4]
             timestamp = o[5] if stamps is None else stamps[index]
-        return _new_tuple(_metadata_type, (o[0], o[1], base + index if base >= 0 else -1,
-                                           timestamp))
+        return _metadata(o[0], o[1], base + index if base >= 0 else -1, timestamp)
 
     def wait(self):
         """Wait for the delivery (what `await handle` does)."""

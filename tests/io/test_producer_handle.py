@@ -118,6 +118,20 @@ def test_compiled_handles_are_not_tracked_by_the_garbage_collector() -> None:
     assert not gc.is_tracked(compiled(make_batch(None), 0))
 
 
+def test_compiled_metadata_is_a_record_metadata_the_collector_does_not_track() -> None:
+    """One `RecordMetadata` is made per confirmed record: built in C, untracked (its fields are
+    a topic name and ints), so confirming many records triggers no collections."""
+    compiled = IMPLEMENTATIONS.get("compiled")
+    if compiled is None:
+        pytest.skip("the compiled extensions are not built (KRAFKA_NO_EXTENSIONS?)")
+    batch = make_batch(None, 5)
+    batch.complete(8)
+    metadata = [compiled(batch, i).delivered() for i in range(2)]
+    assert metadata == [RecordMetadata("t", 3, 8, 1_700_000_000_000), RecordMetadata("t", 3, 9, 5)]
+    assert all(type(m) is RecordMetadata and not gc.is_tracked(m) for m in metadata)
+    assert metadata[1].offset == 9 and metadata[1].timestamp == 5 and metadata[1].topic == "t"
+
+
 def test_a_delivered_handle_driven_by_hand_stops_with_its_metadata(handle_type: Any) -> None:
     """`await` needs no event loop for a delivered record: its awaitable is finished at once
     (the compiled handle returns a C awaitable; both speak the iterator protocol too)."""
