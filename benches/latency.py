@@ -180,7 +180,7 @@ def confluent_latency(
                     latencies[index - warm] = (now - due) / 1e3
                 seen += 1
 
-    reader = threading.Thread(target=read)
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     while not ready.is_set():
         producer.produce(topic, STAMP.pack(-1, 0) + padding, partition=0)
@@ -195,7 +195,13 @@ def confluent_latency(
         delay = due - time.perf_counter_ns()
         if delay > 0:
             time.sleep(delay / 1e9)
-        produce(topic, STAMP.pack(i, due) + padding, partition=0)
+        value = STAMP.pack(i, due) + padding
+        while True:
+            try:
+                produce(topic, value, partition=0)
+                break
+            except BufferError:  # queue.buffering.max.messages reached: serve the reports
+                poll(0.001)
         if i % 1000 == 0:
             poll(0)
     producer.flush()
