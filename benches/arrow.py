@@ -14,7 +14,7 @@ Spark's Kafka row with headers):
 
 Runs alternate between the sides; medians of rows per CPU second of the process
 (`time.process_time`: one thread, so rows/s on one core however busy the machine is) and of
-rows per wall second. The network and the broker are not in it (`benches/consume.py --kafka
+rows per wall second. The network and the broker are not in it (`benches/consume.py --cluster kafka
 --clients krafka-arrow,aiokafka-arrow` measures `poll_arrow` end to end).
 """
 
