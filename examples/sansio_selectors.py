@@ -5,9 +5,11 @@
 This is what an embedder in twisted, gevent or a simulator writes: the core (`krafka.sansio`)
 decides everything - connections wanted, requests, routing, metadata, the group protocol - and
 the loop below only moves bytes and time. Each turn it steps the core (every machine runs and
-returns its events), opens the connections the core wants, writes what the core has to send,
-and sleeps in `select` until a socket is readable or `core.next_deadline()` passes: no polling,
-so the number of turns follows the requests, not the seconds (the script prints it).
+returns its events, each as `MachineEvent(machine, event)`: operation ids are unique
+process-wide, so this loop just unwraps them), opens the connections the core wants, writes
+what the core has to send, and sleeps in `select` until a socket is readable or
+`core.next_deadline()` passes: no polling, so the number of turns follows the requests, not the
+seconds (the script prints it).
 
 The script creates a fresh topic of two partitions (`create_topics`, an admin operation run by
 the core), produces 1,000 records to it with an idempotent `ProducerEngine` (every delivery
@@ -51,15 +53,13 @@ class Loop:
         while True:
             self.turns += 1
             for event in (events := self.core.step(time.monotonic())):
+                event = event.event if isinstance(event, sansio.MachineEvent) else event
                 if isinstance(event, sansio.Completed | sansio.Failed):
                     self.results[event.op] = event
                 else:
                     self.on_event(event)
-            for want in self.core.connections_wanted():
-                if isinstance(want, sansio.OpenConnection):
-                    self.open(want)
-                else:  # CloseConnection
-                    self.drop(want.conn_id)
+            for w in self.core.connections_wanted():  # OpenConnection or CloseConnection
+                self.open(w) if isinstance(w, sansio.OpenConnection) else self.drop(w.conn_id)
             for conn_id, sock in self.sockets.items():
                 sock.sendall(self.core.data_to_send(conn_id))
             if done():

@@ -26,14 +26,18 @@ raises `AppendBlocked` until the topic's partitions are known), `ConsumerEngine`
 (subscription, fetching, positions, commits, one group protocol), `ShareConsumerMachine`
 (KIP-932), `AdminOperation` (admin requests; `create_topics(...)` makes one); any of them is
 `core.add(...)`-ed. Their operations end in `Completed` / `Failed`: `.result()` gives the value
-or raises the error. The smallest embedding, with `selectors` and blocking connects:
+or raises the error. `core.step(now)` returns what each machine emitted as
+`MachineEvent(machine, event)`, so one core runs several machines (a consumer engine, its
+telemetry, admin operations) and each event reaches its owner; a machine that raises is dropped
+(`MachineStopped(machine, error)`). krafka's own anyio driver (`krafka.io.KafkaClient`) runs
+every machine of a client this way, in one loop. The smallest embedding, with `selectors` and blocking connects:
 
     core = ClientCore(ClientConfig("localhost:9092", client_id="app"), now=clock())
     engine = ConsumerEngine(ConsumerConfig(group=GroupConfig("g")), core.cluster)
     core.add(engine); engine.subscribe(["topic"], clock()); engine.poll(clock())
     while True:
         for event in core.step(clock()):               # after every input, and at deadlines
-            handle(event)                               # PollReady -> engine.poll(now) ...
+            handle(event)            # MachineEvent(engine, PollReady()) -> engine.poll(now) ...
         for want in core.connections_wanted():
             if isinstance(want, OpenConnection):        # CloseConnection: close it
                 socks[want.conn_id] = socket.create_connection((want.host, want.port))
@@ -86,6 +90,7 @@ if TYPE_CHECKING:
         CloseConnection,
         CoordinatorFound,
         CoordinatorNotFound,
+        MachineEvent,
         MachineStopped,
         OpenConnection,
         RequestDone,
@@ -148,6 +153,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "CloseConnection",
         "CoordinatorFound",
         "CoordinatorNotFound",
+        "MachineEvent",
         "MachineStopped",
         "OpenConnection",
         "RequestDone",
@@ -227,6 +233,7 @@ __all__ = [
     "GroupProtocol",
     "LeaderOf",
     "Machine",
+    "MachineEvent",
     "MachineStopped",
     "MetadataConfig",
     "MetadataFailed",

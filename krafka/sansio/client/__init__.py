@@ -11,7 +11,7 @@ and time; the core decides everything else:
     while True:
         now = clock()
         for event in core.step(now):            # after every input below, and at the deadline
-            ...                                   # the machines' events, RequestDone/Error ...
+            ...                                   # MachineEvent(machine, e), RequestDone ...
         for want in core.connections_wanted():
             if isinstance(want, OpenConnection):  # connect (TLS if any) within want.timeout
                 ...; core.connection_made(want.conn_id, now)  # or connection_failed(id, err, now)
@@ -30,7 +30,9 @@ Rules:
   machine, `send`) and when `next_deadline()` passes: it expires timeouts, runs every machine's
   `next_actions(now)` (again while answers gave them new input), routes their `SendRequest`s,
   hands answers back to the machine that asked (the very `SendRequest` object), and returns
-  the events. `next_deadline()` is honest: None while only an input can change anything.
+  the events: what a machine emitted comes as `MachineEvent(machine, event)` (a client running
+  a consumer, its telemetry and admin operations hands each to its owner), the core's own
+  (`RequestDone`, `MetadataUpdated`, `MachineStopped` ...) bare. `next_deadline()` is honest: None while only an input can change anything.
 * Targets: `AnyBroker()` (the least loaded connection), `Broker(node_id[, host, port])`,
   `LeaderOf(topic, partition)` (waits while the leader is unknown, refreshing metadata with
   backoff, up to the request timeout; a final topic error fails it), `Coordinator(key,
@@ -47,7 +49,8 @@ Rules:
   request is built for the version chosen.
 * Metadata: `core.cluster` is the read-only view (`leader`, `partitions`, `broker`,
   `topic_id` ...); machines ask for a refresh with a `RefreshMetadata` action and hear of new
-  metadata through `metadata_updated(now)` if they have it; `note_use(topic, now)` keeps a topic
+  metadata through `metadata_updated(now)` if they have it (after every round, a failed one
+  too: a machine still missing something asks again, the refresh backoff spacing the rounds); `note_use(topic, now)` keeps a topic
   refreshed. `refresh_metadata(topics, now)` returns the round whose `MetadataUpdated` /
   `MetadataFailed` event answers it.
 * Failures: a machine that raises is dropped (`MachineStopped`); read-only requests are resent
@@ -64,6 +67,7 @@ from krafka.sansio.client.events import (
     CloseConnection,
     CoordinatorFound,
     CoordinatorNotFound,
+    MachineEvent,
     MachineStopped,
     MetadataFailed,
     MetadataUpdated,
@@ -93,6 +97,7 @@ __all__ = [
     "CoordinatorFound",
     "CoordinatorNotFound",
     "Lane",
+    "MachineEvent",
     "MachineStopped",
     "MetadataFailed",
     "MetadataUpdated",

@@ -33,6 +33,7 @@ from krafka.sansio.client.events import (
     Authenticated,
     CoordinatorFound,
     CoordinatorNotFound,
+    MachineEvent,
     MachineStopped,
     RequestDone,
     RequestError,
@@ -179,7 +180,8 @@ class ClientCore:
 
     def step(self, now: float) -> list[Any]:
         """Expire what is due, run every machine (again while answers or routing gave them
-        new input), route their requests; returns the events since the last step."""
+        new input), route their requests; returns the events since the last step: each event
+        a machine emitted as `MachineEvent(machine, event)`, the core's own as they are."""
         self._now = now
         if self._closed:
             return self._step_closed(now)
@@ -335,8 +337,10 @@ class ClientCore:
             elif isinstance(action, Rebootstrapped):
                 self._rebootstrapped(action, now)
                 self._events.append(action)
-            else:
+            elif machine is self.metadata:
                 self._events.append(action)
+            else:
+                self._events.append(MachineEvent(machine, action))
 
     def _crashed(self, machine: Machine, exc: Exception) -> None:
         if machine is self.metadata:
@@ -490,9 +494,9 @@ class ClientCore:
                 self._fail(routed, final, now)
             else:
                 self._route(routed, now)
-        for machine in list(self._machines):
+        for machine in list(self._machines):  # a failed round too: they look, and ask again
             updated = getattr(machine, "metadata_updated", None)
-            if updated is not None and error is None:
+            if updated is not None:
                 self._stirred = True
                 try:
                     updated(now)

@@ -1,7 +1,8 @@
 """What a `ClientCore` tells its embedder: sockets to open or close, and events.
 
 `connections_wanted()` returns `OpenConnection` / `CloseConnection`; `step(now)` returns the
-machines' events (deliveries, records, rebalances ...) plus the core's own: `RequestDone` /
+machines' events (outcomes, records ready, rebalances ...), each wrapped in
+`MachineEvent(machine, event)` naming the machine that emitted it, plus the core's own: `RequestDone` /
 `RequestError` for requests the embedder sent itself (`core.send`), `CoordinatorFound` /
 `CoordinatorNotFound` (`core.find_coordinator`), `MetadataUpdated`, `MetadataFailed`,
 `Rebootstrapped`, `Authenticated` and `MachineStopped`.
@@ -54,6 +55,16 @@ class RequestError:
 
 
 @dataclass(frozen=True, slots=True)
+class MachineEvent:
+    """`event` (an outcome, records ready, a rebalance step ...) emitted by `machine`: a
+    client running several machines (a consumer and its telemetry, admin operations side by
+    side) hands each event to whoever owns its machine."""
+
+    machine: Machine
+    event: Any
+
+
+@dataclass(frozen=True, slots=True)
 class MachineStopped:
     """`machine` raised; the core dropped it (its requests' answers are discarded)."""
 
@@ -94,6 +105,7 @@ __all__ = [
     "CloseConnection",
     "CoordinatorFound",
     "CoordinatorNotFound",
+    "MachineEvent",
     "MachineStopped",
     "MetadataFailed",
     "MetadataUpdated",

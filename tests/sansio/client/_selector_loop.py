@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from krafka.errors import KafkaConnectionError
-from krafka.sansio.client import ClientCore, CloseConnection, OpenConnection
+from krafka.sansio.client import ClientCore, CloseConnection, MachineEvent, OpenConnection
 
 
 class SelectorLoop:
@@ -37,7 +37,8 @@ class SelectorLoop:
             self.turns += 1
             done = False
             for event in self.core.step(now):
-                done = on_event(event, now) or done
+                inner = event.event if isinstance(event, MachineEvent) else event
+                done = on_event(inner, now) or done
             if done:
                 return now
             self._carry_out(now)

@@ -43,6 +43,7 @@ from krafka.sansio.client import (
     Authenticated,
     ClientConfig,
     ClientCore,
+    MachineEvent,
     MetadataFailed,
     MetadataUpdated,
     Rebootstrapped,
@@ -335,8 +336,12 @@ def test_two_admin_operations_in_one_core_complete_under_their_own_op_ids() -> N
     for cluster_id in ("c1", "c2"):
         asked = cluster.take(ApiKey.DESCRIBE_CLUSTER)
         cluster.answer(asked, DescribeClusterResponse(cluster_id=cluster_id, controller_id=1))
-    done = {e.op: e.value[CLUSTER].cluster_id for e in cluster.events if isinstance(e, Completed)}
-    assert done == {ops[0]: "c1", ops[1]: "c2"}
+    done = {
+        e.event.op: (e.machine, e.event.value[CLUSTER].cluster_id)
+        for e in cluster.events
+        if isinstance(e, MachineEvent) and isinstance(e.event, Completed)
+    }
+    assert done == {ops[0]: (first, "c1"), ops[1]: (second, "c2")}
 
 
 def test_a_closed_core_fails_what_is_pending_and_has_nothing_left_to_do() -> None:
