@@ -30,7 +30,8 @@ or raises the error. `core.step(now)` returns what each machine emitted as
 `MachineEvent(machine, event)`, so one core runs several machines (a consumer engine, its
 telemetry, admin operations) and each event reaches its owner; a machine that raises is dropped
 (`MachineStopped(machine, error)`). krafka's own anyio driver (`krafka.io.KafkaClient`) runs
-every machine of a client this way, in one loop. The smallest embedding, with `selectors` and blocking connects:
+every machine of a client this way, in one loop. The smallest embedding, with `selectors` and
+blocking connects:
 
     core = ClientCore(ClientConfig("localhost:9092", client_id="app"), now=clock())
     engine = ConsumerEngine(ConsumerConfig(group=GroupConfig("g")), core.cluster)

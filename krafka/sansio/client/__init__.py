@@ -32,7 +32,8 @@ Rules:
   hands answers back to the machine that asked (the very `SendRequest` object), and returns
   the events: what a machine emitted comes as `MachineEvent(machine, event)` (a client running
   a consumer, its telemetry and admin operations hands each to its owner), the core's own
-  (`RequestDone`, `MetadataUpdated`, `MachineStopped` ...) bare. `next_deadline()` is honest: None while only an input can change anything.
+  (`RequestDone`, `MetadataUpdated`, `MachineStopped` ...) bare. `next_deadline()` is
+  honest: None while only an input can change anything.
 * Targets: `AnyBroker()` (the least loaded connection), `Broker(node_id[, host, port])`,
   `LeaderOf(topic, partition)` (waits while the leader is unknown, refreshing metadata with
   backoff, up to the request timeout; a final topic error fails it), `Coordinator(key,
@@ -50,9 +51,9 @@ Rules:
 * Metadata: `core.cluster` is the read-only view (`leader`, `partitions`, `broker`,
   `topic_id` ...); machines ask for a refresh with a `RefreshMetadata` action and hear of new
   metadata through `metadata_updated(now)` if they have it (after every round, a failed one
-  too: a machine still missing something asks again, the refresh backoff spacing the rounds); `note_use(topic, now)` keeps a topic
-  refreshed. `refresh_metadata(topics, now)` returns the round whose `MetadataUpdated` /
-  `MetadataFailed` event answers it.
+  too: a machine still missing something asks again, the refresh backoff spacing the rounds);
+  `note_use(topic, now)` keeps a topic refreshed. `refresh_metadata(topics, now)` returns the
+  round whose `MetadataUpdated` / `MetadataFailed` event answers it.
 * Failures: a machine that raises is dropped (`MachineStopped`); read-only requests are resent
   when their connection drops; connection setup retries with backoff within
   `connect_timeout`, and a refused login is answered at once while its backoff lasts.

@@ -2,10 +2,10 @@
 
 `connections_wanted()` returns `OpenConnection` / `CloseConnection`; `step(now)` returns the
 machines' events (outcomes, records ready, rebalances ...), each wrapped in
-`MachineEvent(machine, event)` naming the machine that emitted it, plus the core's own: `RequestDone` /
-`RequestError` for requests the embedder sent itself (`core.send`), `CoordinatorFound` /
-`CoordinatorNotFound` (`core.find_coordinator`), `MetadataUpdated`, `MetadataFailed`,
-`Rebootstrapped`, `Authenticated` and `MachineStopped`.
+`MachineEvent(machine, event)` naming the machine that emitted it, plus the core's own:
+`RequestDone` / `RequestError` for requests the embedder sent itself (`core.send`),
+`CoordinatorFound` / `CoordinatorNotFound` (`core.find_coordinator`), `MetadataUpdated`,
+`MetadataFailed`, `Rebootstrapped`, `Authenticated` and `MachineStopped`.
 """
 
 from __future__ import annotations

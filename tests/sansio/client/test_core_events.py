@@ -61,7 +61,7 @@ def test_each_machine_event_names_the_machine_that_emitted_it() -> None:
 
 
 def test_the_cores_own_events_stay_bare() -> None:
-    cluster, requester = started()
+    cluster, _ = started()
     sent = SendRequest(AnyBroker(), MetadataRequest(topics=[]))
     cluster.core.send(sent, cluster.now)
     cluster.answer(cluster.take(ApiKey.METADATA), metadata_response(BROKERS, {}))
