@@ -40,7 +40,10 @@ read-only requests whose connection dropped, and metadata refresh on age, on dem
 stale errors, with KIP-899 rebootstrap after all brokers were unreachable for
 `rebootstrap_trigger` seconds or on REBOOTSTRAP_REQUIRED. The client keeps only transport
 (`krafka.io.sockets`: TCP, TLS, SOCKS5, one reader task per socket) and one loop that steps the
-core at its deadline; every input (bytes read, an application call) steps it at once. One
+core at its deadline; every input (bytes read, an application call) steps it at once. The
+engines of the clients built on it (producer, consumer, share consumer, admin calls, telemetry)
+run in that same loop: `attach(machine, on_event, on_stopped)` adds one to the core, whose
+`MachineEvent`s then reach `on_event` (`krafka.io.attached` adds operation outcomes). One
 clock: `anyio.current_time()`. `KafkaClient.from_config` takes Java/librdkafka properties
 (`krafka.config`); `start()` and `close()` may be called from different tasks
 (`krafka.io.host.TaskHost`).
@@ -52,7 +55,7 @@ import itertools
 import logging
 import math
 import ssl
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -75,7 +78,15 @@ from krafka.io.transport import TransportConfig
 from krafka.protocol.error_codes import ErrorCode
 from krafka.protocol.messages import ApiVersionsRequest
 from krafka.protocol.schema import Request
-from krafka.sansio.actions import AnyBroker, Broker, Coordinator, LeaderOf, SendRequest, Versioned
+from krafka.sansio.actions import (
+    AnyBroker,
+    Broker,
+    Coordinator,
+    LeaderOf,
+    Machine,
+    SendRequest,
+    Versioned,
+)
 from krafka.sansio.backoff import Backoff, BackoffPolicy
 from krafka.sansio.client import (
     Authenticated,
@@ -84,6 +95,7 @@ from krafka.sansio.client import (
     CoordinatorFound,
     CoordinatorNotFound,
     Lane,
+    MachineEvent,
     MachineStopped,
     MetadataFailed,
     MetadataUpdated,
@@ -213,6 +225,10 @@ class KafkaClient:
         #: Metadata rounds the client ran for its own refreshes.
         self.metadata_requests = 0
         self._closed = False
+        #: The machines run in the core: their owners' event and crash handlers.
+        self._attached: dict[int, tuple[Callable[[Any], None], Callable[[KrafkaError], None]]] = {}
+        self._turning = False
+        self._again = False
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> KafkaClient:
@@ -312,10 +328,21 @@ class KafkaClient:
 
     def _turn(self) -> None:
         """Step the core after an input: hand out its events, open and close what it wants,
-        wake the writers; wake the loop if the core's deadline moved earlier."""
+        wake the writers; wake the loop if the core's deadline moved earlier. A handler that
+        gives the core input while its events are handed out has it stepped again after."""
+        if self._turning:
+            self._again = True
+            return
         core = self._core
-        for event in core.step(anyio.current_time()):
-            self._dispatch(event)
+        self._turning = True
+        try:
+            self._again = True
+            while self._again:
+                self._again = False
+                for event in core.step(anyio.current_time()):
+                    self._dispatch(event)
+        finally:
+            self._turning = False
         sockets = self._sockets
         if sockets is not None:
             sockets.carry_out(core.connections_wanted())
@@ -326,7 +353,11 @@ class KafkaClient:
                 self._wake.set()
 
     def _dispatch(self, event: Any) -> None:
-        if isinstance(event, RequestDone | RequestError):
+        if type(event) is MachineEvent:
+            handlers = self._attached.get(id(event.machine))
+            if handlers is not None:
+                handlers[0](event.event)
+        elif isinstance(event, RequestDone | RequestError):
             answer = self._answers.pop(id(event.sent), None)
             if answer is None:
                 return
@@ -364,7 +395,55 @@ class KafkaClient:
                 event.session_lifetime_ms or "unlimited",
             )
         elif isinstance(event, MachineStopped):
-            log.error("%s stopped: %s", type(event.machine).__name__, event.error)
+            handlers = self._attached.pop(id(event.machine), None)
+            if handlers is None:
+                log.error("%s stopped: %s", type(event.machine).__name__, event.error)
+            else:
+                handlers[1](event.error)
+
+    # -- machines -------------------------------------------------------------------------------
+
+    def attach(
+        self,
+        machine: Machine,
+        on_event: Callable[[Any], None],
+        on_stopped: Callable[[KrafkaError], None],
+    ) -> None:
+        """Run `machine` (a producer or consumer engine, an admin operation, telemetry) in this
+        client's core and loop until `detach(machine)`: its requests are routed by the core and
+        each event it emits goes to `on_event`, called in the loop's task; if it raises, the
+        core drops it and `on_stopped(error)` is called instead. `krafka.io.attached` wraps
+        this with operation outcomes."""
+        self._check_open()
+        self._attached[id(machine)] = (on_event, on_stopped)
+        self._core.add(machine)
+        self._turn()
+
+    def detach(self, machine: Machine) -> None:
+        """Stop running `machine` (answers to its requests still under way are dropped)."""
+        self._attached.pop(id(machine), None)
+        self._core.remove(machine)
+
+    def wake(self) -> None:
+        """A machine has new input (an application call): the loop steps the core soon, in its
+        own task (cheap to call per record; `step()` does it at once)."""
+        self._wake.set()
+
+    def step(self) -> bool:
+        """Step the core now, in the caller's task: what the machines ask for goes out (False:
+        the client is not running)."""
+        if self._sockets is None or self._closed:
+            return False
+        self._turn()
+        return True
+
+    def start_soon(
+        self, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any, name: str = ""
+    ) -> None:
+        """Run `func(*args)` in the client's own task group (cancelled when it closes): the
+        clients built on this one have no tasks of their own."""
+        self._check_open()
+        self._host.start_soon(func, *args, name=name)
 
     def _changed_now(self) -> None:
         self._changed.set()

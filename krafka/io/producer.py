@@ -6,15 +6,15 @@
         meta2 = await pending                                 # RecordMetadata, or raises
 
 A thin facade over the sans-IO `ProducerEngine` (accumulator, sender, idempotence,
-transactions), run by one `MachineDriver` on the client: `send` appends to the engine (no I/O,
-no per-record future), the driver sends what the engine asks for and sleeps until its
+transactions), attached to the client's core and run by the client's one loop
+(`krafka.io.attached`): `send` appends to the engine (no I/O, no per-record future), the client
+sends what the engine asks for (refreshing metadata when it asks) and sleeps until the core's
 deadline, and the engine's events come back here: finished batches wake whoever awaits their
-records (`producer_handle`), metadata is refreshed when asked, a fatal error is raised from the
-application's next call. One clock, `anyio.current_time()`; record timestamps come from the
-wall clock, read here. Idempotence is on by default (off automatically when `acks` is not
-"all", unless asked for explicitly); `transactional_id` enables transactions. Background tasks
-live in the producer's own task (`TaskHost`), so `start` and `close` may be called from any
-task.
+records (`producer_handle`), a fatal error is raised from the application's next call. One
+clock, `anyio.current_time()`; record timestamps come from the wall clock, read here.
+Idempotence is on by default (off automatically when `acks` is not "all", unless asked for
+explicitly); `transactional_id` enables transactions. The producer has no task of its own, so
+`start` and `close` may be called from any task.
 
 `engine`, `direct` and `driver` are the documented ways in for code that holds this producer's
 event loop parked: while `direct`, it may append to `engine` as `send` does (with the loop's
@@ -37,10 +37,9 @@ import anyio.lowlevel
 from krafka.codec import Compression
 from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
+from krafka.io.attached import AttachedMachine, OutcomeTimeout, Stopped
 from krafka.io.client import KafkaClient
 from krafka.io.clock import loop_time
-from krafka.io.driver import MachineDriver, OutcomeTimeout, Stopped
-from krafka.io.host import TaskHost
 from krafka.io.producer_append import Appender
 from krafka.io.producer_handle import (
     DeliveryHandle,
@@ -56,7 +55,7 @@ from krafka.io.tracing import Tracing, tracing_for
 from krafka.io.tracing_send import context_send
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.metrics.registry import ClientEntry, forget, track
-from krafka.sansio.actions import RefreshMetadata, SendRequest
+from krafka.sansio.actions import SendRequest
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
 from krafka.sansio.producer.batch import ProducerBatch
 from krafka.sansio.producer.engine import Due, ProducerEngine
@@ -180,10 +179,9 @@ class Producer:
             handle_type=DeliveryHandle,
         )
         self._append_open = self._engine.append_open
-        self._driver = MachineDriver(
+        self._driver = AttachedMachine(
             self._client, self._engine, on_event=self._on_event, name="krafka producer"
         )
-        self._host = TaskHost("krafka producer")
         track(self, ClientEntry(ClientKind.PRODUCER, client_id, None, _java_metrics))
         self._txns = (
             Transactions(self._engine, self._driver, max_block)
@@ -243,10 +241,9 @@ class Producer:
         self._started = True
         self._otel = messaging_metrics(self._meter_provider)
         try:
-            await self._host.start()
             if self._own_client:
                 await self._client.start(self.max_block or None)  # 0: sends never block
-            await self._host.task_group.start(self._driver.run)
+            self._driver.start()
             await self._telemetry.start()
             if self._txns is not None:
                 await self._txns.start()
@@ -274,7 +271,7 @@ class Producer:
         forget(self)
         deadline = None if timeout is None else anyio.current_time() + timeout
         try:
-            if self._host.running and self._error is None:
+            if self._driver.running and self._error is None:
                 with anyio.move_on_after(timeout):
                     await self.flush()
         except KrafkaError as exc:
@@ -282,7 +279,6 @@ class Producer:
         finally:
             self._stop(KafkaTimeoutError("producer closed before delivery"))
             await self._telemetry.close(_left(deadline, 1.0))
-            await self._host.close(_left(deadline, 1.0))
             if self._own_client:
                 await self._client.close(_left(deadline, 5.0))
 
@@ -448,8 +444,9 @@ class Producer:
         return self._engine
 
     @property
-    def driver(self) -> MachineDriver:
-        """The loop running `engine` (`driver.wake()` after appending to it directly)."""
+    def driver(self) -> AttachedMachine:
+        """`engine` as run by the client's loop (`driver.wake()` after appending to it
+        directly)."""
         return self._driver
 
     async def send_and_wait(
@@ -473,7 +470,7 @@ class Producer:
 
         Waits for the records sent before the call, not for those other tasks send meanwhile.
         """
-        if not self._started or not self._host.running:
+        if not self._started or not self._driver.running:
             return
         op = self._engine.flush(anyio.current_time())
         try:
@@ -555,7 +552,7 @@ class Producer:
     # -- the engine's events --------------------------------------------------------------------
 
     def _on_event(self, event: Any) -> None:
-        """What the engine (or the driver) tells the producer, in the driver's task."""
+        """What the engine tells the producer (or `Stopped`), in the client's loop task."""
         if type(event) is BatchDone:
             batch = event.batch
             wake_waiters(batch)
@@ -566,9 +563,6 @@ class Producer:
             if self._otel is not None and batch.done:
                 self._batch_metrics(self._otel, batch)
             self._notify_progress()
-        elif isinstance(event, RefreshMetadata):
-            if self._host.running:
-                self._host.start_soon(self._refresh, event, name="krafka producer metadata")
         elif isinstance(event, TopicsInUse):
             self._client.touch_topics(sorted(event.topics))
         elif isinstance(event, ProducerFatal):
@@ -581,17 +575,6 @@ class Producer:
     def _batch_metrics(self, otel: MessagingMetrics, batch: Any) -> None:
         seconds = anyio.current_time() - batch.created
         otel.batch_done(batch.topic, batch.partition, batch.count, seconds, batch.error)
-
-    async def _refresh(self, event: RefreshMetadata) -> None:
-        topics = None if event.topics is None else sorted(event.topics)
-        try:
-            await self._client.refresh_metadata(topics)
-        except KrafkaError as exc:
-            log.debug("metadata refresh for %s failed: %s", topics, exc)
-            await anyio.sleep(self.config.retry_backoff)
-        finally:
-            self._engine.metadata_updated(anyio.current_time())
-            self._driver.wake()
 
     def _notify_progress(self) -> None:
         """Wake every task waiting for a batch to finish (buffer back-pressure)."""
@@ -607,18 +590,18 @@ class Producer:
 
     def _stop(self, error: KrafkaError, *, driver_alive: bool = True) -> None:
         """Stop the engine: everything queued or in flight fails with `error`, and its
-        waiters learn it now (the driver delivers the engine's last events)."""
+        waiters learn it now (the client's loop delivers the engine's last events)."""
         self._failed(error)
         try:
             self._engine.close(error)
-            if driver_alive and self._driver.error is None:
-                self._driver.step()
-            else:
+            if not (driver_alive and self._driver.running and self._driver.step()):
                 for action in self._engine.next_actions(anyio.current_time()):
                     if not isinstance(action, SendRequest):
                         self._on_event(action)
-        except Exception:  # a broken engine (the driver crashed on it): nothing more to save
+        except Exception:  # a broken engine (the core dropped it): nothing more to save
             log.exception("producer engine failed while closing")
+        finally:
+            self._driver.stop()
 
 
 def _left(deadline: float | None, default: float) -> float:

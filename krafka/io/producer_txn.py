@@ -1,5 +1,5 @@
 """The producer's transactional calls on anyio: each one an input to the `ProducerEngine` whose
-outcome is awaited on the producer's `MachineDriver` (at most `max_block`), and what
+outcome is awaited on the producer's `AttachedMachine` (at most `max_block`), and what
 `send_offsets_to_transaction` accepts, normalised for it.
 
 Users pass what their consumer gave them: `{TopicPartition: OffsetAndMetadata}` (or plain
@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from krafka.errors import KafkaTimeoutError
-from krafka.io.driver import MachineDriver, OutcomeTimeout
+from krafka.io.attached import AttachedMachine, OutcomeTimeout
 from krafka.sansio.producer.engine import ProducerEngine
 from krafka.sansio.producer.txn_call import TxnCall
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
@@ -58,7 +58,7 @@ class Transactions:
     stays pending in the engine (the same call again waits for the same outcome).
     """
 
-    def __init__(self, engine: ProducerEngine, driver: MachineDriver, max_block: float) -> None:
+    def __init__(self, engine: ProducerEngine, driver: AttachedMachine, max_block: float) -> None:
         self.engine = engine
         self.driver = driver
         self.max_block = max_block

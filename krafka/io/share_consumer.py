@@ -11,8 +11,9 @@
 
 Members of a share group read the same partitions together: the brokers hand each record to
 one member at a time (with a delivery count and an acquisition lock), and members settle each
-record. Everything is decided by the sans-IO `ShareConsumerMachine`, run by a `MachineDriver`;
-this class is its application face and feeds it metadata.
+record. Everything is decided by the sans-IO `ShareConsumerMachine`, attached to the client's
+core and run by the client's one loop (metadata reaches it from the core); this class is its
+application face.
 
 The acknowledgement commit callback (Java's `AcknowledgementCommitCallback.onComplete`) gets
 `({partition: offsets}, error or None)` once per partition each time a broker answered
@@ -38,16 +39,14 @@ import anyio
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka.config.keywords import check_arguments
 from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
+from krafka.io.attached import AttachedMachine
 from krafka.io.client import KafkaClient
 from krafka.io.clock import loop_time
-from krafka.io.driver import MachineDriver
-from krafka.io.host import TaskHost
 from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import TraceContext, tracing_for
 from krafka.io.wakeup import WakeupTrigger
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.metrics.registry import ClientEntry, forget, track
-from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.group.events import GroupFailed
 from krafka.sansio.share import (
     AcknowledgementMode,
@@ -164,19 +163,19 @@ class ShareConsumer:
             retry_backoff_max=settings.retry_backoff_max,
             client_rack=settings.client_rack,
         )
-        self._machine = ShareConsumerMachine(settings.group_id, settings.machine_config(), member)
-        self._driver = MachineDriver(
+        self._machine = ShareConsumerMachine(
+            settings.group_id, settings.machine_config(), member, self._client.metadata
+        )
+        self._driver = AttachedMachine(
             self._client, self._machine, on_event=self._on_event,
             name=f"krafka share consumer {settings.group_id}",
         )  # fmt: skip
         self._telemetry = ClientTelemetry(
             self._client, ClientKind.SHARE_CONSUMER, self.metrics, settings.client_id
         )
-        self._host = TaskHost("krafka share consumer")
         kind = ClientKind.SHARE_CONSUMER
         track(self, ClientEntry(kind, settings.client_id, settings.group_id, _metrics))
         self._data = anyio.Event()
-        self._metadata_wanted = anyio.Event()
         self._failure: KrafkaError | None = None
         self._wakeups = WakeupTrigger("share consumer")
         self._callback: AcknowledgementCommitCallback | None = None
@@ -211,10 +210,8 @@ class ShareConsumer:
         self._state = "started"
         if self._own_client:
             await self._client.start(self.settings.default_api_timeout)
-        await self._host.start()
         self._otel = messaging_metrics(self.settings.meter_provider, self.settings.group_id)
-        await self._host.task_group.start(self._driver.run)
-        self._host.start_soon(self._metadata_loop, name="krafka share consumer metadata")
+        self._driver.start()
         await self._telemetry.start()
         return self
 
@@ -256,9 +253,9 @@ class ShareConsumer:
         finally:
             await self._telemetry.close(max(0.1, deadline - anyio.current_time()) / 3)
             remaining = max(0.1, deadline - anyio.current_time())
-            await self._host.close(remaining / 2)
+            self._driver.stop()
             if self._own_client:
-                await self._client.close(remaining / 2)
+                await self._client.close(remaining)
 
     # -- the group ------------------------------------------------------------------------------
 
@@ -487,8 +484,6 @@ class ShareConsumer:
                 self._callbacks.append(event)
             if event.error is not None:
                 log.info("krafka share consumer: acknowledgements refused: %s", event.error)
-        elif isinstance(event, RefreshMetadata):
-            self._metadata_wanted.set()
         elif isinstance(event, GroupFailed):
             self._failure = event.error
             self._data.set()
@@ -516,18 +511,6 @@ class ShareConsumer:
         if first is not None:
             raise first
 
-    async def _metadata_loop(self) -> None:
-        while True:
-            with anyio.move_on_after(30.0):
-                await self._metadata_wanted.wait()
-            self._metadata_wanted = anyio.Event()
-            try:
-                await self._refresh_metadata()
-            except KrafkaError as exc:
-                log.info("krafka share consumer: metadata refresh failed: %s", exc)
-                await anyio.sleep(self.settings.retry_backoff)
-                self._metadata_wanted.set()
-
     async def _refresh_metadata(self) -> None:
         topics = sorted(
             self._machine.member.subscription() | _topics(self._machine.member.assignment())
@@ -535,15 +518,7 @@ class ShareConsumer:
         if not topics:
             return
         await self._client.refresh_metadata(topics)
-        metadata = self._client.metadata
-        ids = {t: i for t in topics if (i := metadata.topic_id(t)) is not None}
-        leaders: dict[TopicPartition, int] = {}
-        for topic in topics:
-            for partition in metadata.partitions_for(topic):
-                leader = metadata.leader_for(topic, partition)
-                if leader is not None:
-                    leaders[TopicPartition(topic, partition)] = leader.node_id
-        self._machine.update_metadata(ids, leaders, anyio.current_time())
+        self._machine.metadata_updated(anyio.current_time())
         self._driver.wake()
 
     def _check_open(self) -> None:

@@ -1,4 +1,4 @@
-"""KIP-714 client metrics on anyio: runs one client's `TelemetryMachine` on its `KafkaClient`.
+"""KIP-714 client metrics on anyio: one client's `TelemetryMachine`, run by its `KafkaClient`.
 
 Every client (Producer, Consumer, ShareConsumer, AdminClient) owns one. It starts with the
 client, pushes what the cluster's client-metrics subscriptions ask for, makes the terminating
@@ -20,9 +20,8 @@ import anyio
 
 import krafka
 from krafka.errors import IllegalStateError
+from krafka.io.attached import AttachedMachine, Stopped
 from krafka.io.client import KafkaClient
-from krafka.io.driver import MachineDriver, Stopped
-from krafka.io.host import TaskHost
 from krafka.sansio.telemetry import (
     ClientKind,
     TelemetryConfig,
@@ -56,8 +55,7 @@ class ClientTelemetry:
             time.time_ns,
             TelemetryConfig(resource=resource),
         )
-        self._host = TaskHost(f"krafka {kind.value} telemetry")
-        self._driver = MachineDriver(
+        self._driver = AttachedMachine(
             client, self.machine, on_event=self._on_event, name=f"krafka {kind.value} telemetry"
         )
         self._settled = anyio.Event()
@@ -69,8 +67,7 @@ class ClientTelemetry:
         if not self.enabled or self._running:
             return
         self._running = True
-        await self._host.start()
-        await self._host.task_group.start(self._driver.run)
+        self._driver.start()
 
     async def client_instance_id(self, timeout: float) -> uuid.UUID | None:
         """The broker-assigned instance id, waiting up to `timeout` seconds for it (0: do not
@@ -91,10 +88,9 @@ class ClientTelemetry:
         self._running = False
         self.machine.close(anyio.current_time())
         self._driver.wake()
-        with anyio.CancelScope(shield=True):
-            with anyio.move_on_after(timeout):
-                await self._stopped.wait()
-            await self._host.close(1.0)
+        with anyio.CancelScope(shield=True), anyio.move_on_after(timeout):
+            await self._stopped.wait()
+        self._driver.stop()
 
     def _on_event(self, event: object) -> None:
         if isinstance(event, InstanceIdAssigned):

@@ -1,5 +1,5 @@
 """What every family of admin calls shares: the connection to the cluster, the options, and
-running one sans-IO `AdminOperation` per call on a `MachineDriver`."""
+running one sans-IO `AdminOperation` per call, attached to the client's core for the call."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import anyio
 
 from krafka.config.keywords import check_arguments
 from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
+from krafka.io.attached import AttachedMachine
 from krafka.io.client import KafkaClient
 from krafka.io.clock import loop_time
-from krafka.io.driver import MachineDriver
 from krafka.io.telemetry import ClientTelemetry
 from krafka.metrics.registry import ClientEntry, forget, track
 from krafka.sansio.actions import Broker
@@ -175,19 +175,18 @@ class AdminBase:
             backoff=self.backoff,
             rand=self._rand,
         )
-        driver = MachineDriver(self._client, operation, name=f"krafka admin: {handler.what}")
+        attached = AttachedMachine(self._client, operation, name=f"krafka admin: {handler.what}")
         values: dict[K, Any] = {}
         error: KrafkaError | None = None
         started = anyio.current_time()
-        async with anyio.create_task_group() as tg:
-            await tg.start(driver.run)
-            op = operation.start(anyio.current_time())
-            try:  # the machine ends the call at its deadline; the margin only guards a bug
-                values = await driver.outcome(op, operation.timeout + _OUTCOME_MARGIN)
-            except KrafkaError as exc:  # raised outside the task group: no ExceptionGroup
-                error = exc
-            finally:
-                tg.cancel_scope.cancel()
+        op = operation.start(anyio.current_time())
+        attached.start()
+        try:  # the machine ends the call at its deadline; the margin only guards a bug
+            values = await attached.outcome(op, operation.timeout + _OUTCOME_MARGIN)
+        except KrafkaError as exc:
+            error = exc
+        finally:
+            attached.stop()
         failed = error is not None or any(isinstance(v, KrafkaError) for v in values.values())
         self._metrics.call_done(started, anyio.current_time(), failed)
         if error is not None:

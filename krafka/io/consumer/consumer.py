@@ -6,12 +6,13 @@
         async for record in c: ...
 
 Everything is decided by the sans-IO `krafka.sansio.consumer.engine.ConsumerEngine` (fetching,
-positions and resets, the group, auto-commit, closing), run by one `MachineDriver` on the
-client: this class is its application face. The application's calls are the engine's inputs;
-rebalance-listener callbacks, interceptors and the errors of the background run in the
-application's own task, inside `poll()`, `recv()`, `async for`, `position()`,
-`unsubscribe()` and `close()`, as Java runs them in `poll()`. `wakeup()` interrupts a blocked
-poll, `commit` or `committed` (`krafka.io.wakeup`).
+positions and resets, the group, auto-commit, closing), attached to the client's core and run
+by the client's one loop (`krafka.io.attached`; the consumer has no task of its own): this
+class is its application face. The application's calls are the engine's inputs; rebalance-
+listener callbacks, interceptors and the errors of the background run in the application's own
+task, inside `poll()`, `recv()`, `async for`, `position()`, `unsubscribe()` and `close()`, as
+Java runs them in `poll()`. `wakeup()` interrupts a blocked poll, `commit` or `committed`
+(`krafka.io.wakeup`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import anyio.lowlevel
 from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
 from krafka.io.admin import AdminClient
+from krafka.io.attached import AttachedMachine, OutcomeTimeout, Stopped
 from krafka.io.client import KafkaClient
 from krafka.io.clock import loop_time
 from krafka.io.consumer.arguments import (
@@ -44,15 +46,12 @@ from krafka.io.consumer.arguments import (
 from krafka.io.consumer.offsets_api import OffsetLookups
 from krafka.io.consumer.pending_commit import PendingCommit
 from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
-from krafka.io.driver import MachineDriver, OutcomeTimeout, Stopped
-from krafka.io.host import TaskHost
 from krafka.io.iteration import RecordIterator, TracedRecordIterator
 from krafka.io.telemetry import ClientTelemetry
 from krafka.io.tracing import tracing_for
 from krafka.io.wakeup import WakeupTrigger
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.metrics.registry import ClientEntry, forget, track
-from krafka.sansio.actions import RefreshMetadata
 from krafka.sansio.consumer.engine import ConsumerEngine
 from krafka.sansio.consumer.events import (
     AutoCommitFailed,
@@ -138,7 +137,7 @@ class Consumer(OffsetLookups):
         self._otel: MessagingMetrics | None = None
         #: When the last poll that returned records returned (messaging.process.duration).
         self._returned: float | None = None
-        self._driver = MachineDriver(
+        self._driver = AttachedMachine(
             self._client, self._engine, on_event=self._on_event, name="krafka consumer"
         )
         self._admin = AdminClient(
@@ -149,7 +148,6 @@ class Consumer(OffsetLookups):
         self._telemetry = ClientTelemetry(
             self._client, ClientKind.CONSUMER, self.metrics, settings.client_id
         )
-        self._host = TaskHost("krafka consumer")
         entry = ClientEntry(ClientKind.CONSUMER, settings.client_id, settings.group_id, _metrics)
         track(self, entry)
         self._waiters = _Waiters()
@@ -158,9 +156,6 @@ class Consumer(OffsetLookups):
         self._auto_committed: list[OffsetsCommitted] = []
         self._listener: Any = settings.rebalance_listener
         self._interceptors: tuple[ConsumerInterceptor, ...] = tuple(settings.interceptors)
-        self._refresh_topics: set[str] = set()
-        self._refresh_all = False
-        self._refreshing = False
         self._state = _State.NEW
         #: OpenTelemetry spans (`krafka.io.tracing`), or None when tracing is off.
         self.tracing = tracing_for(
@@ -192,9 +187,8 @@ class Consumer(OffsetLookups):
         if self._own_client:
             await self._client.start(self.settings.default_api_timeout)
         await self._admin.start()
-        await self._host.start()
         self._otel = messaging_metrics(self.settings.meter_provider, self.settings.group_id)
-        await self._host.task_group.start(self._driver.run)
+        self._driver.start()
         await self._telemetry.start()
         return self
 
@@ -248,9 +242,9 @@ class Consumer(OffsetLookups):
             self._run_commit_interceptors()
         await self._telemetry.close(max(0.1, deadline - anyio.current_time()) / 3)
         remaining = max(0.1, deadline - anyio.current_time())
-        await self._host.close(remaining / 2)
+        self._driver.stop()
         if self._own_client:
-            await self._client.close(remaining / 2)
+            await self._client.close(remaining)
         if raised is not None:
             raise raised
 
@@ -571,38 +565,6 @@ class Consumer(OffsetLookups):
         elif isinstance(event, AutoCommitFailed):
             if self.tracing is not None:
                 self.tracing.auto_committed(anyio.current_time() - event.sent, event.error)
-        elif isinstance(event, RefreshMetadata):
-            self._refresh_soon(event.topics)
-
-    def _refresh_soon(self, topics: frozenset[str] | None) -> None:
-        """Carry out the engine's `RefreshMetadata` (joining a refresh under way)."""
-        if topics is None:
-            self._refresh_all = True
-        else:
-            self._refresh_topics.update(topics)
-        if not self._refreshing:
-            self._refreshing = True
-            self._host.start_soon(self._refresh, name="krafka consumer metadata")
-
-    async def _refresh(self) -> None:
-        """One refresh at a time (the client spaces them by its refresh backoff), for every
-        topic asked for meanwhile; the engine learns when it is done."""
-        try:
-            while self._refresh_all or self._refresh_topics:
-                every, topics = self._refresh_all, sorted(self._refresh_topics)
-                self._refresh_all, self._refresh_topics = False, set()
-                try:
-                    await self._client.refresh_metadata(topics or None, all_topics=every)
-                except KrafkaError as exc:
-                    log.info("krafka consumer: metadata refresh failed: %s", exc)
-                    self._refresh_all = self._refresh_all or every
-                    self._refresh_topics.update(topics)
-                    await anyio.sleep(self.settings.retry_backoff)
-                    continue
-                self._engine.metadata_updated(anyio.current_time())
-                self._driver.wake()
-        finally:
-            self._refreshing = False
 
     def _run_commit_interceptors(self) -> None:
         pending, self._auto_committed = self._auto_committed, []
@@ -712,7 +674,7 @@ class Consumer(OffsetLookups):
         self._driver.wake()
         pending = PendingCommit(wanted)
         span = None if self.tracing is None else self.tracing.settle_span("commit")
-        self._host.start_soon(
+        self._client.start_soon(
             pending.run, lambda _: self._finish_commit(op, span), name="krafka commit"
         )
         return pending

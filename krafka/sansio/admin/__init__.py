@@ -1,8 +1,8 @@
 """The admin client's sans-IO core: one `AdminOperation` machine per call, a `Routing` placing
 each item (topic, group, partition ...) on its broker, and one `Handler` per Kafka API that
-builds the requests and reads the answers into per-item outcomes. Drive an operation with
-`krafka.io.driver.MachineDriver` (what `krafka.AdminClient` does) or script it with
-`krafka.testing.conversation.Conversation`.
+builds the requests and reads the answers into per-item outcomes. Run an operation in a
+`ClientCore` (`core.add(operation)`; `krafka.AdminClient` attaches one per call to its client's
+core, `krafka.io.attached`) or script it with `krafka.testing.conversation.Conversation`.
 
 Result types and the values users pass in (NewTopic, ConfigResource, AclBinding ...) live in
 the family modules and are re-exported here.

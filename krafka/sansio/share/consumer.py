@@ -2,7 +2,8 @@
 share session per broker, and the records and settlements it holds (`InFlightRecords`).
 
 Inputs, each with `now`: the application's `subscribe`, `poll`, `acknowledge`, `commit`,
-`unsubscribe` and `close`; the driver's metadata (`update_metadata`: topic ids and leaders);
+`unsubscribe` and `close`; the driver's metadata (`update_metadata`: topic ids and leaders; or,
+built with the core's `ClusterMetadata` view, `metadata_updated(now)` after each refresh);
 answers and failures of the requests it asked for. Outputs (`next_actions`): heartbeats,
 ShareFetch and ShareAcknowledge requests, and events - `RecordsAvailable`,
 `AcknowledgementsCommitted` (for the acknowledgement commit callback), `RefreshMetadata`,
@@ -42,6 +43,7 @@ from krafka.protocol.messages import ShareAcknowledgeResponse, ShareFetchRespons
 from krafka.sansio.actions import Broker, Completed, RefreshMetadata, SendRequest, next_op
 from krafka.sansio.backoff import Backoff, BackoffPolicy
 from krafka.sansio.codes import STALE_METADATA_CODES, code_name
+from krafka.sansio.metadata import ClusterMetadata
 from krafka.sansio.share.acknowledgements import AcknowledgeType
 from krafka.sansio.share.commits import AcknowledgementsCommitted, Commits
 from krafka.sansio.share.inflight import AcknowledgementMode, InFlightRecords
@@ -135,8 +137,15 @@ class _Node:
 class ShareConsumerMachine:
     """Everything a share consumer of `group_id` decides."""
 
-    def __init__(self, group_id: str, config: ShareFetchConfig, member: ShareMember) -> None:
+    def __init__(
+        self,
+        group_id: str,
+        config: ShareFetchConfig,
+        member: ShareMember,
+        metadata: ClusterMetadata | None = None,
+    ) -> None:
         self.group_id = group_id
+        self._metadata = metadata
         self.config = config
         self.member = member
         self.records = InFlightRecords(config.acknowledgement_mode)
@@ -225,6 +234,30 @@ class ShareConsumerMachine:
         self._leaders = dict(leaders)
         self._metadata_asked = False
         self.member.update_topic_ids(ids, now)
+
+    def metadata_updated(self, now: float) -> None:
+        """A metadata round ended (`ClientCore` calls this): take the topic ids and leaders of
+        the subscribed and assigned topics from the view the machine was built with; a topic it
+        lacks (never asked for, or dropped as idle) is asked for again."""
+        metadata = self._metadata
+        topics = self._topics()
+        if metadata is None or not topics:
+            return
+        ids = {t: i for t in topics if (i := metadata.topic_id(t)) is not None}
+        leaders: dict[TopicPartition, int] = {}
+        for topic in topics:
+            for partition in metadata.partitions_for(topic):
+                leader = metadata.leader(topic, partition)
+                if leader is not None:
+                    leaders[TopicPartition(topic, partition)] = leader
+        self.update_metadata(ids, leaders, now)
+        if any(topic not in metadata.topics for topic in topics):
+            self._need_metadata()
+
+    def _topics(self) -> frozenset[str]:
+        """The topics whose metadata the machine needs: subscribed and assigned."""
+        assigned = {tp.topic for tp in self.member.assignment()}
+        return frozenset(self.member.subscription()) | assigned
 
     # -- the contract ---------------------------------------------------------------------------
 
@@ -557,7 +590,8 @@ class ShareConsumerMachine:
     def _need_metadata(self) -> None:
         if not self._metadata_asked:
             self._metadata_asked = True
-            self._events.append(RefreshMetadata(None))
+            topics = self._topics()
+            self._events.append(RefreshMetadata(topics if self._metadata is not None else None))
 
     def _move(self, new: Phase) -> None:
         if (self.phase, new) not in _PHASES:

@@ -11,7 +11,9 @@ from typing import Any
 from krafka.io.client import KafkaClient
 from krafka.protocol import ApiKey
 from krafka.protocol.messages import FetchRequest, FetchResponse
-from krafka.sansio.actions import Broker, SendRequest, Versioned
+from krafka.sansio.actions import Broker, Machine, SendRequest, Versioned
+from krafka.sansio.consumer.engine import ConsumerEngine
+from krafka.testing.machine_proxy import MachineProxy
 
 
 @dataclass(frozen=True)
@@ -33,30 +35,54 @@ class FetchExchange:
         return sum(len(p.records or b"") for t in self.response.responses for p in t.partitions)
 
 
-class RecordingClient(KafkaClient):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fetches: list[FetchExchange] = []
+class _RecordedFetches(MachineProxy):
+    """A consumer engine whose Fetch requests are kept with the broker's answers."""
 
-    async def execute(self, action: SendRequest[Any]) -> Any:
-        request = action.request
-        node = action.target.node_id if isinstance(action.target, Broker) else None
-        if isinstance(request, FetchRequest):  # closing a session: any version from 7 will do
-            response = await super().execute(action)
-            self.fetches.append(FetchExchange(node, -1, request, response))
-            return response
+    def __init__(self, machine: Machine, fetches: list[FetchExchange]) -> None:
+        super().__init__(machine)
+        self.fetches = fetches
+        self.built: dict[int, tuple[int, FetchRequest]] = {}
+
+    def outgoing(self, sent: SendRequest[Any], now: float) -> tuple[SendRequest[Any], float]:
+        request = sent.request
         if not (isinstance(request, Versioned) and request.api_key == ApiKey.FETCH):
-            return await super().execute(action)
-        built: list[tuple[int, FetchRequest]] = []
+            return sent, now
+        holder: list[SendRequest[Any]] = []
 
         def build(version: int) -> Any:
             made = request.build(version)
-            built.append((version, made))  # type: ignore[arg-type]
+            self.built[id(holder[0])] = (version, made)
             return made
 
-        response = await super().execute(
-            dataclasses.replace(action, request=Versioned(request.api_key, build))
-        )
-        version, made = built[-1]
-        self.fetches.append(FetchExchange(node, version, made, response))
-        return response
+        placed = dataclasses.replace(sent, request=Versioned(request.api_key, build))
+        holder.append(placed)
+        return placed, now
+
+    def answered(self, sent: SendRequest[Any], placed: SendRequest[Any], response: Any) -> None:
+        node = sent.target.node_id if isinstance(sent.target, Broker) else None
+        if isinstance(sent.request, FetchRequest):  # closing a session: any version from 7
+            self.fetches.append(FetchExchange(node, -1, sent.request, response))
+            return
+        built = self.built.pop(id(placed), None)
+        if built is not None:
+            version, made = built
+            self.fetches.append(FetchExchange(node, version, made, response))
+
+
+class RecordingClient(KafkaClient):
+    """Keeps the Fetch exchanges of the consumer engine it runs (not of telemetry or admin)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fetches: list[FetchExchange] = []
+        self._proxies: dict[int, Machine] = {}
+
+    def attach(self, machine: Machine, on_event: Any, on_stopped: Any) -> None:
+        if isinstance(machine, ConsumerEngine):
+            proxy = _RecordedFetches(machine, self.fetches)
+            self._proxies[id(machine)] = proxy
+            machine = proxy
+        super().attach(machine, on_event, on_stopped)
+
+    def detach(self, machine: Machine) -> None:
+        super().detach(self._proxies.pop(id(machine), machine))

@@ -1,7 +1,8 @@
-"""A group member on a real cluster, driven by `MachineDriver`, with a stand-in application
-loop: it polls every 50 ms, answers every listener step at once (auto-commits commit
-nothing) and, as the io consumer does, looks its topic up again while the cluster does not
-know it yet. For io tests of the sans-IO member; the io Consumer integrates it for real."""
+"""A group member on a real cluster, attached to a client's core (`AttachedMachine`), with a
+stand-in application loop: it polls every 50 ms, answers every listener step at once
+(auto-commits commit nothing) and, as the io consumer does, looks its topic up again while the
+cluster does not know it yet; metadata rounds reach the member as partition counts. For io
+tests of the sans-IO member; the io Consumer integrates it for real."""
 
 from __future__ import annotations
 
@@ -9,16 +10,18 @@ from typing import Any
 
 import anyio
 
+from krafka.io.attached import AttachedMachine
 from krafka.io.client import KafkaClient
-from krafka.io.driver import MachineDriver
 from krafka.protocol.messages import SyncGroupRequest
-from krafka.sansio.actions import RefreshMetadata, SendRequest
+from krafka.sansio.actions import Machine, SendRequest
 from krafka.sansio.group import (
     CommitPositions,
     GroupConfig,
     GroupFailed,
     GroupMember,
 )
+from krafka.sansio.metadata import ClusterMetadata
+from krafka.testing.machine_proxy import MachineProxy
 
 
 class App:
@@ -45,7 +48,9 @@ class App:
         )
         self.member = GroupMember(config, [assignor])
         self.events: list[Any] = []
-        self.driver = MachineDriver(client, self.member, on_event=self.events.append)
+        self.driver = AttachedMachine(
+            client, _Counted(self.member, client.metadata), on_event=self.events.append
+        )
         self.steps: list[Any] = []
         self.failures: list[Any] = []
 
@@ -64,9 +69,7 @@ class App:
             self.member.poll(anyio.current_time())
             while self.events:
                 event = self.events.pop(0)
-                if isinstance(event, RefreshMetadata):
-                    await self.metadata(sorted(event.topics or {self.topic}))
-                elif isinstance(event, GroupFailed):
+                if isinstance(event, GroupFailed):
                     self.failures.append(event.error)
                 elif hasattr(event, "step"):
                     self.steps.append(event)
@@ -74,6 +77,27 @@ class App:
                     self.member.listener_done(event.step, anyio.current_time(), offsets)
             self.driver.wake()
             await anyio.sleep(0.05)
+
+
+class _Counted(MachineProxy):
+    """The member as the core runs it: each metadata round reaches it as partition counts."""
+
+    def __init__(self, member: GroupMember, metadata: ClusterMetadata) -> None:
+        super().__init__(member)
+        self.member = member
+        self.metadata = metadata
+
+    def metadata_updated(self, now: float) -> None:
+        self.member.update_metadata(dict(self.metadata.partition_counts), now)
+
+
+class _SyncsLate(MachineProxy):
+    """Holds a leader's SyncGroup (the one carrying assignments) back 0.3 s."""
+
+    def outgoing(self, sent: SendRequest[Any], now: float) -> tuple[SendRequest[Any], float]:
+        request = sent.request
+        late = isinstance(request, SyncGroupRequest) and bool(request.assignments)
+        return sent, now + 0.3 if late else now
 
 
 class LeaderSyncsLast(KafkaClient):
@@ -85,11 +109,16 @@ class LeaderSyncsLast(KafkaClient):
     always sync first. This makes krafka's leaders as slow as that.
     """
 
-    async def execute(self, action: SendRequest[Any]) -> Any:
-        request = action.request
-        if isinstance(request, SyncGroupRequest) and request.assignments:
-            await anyio.sleep(0.3)
-        return await super().execute(action)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._proxies: dict[int, Machine] = {}
+
+    def attach(self, machine: Machine, on_event: Any, on_stopped: Any) -> None:
+        proxy = self._proxies[id(machine)] = _SyncsLate(machine)
+        super().attach(proxy, on_event, on_stopped)
+
+    def detach(self, machine: Machine) -> None:
+        super().detach(self._proxies.pop(id(machine), machine))
 
 
 async def wait_until(condition: Any, timeout: float = 40) -> None:

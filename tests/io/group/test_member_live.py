@@ -1,5 +1,5 @@
 """The sans-IO group member on a live cluster (Apache Kafka and Tansu), driven by
-`MachineDriver`: two members share a topic's partitions, commit, fetch what they committed, and
+`AttachedMachine`: two members share a topic's partitions, commit, fetch what they committed, and
 hand everything over when one leaves. Checks the wire (versions, KIP-394, LeaveGroup forms)
 against a real coordinator; the io Consumer integrates the member elsewhere."""
 
@@ -32,7 +32,7 @@ async def test_two_members_share_commit_and_hand_over(broker: Any, cooperative: 
     ):
         first, second = App(c1, group, topic, factory()), App(c2, group, topic, factory())
         for app in (first, second):
-            await tg.start(app.driver.run)
+            app.driver.start()
         await tg.start(first.run)  # the topic is auto-created by its metadata request
         await wait_until(lambda: len(c1.metadata.partitions_for(topic)) == 4)
         partitions = frozenset(TopicPartition(topic, p) for p in range(4))

@@ -49,7 +49,7 @@ async def test_coordinator_moves_and_coordinator_errors(
         first = App(c1, GROUP, TOPIC, CooperativeStickyAssignor(), session_timeout=3.0)
         second = App(c2, GROUP, TOPIC, CooperativeStickyAssignor(), session_timeout=3.0)
         for app in (first, second):
-            await tg.start(app.driver.run)
+            app.driver.start()
             await tg.start(app.run)
         await wait_until(lambda: shared(first, second) and len(first.member.assignment()) == 3)
         generation = first.member.generation.generation_id
@@ -92,7 +92,7 @@ async def test_coordinator_moves_and_coordinator_errors(
             3.0,
         )
         async with third.client:
-            await tg.start(third.driver.run)
+            third.driver.start()
             await tg.start(third.run)
             await wait_until(
                 lambda: (
