@@ -325,9 +325,7 @@ class ClientCore:
             elif isinstance(action, CoordinatorMoved):
                 self.forget_coordinator(Coordinator(action.key, action.key_type))
             elif isinstance(action, RefreshMetadata):
-                everything = action.topics is None
-                self.metadata.request(action.topics, now, all_topics=everything)
-                self._stirred = True
+                self._refresh_for(action, now)
             elif isinstance(action, MetadataUpdated):
                 self._metadata_answered(action.round, None, now)
                 self._events.append(action)
@@ -341,6 +339,16 @@ class ClientCore:
                 self._events.append(action)
             else:
                 self._events.append(MachineEvent(machine, action))
+
+    def _refresh_for(self, action: RefreshMetadata, now: float) -> None:
+        """A machine's `RefreshMetadata`: the metadata machine runs again in this step only if
+        a round may start now (one under way, or backoff, answers it later). A machine asking
+        at every step (waiting for a leader) must not keep the step running for ever."""
+        everything = action.topics is None
+        self.metadata.request(action.topics, now, all_topics=everything)
+        due = self.metadata.next_deadline()
+        if due is not None and due <= now:
+            self._stirred = True
 
     def _crashed(self, machine: Machine, exc: Exception) -> None:
         if machine is self.metadata:

@@ -10,7 +10,7 @@ from _requester import Requester
 
 from krafka.protocol import ApiKey
 from krafka.protocol.messages import DescribeClusterResponse, MetadataRequest
-from krafka.sansio.actions import AnyBroker, Completed, Failed, SendRequest
+from krafka.sansio.actions import AnyBroker, Completed, Failed, RefreshMetadata, SendRequest
 from krafka.sansio.admin.cluster import DescribeCluster
 from krafka.sansio.admin.operation import AdminOperation
 from krafka.sansio.admin.routing import ToAnyBroker
@@ -119,6 +119,25 @@ def test_a_failed_metadata_round_tells_the_machines_too() -> None:
         cluster.advance_to_deadline()
     assert any(isinstance(e, MetadataFailed) and e.round == round_ for e in cluster.events)
     assert requester.updates > before
+
+
+class AlwaysAsking(Requester):
+    """Asks for metadata at every step (as a consumer engine waiting for a leader does)."""
+
+    def next_actions(self, now: float) -> list[Any]:
+        return [*super().next_actions(now), RefreshMetadata(frozenset({"t"}))]
+
+
+def test_a_machine_asking_for_metadata_at_every_step_does_not_keep_the_step_running() -> None:
+    cluster, _ = started()
+    asking = AlwaysAsking()
+    cluster.core.add(asking)
+    for _ in range(5):
+        cluster.advance(0.01)  # each returns: no step runs the machines for ever
+        if cluster.pending(ApiKey.METADATA):
+            asked = cluster.take(ApiKey.METADATA)
+            cluster.answer(asked, metadata_response(BROKERS, {"t": [1]}))
+    assert len([a for a in cluster.asked if a.sent.api_key == ApiKey.METADATA]) <= 1
 
 
 def test_outcomes_of_failed_operations_name_their_machine() -> None:
