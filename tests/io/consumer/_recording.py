@@ -5,9 +5,11 @@ follower fetching (KIP-392) against what a real broker said."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from krafka.errors import KrafkaError
 from krafka.io.client import KafkaClient
 from krafka.protocol import ApiKey
 from krafka.protocol.messages import FetchRequest, FetchResponse
@@ -38,12 +40,22 @@ class FetchExchange:
 class _RecordedFetches(MachineProxy):
     """A consumer engine whose Fetch requests are kept with the broker's answers."""
 
-    def __init__(self, machine: Machine, fetches: list[FetchExchange]) -> None:
+    def __init__(self, machine: Machine, client: RecordingClient) -> None:
         super().__init__(machine)
-        self.fetches = fetches
+        self.fetches = client.fetches
+        self.client = client
         self.built: dict[int, tuple[int, FetchRequest]] = {}
 
+    def on_response(self, sent: SendRequest[Any], response: Any, now: float) -> None:
+        self.client.fetch_ended(sent)
+        super().on_response(sent, response, now)
+
+    def on_failure(self, sent: SendRequest[Any], error: KrafkaError, now: float) -> None:
+        self.client.fetch_ended(sent)
+        super().on_failure(sent, error, now)
+
     def outgoing(self, sent: SendRequest[Any], now: float) -> tuple[SendRequest[Any], float]:
+        self.client.fetch_started(sent)
         request = sent.request
         if not (isinstance(request, Versioned) and request.api_key == ApiKey.FETCH):
             return sent, now
@@ -70,19 +82,44 @@ class _RecordedFetches(MachineProxy):
 
 
 class RecordingClient(KafkaClient):
-    """Keeps the Fetch exchanges of the consumer engine it runs (not of telemetry or admin)."""
+    """Keeps the Fetch exchanges of the consumer engine it runs (not of telemetry or admin),
+    and the most Fetches it ever had in flight to one broker at once (`most_in_flight`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fetches: list[FetchExchange] = []
+        self.in_flight: Counter[int | None] = Counter()
+        self.most_in_flight = 0
         self._proxies: dict[int, Machine] = {}
+
+    def fetch_started(self, sent: SendRequest[Any]) -> None:
+        node = _fetch_node(sent)
+        if node is not False:
+            self.in_flight[node] += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight[node])
+
+    def fetch_ended(self, sent: SendRequest[Any]) -> None:
+        node = _fetch_node(sent)
+        if node is not False:
+            self.in_flight[node] -= 1
 
     def attach(self, machine: Machine, on_event: Any, on_stopped: Any) -> None:
         if isinstance(machine, ConsumerEngine):
-            proxy = _RecordedFetches(machine, self.fetches)
+            proxy = _RecordedFetches(machine, self)
             self._proxies[id(machine)] = proxy
             machine = proxy
         super().attach(machine, on_event, on_stopped)
 
     def detach(self, machine: Machine) -> None:
         super().detach(self._proxies.pop(id(machine), machine))
+
+
+def _fetch_node(sent: SendRequest[Any]) -> int | bool | None:
+    """The broker a Fetch goes to (None: unnamed); False for any other request."""
+    request = sent.request
+    fetch = isinstance(request, FetchRequest) or (
+        isinstance(request, Versioned) and request.api_key == ApiKey.FETCH
+    )
+    if not fetch:
+        return False
+    return sent.target.node_id if isinstance(sent.target, Broker) else None
