@@ -70,6 +70,9 @@ class AttachedMachine:
         self.error: KrafkaError | None = None
         #: Between `start()` and `stop()` (or the machine raising).
         self.running = False
+        #: The machine has new input (an application call): the client's loop steps soon (the
+        #: client's own `wake`, bound here: appending producers call it per batch).
+        self.wake = client.wake
 
     def start(self) -> None:
         """Add the machine to the (started) client's core: it runs from the next turn on."""
@@ -90,10 +93,6 @@ class AttachedMachine:
         for waiter in self._outcomes.values():
             waiter.error = closed
             waiter.done.set()
-
-    def wake(self) -> None:
-        """The machine has new input (an application call): the client's loop steps soon."""
-        self.client.wake()
 
     def step(self) -> bool:
         """Step the client's core now (the machine's requests go out, its events come in);

@@ -350,6 +350,7 @@ class KafkaClient:
         if not self._closed:
             deadline = core.next_deadline()
             if deadline is not None and deadline < self._sleep_until:
+                self._sleep_until = -math.inf
                 self._wake.set()
 
     def _dispatch(self, event: Any) -> None:
@@ -426,8 +427,13 @@ class KafkaClient:
 
     def wake(self) -> None:
         """A machine has new input (an application call): the loop steps the core soon, in its
-        own task (cheap to call per record; `step()` does it at once)."""
-        self._wake.set()
+        own task (cheap to call per record: once the loop is due to run, or while it runs, a
+        call costs one comparison; `step()` steps at once)."""
+        if self._turning:
+            self._again = True
+        elif self._sleep_until != -math.inf:
+            self._sleep_until = -math.inf
+            self._wake.set()
 
     def step(self) -> bool:
         """Step the core now, in the caller's task: what the machines ask for goes out (False:

@@ -182,6 +182,7 @@ class Producer:
         self._driver = AttachedMachine(
             self._client, self._engine, on_event=self._on_event, name="krafka producer"
         )
+        self._wake = self._client.wake
         track(self, ClientEntry(ClientKind.PRODUCER, client_id, None, _java_metrics))
         self._txns = (
             Transactions(self._engine, self._driver, max_block)
@@ -311,8 +312,11 @@ class Producer:
         if handle is None or type(handle) is int:
             chosen = partition if handle is None else handle
             return await self._send_checked(topic, value, key, None, chosen, timestamp)
-        if self._engine.due:
+        due = self._engine.due
+        if due == Due.SEALED:
             await self._attend()
+        elif due:  # a batch opened: the loop takes its linger (once due, a comparison)
+            self._wake()
         return handle  # type: ignore[return-value]
 
     #: `send` without a span of its own, for a caller that made one (`krafka.sync.Producer`).

@@ -39,7 +39,7 @@ import anyio
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka.config.keywords import check_arguments
 from krafka.errors import IllegalStateError, InvalidStateError, KrafkaError
-from krafka.io.attached import AttachedMachine
+from krafka.io.attached import AttachedMachine, Stopped
 from krafka.io.client import KafkaClient
 from krafka.io.clock import loop_time
 from krafka.io.telemetry import ClientTelemetry
@@ -324,6 +324,8 @@ class ShareConsumer:
     async def _poll(self, timeout: float, max_records: int | None) -> list[ShareRecord]:
         deadline = anyio.current_time() + timeout
         while True:
+            if self._driver.error is not None:  # the machine raised: every later poll says so
+                raise self._driver.error
             if self._failure is not None:
                 failure, self._failure = self._failure, None
                 raise failure
@@ -486,6 +488,8 @@ class ShareConsumer:
                 log.info("krafka share consumer: acknowledgements refused: %s", event.error)
         elif isinstance(event, GroupFailed):
             self._failure = event.error
+            self._data.set()
+        elif isinstance(event, Stopped):
             self._data.set()
 
     def _run_callbacks(self) -> None:

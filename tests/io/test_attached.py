@@ -177,3 +177,20 @@ async def test_a_subscribed_consumer_has_one_driver_task(broker: Any) -> None:
                 records = await consumer.poll(timeout=1.0)
         await consumer.commit()
         assert _drivers(before) == _ONE_DRIVER
+
+
+async def test_an_engine_that_raises_is_raised_from_the_producers_next_call(broker: Any) -> None:
+    async with Producer(bootstrap_servers=broker.bootstrap_servers) as producer:
+        engine = producer.engine
+
+        def broken(now: float) -> list[Any]:
+            raise ValueError("engine bug")
+
+        engine.next_actions = broken  # type: ignore[method-assign]
+        producer.driver.wake()
+        with anyio.fail_after(10):
+            while producer.driver.running:
+                await anyio.sleep(0.01)
+        with pytest.raises(KrafkaError, match="engine bug") as info:
+            await producer.send("t", b"x")
+        assert isinstance(info.value.__cause__, ValueError)
