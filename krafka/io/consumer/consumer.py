@@ -562,9 +562,8 @@ class Consumer(OffsetLookups):
                 self._auto_committed.append(event)
             if self.tracing is not None:
                 self.tracing.auto_committed(anyio.current_time() - event.sent)
-        elif isinstance(event, AutoCommitFailed):
-            if self.tracing is not None:
-                self.tracing.auto_committed(anyio.current_time() - event.sent, event.error)
+        elif isinstance(event, AutoCommitFailed) and self.tracing is not None:
+            self.tracing.auto_committed(anyio.current_time() - event.sent, event.error)
 
     def _run_commit_interceptors(self) -> None:
         pending, self._auto_committed = self._auto_committed, []
