@@ -273,6 +273,17 @@ class ProducerEngine:
             self.due = Due(result)
         return handle
 
+    def seal_open(self, topic: str, partition: int) -> bool:
+        """Close the open batch of `topic`/`partition`, if any (a record did not fit in it):
+        it may go now (`due` is SEALED). A driver whose application shares the loop seals,
+        lets the batch reach the wire, then appends the record, so the next batch's linger
+        starts when the application is back to filling it, not before it yields."""
+        batch = self.accumulator.open_batches.get((topic, partition))
+        if batch is None or not self.open_appends:
+            return False
+        self.accumulator.seal(batch)
+        return True
+
     def _refuse_unusable(self, topic: str) -> None:
         """The last answer about `topic` said it cannot be used (invalid, not authorized): the
         record fails now (Java's `maybeThrowExceptionForTopic`), dooming the transaction it was

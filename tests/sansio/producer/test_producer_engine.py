@@ -272,3 +272,48 @@ def test_an_idempotent_producer_asks_for_its_producer_id_itself_once_it_has_reco
     engine.on_response(init, InitProducerIdResponse(producer_id=1, producer_epoch=0), 0.1)
     (produce,) = [a for a in engine.next_actions(0.1) if isinstance(a, SendRequest)]
     assert produce.target.node_id == 1  # type: ignore[union-attr]
+
+
+def test_appends_within_linger_make_one_batch_whatever_answers_arrive_meanwhile() -> None:
+    """The one-driver client runs the engine after every input (answers included): a batch
+    still lingering must keep filling while a request to its broker is in flight and answered,
+    and go once its linger ran out, with every record appended meanwhile (issue 22: lingered
+    batches going out early made more, smaller requests)."""
+    h = Harness(ProducerConfig(linger=0.005))
+    h.send(b"first")
+    h.advance(0.005)
+    (in_flight,) = h.drain()
+    batches = [in_flight]
+    opened = h.now
+    for i in range(100):
+        h.send(b"%03d" % i)
+        h.advance(0.00004)
+        if i == 50:
+            h.answer(in_flight)
+        batches += h.drain()  # the core steps the engine after each input
+    assert len(batches) == 1
+    assert h.engine.next_deadline() == pytest.approx(opened + 0.005)
+    h.now = opened + 0.005
+    (lingered,) = h.drain()
+    assert values(lingered) == [b"%03d" % i for i in range(100)]
+
+
+def test_seal_open_lets_the_full_batch_go_before_the_next_record_opens_one() -> None:
+    h = Harness(ProducerConfig(linger=1.0))
+    h.send(b"a")
+    h.step()
+    assert h.engine.seal_open(*TP)
+    assert h.engine.due is Due.SEALED
+    assert not h.engine.seal_open(*TP)  # nothing open any more
+    (sealed,) = h.drain()
+    assert values(sealed) == [b"a"]
+    h.advance(0.5)
+    h.send(b"b")  # a new batch: its linger starts now
+    assert h.engine.next_deadline() == pytest.approx(h.now + 1.0)
+
+
+def test_seal_open_leaves_a_transactional_producers_batches_alone() -> None:
+    h = Harness(ProducerConfig(linger=1.0, transactional_id="t"), transactional=True)
+    h.begin_with(TP)
+    h.send(b"a")
+    assert not h.engine.seal_open(*TP)
