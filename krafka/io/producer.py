@@ -85,7 +85,7 @@ def _java_metrics(producer: Producer) -> Mapping[str, Any]:
 __all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
 
 log = logging.getLogger(__name__)
-#: After sealing a batch, give the driver, the request task and the connection's writer a turn
+#: After sealing a batch, give the client's loop, the connection's writer and its reader a turn
 #: each, so the batch is on the wire while the caller fills the next one.
 _TURNS_PER_SEAL: Final = 3
 #: `Due.SEALED` as a plain int: `send` compares with it per due record (looking an enum member
