@@ -23,6 +23,7 @@ from krafka.errors import (
 )
 from krafka.io.producer_handle import ProducerRecord
 from krafka.protocol.error_codes import ErrorCode
+from krafka.sansio.producer.batch import BATCH_OVERHEAD
 
 pytestmark = [pytest.mark.anyio, pytest.mark.broker, pytest.mark.timeout(60)]
 
@@ -414,3 +415,28 @@ async def test_a_send_waiting_for_buffer_room_fails_when_the_producer_closes(
                 await producer.close(timeout=0.2)
         assert isinstance(outcome[0], KafkaTimeoutError)  # the waiting send itself failed
         assert handles and all(h.done for h in handles)  # nothing slipped in after closing
+
+
+async def test_a_record_that_does_not_fit_opens_its_batch_once_the_full_one_went(
+    broker: Any,
+) -> None:
+    """Issue 22: the record that did not fit opened the next batch before `send` yielded to let
+    the full one reach the wire, so that batch's linger ran while the caller was held, and a
+    slow turn sent it with one record. It opens once the full batch was drained now."""
+    topic = unique("seal")
+    async with Producer(
+        bootstrap_servers=broker.bootstrap_servers, linger=10.0, batch_size=BATCH_OVERHEAD + 250
+    ) as producer:
+        await producer.send(topic, b"warm-up", partition=0)
+        await producer.flush()  # the topic known, nothing queued (a flush ignores linger)
+        metrics = producer.engine.metrics
+        drained, queued = metrics.queued_batches, metrics.queue_time_sum
+        handles = [await producer.send(topic, b"x" * 100, partition=0)]
+        while (handle := await producer.send(topic, b"x" * 100, partition=0)).batch is (
+            handles[0].batch
+        ):
+            handles.append(handle)
+        assert metrics.queued_batches == drained + 1  # the full batch, and only it
+        drained_at = handles[0].batch.created + (metrics.queue_time_sum - queued)
+        assert handle.batch.created >= drained_at - 1e-9
+        await producer.flush()
