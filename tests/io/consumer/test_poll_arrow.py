@@ -61,7 +61,8 @@ def record_rows(records: list[Any]) -> list[tuple[Any, ...]]:
 
 
 def reader(bootstrap: str, **options: Any) -> Consumer:
-    return Consumer(bootstrap, auto_offset_reset="earliest", fetch_max_wait=0.1, **options)
+    settings: dict[str, Any] = {"auto_offset_reset": "earliest", "fetch_max_wait": 0.1}
+    return Consumer(bootstrap, **{**settings, **options})
 
 
 @pytest.mark.anyio
@@ -189,3 +190,74 @@ def test_sync_twin_polars_and_duckdb(broker: Any) -> None:
     assert counts.fetchall() == [(300, 225, 300)]
     batch = batches[0]
     assert duckdb.arrow(batch).aggregate("count(*)").fetchall() == [(batch.num_rows,)]
+
+
+COMPRESSED = 1000
+SMALL = 25
+
+
+async def produce_compressed(bootstrap: str, topic: str) -> None:
+    """`COMPRESSED` zstd records in few large batches of partition 0."""
+    async with Producer(bootstrap, compression="zstd", linger=0.05) as producer:
+        for i in range(COMPRESSED):
+            await producer.send(topic, b"%04d" % i * 50, partition=0)
+        await producer.flush()
+
+
+def fetches(metrics: dict[str, Any]) -> int:
+    return int(metrics["api-metrics"]["Fetch"]["request-total"])
+
+
+@pytest.mark.anyio
+async def test_small_max_records_fetches_a_compressed_batch_once(broker: Any) -> None:
+    """A batch cut short by `max_records` keeps its rest for the next call, as `poll()` does,
+    instead of fetching (and decompressing) it again from the first record not handed out."""
+    bootstrap, topic = broker.bootstrap_servers, unique("arrow-once")
+    tp = TopicPartition(topic, 0)
+    await produce_compressed(bootstrap, topic)
+    async with (
+        reader(bootstrap, fetch_max_wait=0.5) as plain,
+        reader(bootstrap, fetch_max_wait=0.5) as arrow,
+    ):
+        await plain.assign([tp])
+        offsets: list[int] = []
+        got: list[int] = []
+        with anyio.fail_after(30):
+            while len(offsets) < COMPRESSED:
+                offsets += [r.offset for r in await plain.poll(timeout=5, max_records=SMALL)]
+            plain_fetches = fetches(plain.metrics())
+            await arrow.assign([tp])
+            while len(got) < COMPRESSED:
+                batches = await arrow.poll_arrow(timeout=5, max_records=SMALL)
+                got += [o for b in batches for o in b.column("offset").to_pylist()]
+                if batches:
+                    assert await arrow.position(tp) == got[-1] + 1
+            arrow_fetches = fetches(arrow.metrics())
+        assert got == offsets == list(range(COMPRESSED))
+        assert arrow_fetches <= plain_fetches + 3
+
+
+def test_sync_small_max_records_fetches_a_compressed_batch_once(broker: Any) -> None:
+    bootstrap, topic = broker.bootstrap_servers, unique("arrow-once-sync")
+    tp = TopicPartition(topic, 0)
+    anyio.run(produce_compressed, bootstrap, topic)
+    options: dict[str, Any] = {"auto_offset_reset": "earliest", "fetch_max_wait": 0.5}
+    with SyncConsumer(bootstrap, **options) as plain, SyncConsumer(bootstrap, **options) as arrow:
+        plain.assign([tp])
+        offsets: list[int] = []
+        got: list[int] = []
+        deadline = time.monotonic() + 30
+        while len(offsets) < COMPRESSED:
+            assert time.monotonic() < deadline
+            offsets += [r.offset for r in plain.poll(5, max_records=SMALL)]
+        plain_fetches = fetches(plain.metrics())
+        arrow.assign([tp])
+        while len(got) < COMPRESSED:
+            assert time.monotonic() < deadline
+            batches = arrow.poll_arrow(5, max_records=SMALL)
+            got += [o for b in batches for o in b.column("offset").to_pylist()]
+            if batches:
+                assert arrow.position(tp) == got[-1] + 1
+        arrow_fetches = fetches(arrow.metrics())
+        assert got == offsets == list(range(COMPRESSED))
+        assert arrow_fetches <= plain_fetches + 3
