@@ -4,10 +4,13 @@ no Python object per record, on top of the consumer's `poll_batches` (without it
 Rows are Spark's Kafka source rows with headers (`krafka.arrow.kafka_schema()`: key, value,
 topic, partition, offset, timestamp in microseconds, timestampType, headers), one batch per
 partition fetched. Positions and commits work as with `poll()`: after a call, each position
-is the offset after the last record handed out (or filtered out). `poll_batches` moves a
-position past all it fetched, so a partition cut short (by `max_records`, or by the last stable
-offset under read_committed, on a broker that returns records past it) is sought back to the
-first record not handed out, and fetched again from there by the next poll. With tracing on,
+is the offset after the last record handed out (or filtered out). Rows a call decoded but did
+not hand out (`max_records` cut them short) are kept for the next calls, which hand them out
+before waiting for more (`krafka.io.consumer.arrow_backlog`): the position stays at the first
+of them, with no epoch bump, so fetching goes on after them and nothing is fetched or
+decompressed twice. A partition cut short by the last stable offset under read_committed (on
+a broker that returns records past it) is sought back to it once the rows before it are out,
+and fetched again from there. With tracing on,
 a call handing out rows makes one `poll {topic}` span (`krafka.io.tracing`).
 """
 
@@ -16,7 +19,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from krafka.arrow import decode_fetched, kafka_rows, live_abort_index
-from krafka.structs import TopicPartition
 
 if TYPE_CHECKING:
     from krafka.io.consumer.consumer import Consumer
@@ -31,30 +33,24 @@ async def poll_arrow(
 ) -> list[Any]:
     if max_records is not None and max_records <= 0:
         raise ValueError("max_records must be positive")
-    fetched = await consumer._fetch_batches(timeout)
-    budget = max_records
-    out: list[Any] = []
-    rewind: dict[TopicPartition, int] = {}
+    engine, backlog = consumer._engine, consumer._arrow_backlog
+    fetched = await consumer._fetch_batches(0.0 if backlog.servable(engine) else timeout)
     for batch in fetched:
-        tp = batch.partition
-        if tp in rewind or budget == 0:
-            rewind[tp] = min(rewind.get(tp, batch.start), batch.start)
-            continue
-        rows, stop = _decode(consumer, batch, budget)
-        out += rows
-        if budget is not None:
-            budget -= sum(r.num_rows for r in rows)
-        if stop < batch.next_offset:
-            rewind[tp] = stop
-    for tp, offset in rewind.items():
+        rows, end, refetch = _decode(consumer, batch)
+        backlog.add(engine, batch.partition, rows, end, refetch)
+    taken = backlog.take(engine, max_records)
+    for tp, offset in taken.positions.items():
+        engine.handed_out(tp, offset)
+    for tp, offset in taken.seek.items():
         await consumer.seek(tp, offset)
-    if out and consumer.tracing is not None:
-        consumer.tracing.polled_rows(out)
-    return out
+    if taken.rows and consumer.tracing is not None:
+        consumer.tracing.polled_rows(taken.rows)
+    return taken.rows
 
 
-def _decode(consumer: Consumer, batch: FetchedBatch, budget: int | None) -> tuple[list[Any], int]:
-    """The rows of `batch` to hand out (at most `budget`), and the offset after them."""
+def _decode(consumer: Consumer, batch: FetchedBatch) -> tuple[list[Any], int, bool]:
+    """The rows of `batch` (Spark's Kafka rows), the position after them, and whether that
+    is a last stable offset to fetch again from."""
     settings = consumer.settings
     stop = batch.next_offset
     aborted = None
@@ -63,22 +59,12 @@ def _decode(consumer: Consumer, batch: FetchedBatch, budget: int | None) -> tupl
         if 0 <= batch.last_stable_offset < stop:
             stop = max(batch.start, batch.last_stable_offset)
     tp = batch.partition
-    rows: list[Any] = []
     chunks = decode_fetched(
         batch.data, topic=tp.topic, partition=tp.partition, start=batch.start, end=stop,
         aborted=aborted, check_crc=settings.check_crcs,
         max_decompressed_size=settings.max_decompressed_size, max_rows=_ONE_CHUNK,
     )  # fmt: skip
-    for chunk in chunks:
-        if budget is not None and chunk.num_rows > budget:
-            stop = chunk.column("offset")[budget].as_py()
-            if budget:
-                rows.append(kafka_rows(chunk.slice(0, budget)))
-            break
-        rows.append(kafka_rows(chunk))
-        if budget is not None:
-            budget -= chunk.num_rows
-    return rows, stop
+    return [kafka_rows(chunk) for chunk in chunks], stop, stop < batch.next_offset
 
 
 __all__ = ["poll_arrow"]

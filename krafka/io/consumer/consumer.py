@@ -43,6 +43,7 @@ from krafka.io.consumer.arguments import (
     partition_list,
     topic_partition,
 )
+from krafka.io.consumer.arrow_backlog import ArrowBacklog
 from krafka.io.consumer.offsets_api import OffsetLookups
 from krafka.io.consumer.pending_commit import PendingCommit
 from krafka.io.consumer.settings import ConsumerInterceptor, ConsumerSettings
@@ -133,6 +134,7 @@ class Consumer(OffsetLookups):
         self._own_client = client is None
         self._engine = ConsumerEngine(settings.engine_config(), self._client.metadata)
         self._buffer = self._engine.buffer
+        self._arrow_backlog = ArrowBacklog()
         self._metrics = self._engine.metrics
         self._otel: MessagingMetrics | None = None
         #: When the last poll that returned records returned (messaging.process.duration).

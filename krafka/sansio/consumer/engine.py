@@ -327,6 +327,21 @@ class ConsumerEngine:
         self.subscription.seek(tp, offset, leader_epoch)
         self._drop_buffered({tp})
 
+    def handed_out(self, tp: TopicPartition, offset: int) -> None:
+        """A bulk decoder handed out `tp`'s records before `offset` and keeps the rest of what
+        it fetched for its next poll: the position moves to `offset` with no epoch bump, so
+        fetching goes on after the data it holds."""
+        self.subscription.advance(tp, offset, None)
+
+    def partition_epoch(self, tp: TopicPartition) -> int | None:
+        """`tp`'s subscription epoch (bumped by every seek, reset or reassignment); None when
+        it is not assigned."""
+        subscription = self.subscription
+        return subscription.state_of(tp).epoch if subscription.is_assigned(tp) else None
+
+    def is_paused(self, tp: TopicPartition) -> bool:
+        return self.subscription.is_paused(tp)
+
     def seek_to(self, partitions: Iterable[TopicPartition], strategy: ResetStrategy) -> None:
         """Reset these partitions (all assigned ones when none are named) by `strategy`."""
         targets = [TopicPartition(*tp) for tp in partitions] or sorted(self.assignment())
