@@ -16,6 +16,7 @@ a call handing out rows makes one `poll {topic}` span (`krafka.io.tracing`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from krafka.arrow import decode_fetched, kafka_rows, live_abort_index
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
     from krafka.io.consumer.consumer import Consumer
     from krafka.sansio.consumer.record import FetchedBatch
 
-#: A fetched buffer is decoded into one Arrow batch (the codec's 256 MiB flush still applies).
+#: Without `max_records`, a fetched buffer is decoded into one Arrow batch (the codec's 256 MiB
+#: flush still applies).
 _ONE_CHUNK = 1 << 62
 
 
@@ -36,7 +38,7 @@ async def poll_arrow(
     engine, backlog = consumer._engine, consumer._arrow_backlog
     fetched = await consumer._fetch_batches(0.0 if backlog.servable(engine) else timeout)
     for batch in fetched:
-        rows, end, refetch = _decode(consumer, batch)
+        rows, end, refetch = _decode(consumer, batch, max_records)
         backlog.add(engine, batch.partition, rows, end, refetch)
     taken = backlog.take(engine, max_records)
     for tp, offset in taken.positions.items():
@@ -48,9 +50,12 @@ async def poll_arrow(
     return taken.rows
 
 
-def _decode(consumer: Consumer, batch: FetchedBatch) -> tuple[list[Any], int, bool]:
-    """The rows of `batch` (Spark's Kafka rows), the position after them, and whether that
-    is a last stable offset to fetch again from."""
+def _decode(
+    consumer: Consumer, batch: FetchedBatch, max_records: int | None
+) -> tuple[Iterator[Any], int, bool]:
+    """The rows of `batch` (Spark's Kafka rows) as they are decoded, in chunks of about
+    `max_records`, the position after them, and whether that is a last stable offset to fetch
+    again from."""
     settings = consumer.settings
     stop = batch.next_offset
     aborted = None
@@ -62,9 +67,9 @@ def _decode(consumer: Consumer, batch: FetchedBatch) -> tuple[list[Any], int, bo
     chunks = decode_fetched(
         batch.data, topic=tp.topic, partition=tp.partition, start=batch.start, end=stop,
         aborted=aborted, check_crc=settings.check_crcs,
-        max_decompressed_size=settings.max_decompressed_size, max_rows=_ONE_CHUNK,
+        max_decompressed_size=settings.max_decompressed_size, max_rows=max_records or _ONE_CHUNK,
     )  # fmt: skip
-    return [kafka_rows(chunk) for chunk in chunks], stop, stop < batch.next_offset
+    return map(kafka_rows, chunks), stop, stop < batch.next_offset
 
 
 __all__ = ["poll_arrow"]
