@@ -261,3 +261,28 @@ def test_sync_small_max_records_fetches_a_compressed_batch_once(broker: Any) -> 
         arrow_fetches = fetches(arrow.metrics())
         assert got == offsets == list(range(COMPRESSED))
         assert arrow_fetches <= plain_fetches + 3
+
+
+@pytest.mark.anyio
+async def test_kept_rows_wait_out_a_pause_and_a_seek_drops_them(broker: Any) -> None:
+    bootstrap, topic = broker.bootstrap_servers, unique("arrow-kept")
+    tp = TopicPartition(topic, 0)
+    await produce_compressed(bootstrap, topic)
+
+    async def offsets(consumer: Consumer, timeout: float) -> list[int]:
+        batches = await consumer.poll_arrow(timeout=timeout, max_records=SMALL)
+        return [o for b in batches for o in b.column("offset").to_pylist()]
+
+    async with reader(bootstrap) as consumer:
+        await consumer.assign([tp])
+        with anyio.fail_after(30):
+            first: list[int] = []
+            while not first:
+                first = await offsets(consumer, 5)
+            consumer.pause(tp)
+            assert await offsets(consumer, 0.2) == []
+            assert await consumer.position(tp) == first[-1] + 1
+            consumer.resume(tp)
+            assert (await offsets(consumer, 5))[0] == first[-1] + 1
+            await consumer.seek(tp, 3)
+            assert (await offsets(consumer, 5))[0] == 3
