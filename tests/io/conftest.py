@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,3 +120,23 @@ def proxied_broker() -> Iterator[ProxiedBroker]:
     proxy_port = free_port()
     with LocalBroker(advertised_port=proxy_port) as broker:
         yield ProxiedBroker(broker, proxy_port)
+
+
+@pytest.fixture
+def exporter() -> Any:
+    """An OpenTelemetry SDK exporter keeping every finished span in memory."""
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+def provider(exporter: Any) -> Iterator[Any]:
+    """An SDK tracer provider whose spans all go to `exporter` as they end."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    made = TracerProvider()
+    made.add_span_processor(SimpleSpanProcessor(exporter))
+    yield made
+    made.shutdown()

@@ -10,13 +10,11 @@ import collections.abc
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
@@ -29,19 +27,6 @@ pytestmark = pytest.mark.anyio
 SpanKind = trace.SpanKind
 #: A first bootstrap server nothing listens on: `server.address` must not name it.
 DEAD = "127.0.0.1:1"
-
-
-@pytest.fixture
-def exporter() -> InMemorySpanExporter:
-    return InMemorySpanExporter()
-
-
-@pytest.fixture
-def provider(exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
-    made = TracerProvider()
-    made.add_span_processor(SimpleSpanProcessor(exporter))
-    yield made
-    made.shutdown()
 
 
 def named(exporter: InMemorySpanExporter, name: str) -> list[ReadableSpan]:
@@ -85,7 +70,7 @@ import krafka
 assert krafka.Consumer("127.0.0.1:1").tracing is None
 assert "opentelemetry" not in sys.modules
 from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 trace.set_tracer_provider(TracerProvider())
 assert krafka.Producer("127.0.0.1:1").tracing is not None
 assert krafka.ShareConsumer("127.0.0.1:1", group_id="g").tracing is not None

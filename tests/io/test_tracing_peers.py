@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import krafka.sync
@@ -21,19 +19,6 @@ from krafka.testing.javapeer import java_consume
 
 pytestmark = pytest.mark.anyio
 SpanKind = trace.SpanKind
-
-
-@pytest.fixture
-def exporter() -> InMemorySpanExporter:
-    return InMemorySpanExporter()
-
-
-@pytest.fixture
-def provider(exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
-    made = TracerProvider()
-    made.add_span_processor(SimpleSpanProcessor(exporter))
-    yield made
-    made.shutdown()
 
 
 def named(exporter: InMemorySpanExporter, name: str) -> list[ReadableSpan]:
