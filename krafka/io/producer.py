@@ -41,6 +41,7 @@ from krafka.io.attached import AttachedMachine, OutcomeTimeout, Stopped
 from krafka.io.client import KafkaClient
 from krafka.io.clock import loop_time
 from krafka.io.producer_append import Appender
+from krafka.io.producer_bulk import BulkDelivery
 from krafka.io.producer_handle import (
     DeliveryHandle,
     Hooks,
@@ -58,7 +59,7 @@ from krafka.metrics.registry import ClientEntry, forget, track
 from krafka.sansio.actions import SendRequest
 from krafka.sansio.partitioner import Partitioner, PartitionFunction, make_partitioner
 from krafka.sansio.producer.batch import ProducerBatch
-from krafka.sansio.producer.engine import Due, ProducerEngine
+from krafka.sansio.producer.engine import SEALED_RUN, Due, ProducerEngine
 from krafka.sansio.producer.events import BatchDone, ProducerFatal, TopicsInUse
 from krafka.sansio.producer.metrics import ProducerMetricsSnapshot
 from krafka.sansio.producer.record import (
@@ -82,7 +83,7 @@ def _java_metrics(producer: Producer) -> Mapping[str, Any]:
     return {**snapshot.java(), **snapshot.connections.as_dict()}
 
 
-__all__ = ["DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
+__all__ = ["BulkDelivery", "DeliveryHandle", "Producer", "ProducerRecord", "RecordMetadata"]
 
 log = logging.getLogger(__name__)
 #: After sealing a batch, give the client's loop, the connection's writer and its reader a turn
@@ -324,6 +325,73 @@ class Producer:
             else:  # a batch opened: the loop takes its linger (once due, a comparison)
                 self._wake()
         return handle  # type: ignore[return-value]
+
+    async def send_many(
+        self,
+        topic: str,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None = None,
+        *,
+        partition: int | Sequence[int | None] | None = None,
+        headers: Sequence[Sequence[Header] | None] | None = None,
+        timestamps: Sequence[int | None] | None = None,
+    ) -> BulkDelivery:
+        """Enqueue many records of one topic, in order: `values[i]` with `keys[i]`,
+        `headers[i]`, `timestamps[i]` (each column optional), to `partition` (one for all, one
+        per record, or None: the partitioner's choice, as `send`). Returns one `BulkDelivery`:
+        `await` it for the number of records once all are delivered; it raises the first
+        failure.
+
+        Each record is appended as `send` would (same partitioner, idempotence, batching,
+        waits for metadata and buffer room, at most `max_block` each), with no handle per
+        record. What `send` refuses at once (a closed producer, a bad topic, key, value or
+        timestamp, a record over `max_request_size` or `buffer_memory`, a partition out of
+        range) raises here before any record is appended; a `max_block` timeout raises with
+        the records before it appended.
+        """
+        if self._closed or not self._started:
+            raise InvalidStateError("producer is closed" if self._closed else "not started")
+        columns = _columns(values, keys, partition, headers, timestamps)
+        values, keys, parts, headers, timestamps = columns
+        self._engine.check_many(keys, values, timestamps)
+        if parts is not None:
+            await self._check_partitions(topic, parts)
+        batches: dict[ProducerBatch, None] = {}
+        engine, start, count = self._engine, 0, len(values)
+        while start < count:
+            chosen = parts if parts is None or isinstance(parts, int) else parts[start]
+            if self.direct and headers is None:
+                start, found = engine.append_many(
+                    topic, parts, keys, values, timestamps, start, batches
+                )
+                if engine.due:
+                    await self._attend()
+                if start >= count or found == SEALED_RUN:
+                    continue
+                chosen = found
+                if chosen is not None and engine.seal_open(topic, chosen):
+                    await self._attend()  # as `send`: the full batch goes first
+            handle = await self._send_checked(
+                topic,
+                values[start],
+                None if keys is None else keys[start],
+                None if headers is None else headers[start],
+                chosen,
+                None if timestamps is None else timestamps[start],
+            )
+            batches[handle.batch] = None
+            start += 1
+        return BulkDelivery(list(batches), count)
+
+    async def _check_partitions(self, topic: str, parts: int | list[int | None]) -> None:
+        """Every partition given exists (waiting for the topic's metadata, as `send` does)."""
+        count = await self._appender.partition_count(topic)
+        for wanted in [parts] if isinstance(parts, int) else parts:
+            if wanted is not None and not 0 <= wanted < count:
+                raise ValueError(
+                    f"partition {wanted} of topic {topic!r} does not exist: it has {count} "
+                    f"partitions (0-{count - 1})"
+                )
 
     #: `send` without a span of its own, for a caller that made one (`krafka.sync.Producer`).
     _untraced_send = send
@@ -612,6 +680,47 @@ class Producer:
             log.exception("producer engine failed while closing")
         finally:
             self._driver.stop()
+
+
+Columns = tuple[
+    list[bytes | None],
+    list[bytes | None] | None,
+    int | list[int | None] | None,
+    list[Sequence[Header] | None] | None,
+    list[int | None] | None,
+]
+
+
+def _columns(
+    values: Sequence[bytes | None],
+    keys: Sequence[bytes | None] | None,
+    partition: int | Sequence[int | None] | None,
+    headers: Sequence[Sequence[Header] | None] | None,
+    timestamps: Sequence[int | None] | None,
+) -> Columns:
+    """`send_many`'s columns as lists of one length (`headers` None when no record has any)."""
+    out = list(values)
+    count = len(out)
+
+    def column(name: str, given: Sequence[Any] | None) -> list[Any] | None:
+        if given is None:
+            return None
+        found = given if type(given) is list else list(given)
+        if len(found) != count:
+            raise ValueError(f"send_many: {count} values but {len(found)} {name}")
+        return found
+
+    parts = (
+        partition
+        if partition is None or isinstance(partition, int)
+        else column("partitions", partition)
+    )
+    if isinstance(parts, bool):
+        raise TypeError("send_many(partition=...): an int, a sequence of them, or None")
+    listed = column("headers", headers)
+    if listed is not None and not any(listed):
+        listed = None
+    return out, column("keys", keys), parts, listed, column("timestamps", timestamps)
 
 
 def _left(deadline: float | None, default: float) -> float:

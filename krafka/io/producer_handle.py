@@ -65,10 +65,15 @@ async def wait_delivery(handle: Any) -> RecordMetadata:
         batch, index = locate(handle.batch, handle.index)
         if batch.done:
             return result_of(batch, index)
-        event = _WAITING.get(batch)
-        if event is None:
-            event = _WAITING[batch] = anyio.Event()
-        await event.wait()
+        await batch_event(batch).wait()
+
+
+def batch_event(batch: ProducerBatch) -> Any:
+    """The `anyio.Event` set when `batch` is reported done or split (made on first use)."""
+    event = _WAITING.get(batch)
+    if event is None:
+        event = _WAITING[batch] = anyio.Event()
+    return event
 
 
 class PureDeliveryHandle(RecordHandle):

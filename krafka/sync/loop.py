@@ -126,6 +126,17 @@ class LoopThread:
         _, value = portal.start_task(func, *args)
         return value
 
+    def start_with_outcome(
+        self, func: Callable[..., Awaitable[T]], *args: Any
+    ) -> tuple[Future[T], Any]:
+        """`start_task`, also returning the `concurrent.futures.Future` of the task's outcome
+        (what it returns or raises after `task_status.started`). An exception raised before
+        that is raised here."""
+        portal = self._portal
+        if portal is None or not self._thread.is_alive():
+            raise RuntimeError("this client's loop has stopped (the client is closed)")
+        return portal.start_task(func, *args)
+
     def submit(self, func: Callable[..., Awaitable[T]], *args: Any) -> Future[T]:
         """Start `func(*args)` as a task on the loop and return at once: its outcome arrives in
         the `concurrent.futures.Future` (cancelled if the loop stops first)."""

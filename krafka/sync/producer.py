@@ -34,6 +34,7 @@ from concurrent.futures import Future
 from typing import Any
 
 import anyio
+import anyio.abc
 
 from krafka._twins import extensions_enabled
 from krafka.errors import InvalidStateError, KrafkaError
@@ -251,6 +252,47 @@ class Producer(SyncClient[AsyncProducer]):
             topic, value, key, headers=headers, partition=partition, timestamp=timestamp
         )
         return future.result()
+
+    def send_many(
+        self,
+        topic: str,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None = None,
+        *,
+        partition: int | Sequence[int | None] | None = None,
+        headers: Sequence[Sequence[Header] | None] | None = None,
+        timestamps: Sequence[int | None] | None = None,
+    ) -> Future[int]:
+        """Send many records of one topic in one call (`krafka.Producer.send_many`: same
+        columns, checks and waits); returns once they are appended, with one
+        `concurrent.futures.Future` whose result is their number once all are delivered (or
+        that raises the first failure). What `send` would refuse at once raises here, before
+        any record is appended. Records sent before the call go first."""
+        if self._closed:
+            raise InvalidStateError("producer is closed")
+        future, _ = self._thread.start_with_outcome(
+            self._send_many, topic, values, keys, partition, headers, timestamps
+        )
+        return future
+
+    async def _send_many(
+        self,
+        topic: str,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None,
+        partition: int | Sequence[int | None] | None,
+        headers: Sequence[Sequence[Header] | None] | None,
+        timestamps: Sequence[int | None] | None,
+        *,
+        task_status: anyio.abc.TaskStatus[None],
+    ) -> int:
+        """(On the loop) hand over the queued records, append these, then wait for them."""
+        await self._outbox.pump()
+        bulk = await self._client.send_many(
+            topic, values, keys, partition=partition, headers=headers, timestamps=timestamps
+        )
+        task_status.started()
+        return await bulk
 
     flush = blocking(_P.flush)
     partitions_for = blocking(_P.partitions_for)

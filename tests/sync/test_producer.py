@@ -286,3 +286,25 @@ def test_futures_stay_out_of_the_collector_until_waited_on(broker: Any) -> None:
         assert cf.wait([waited], timeout=10).done == {waited}
         assert gc.is_tracked(futures[0]) and gc.is_tracked(waited)
         assert [f.result().offset for f in futures] == list(range(100))
+
+
+def test_send_many_returns_one_future_after_the_records_sent_before_it(broker: Any) -> None:
+    topic = make_topic(broker.bootstrap_servers)
+    values = [b"bulk-%d" % i for i in range(5000)]
+    with Producer(
+        bootstrap_servers=broker.bootstrap_servers, buffer_memory=30_000, batch_size=5000
+    ) as producer:
+        single = producer.send(topic, b"first")
+        bulk = producer.send_many(topic, values, [b"k"] * 5000, partition=0)
+        assert isinstance(bulk, cf.Future)
+        assert bulk.result(timeout=30) == 5000 and single.result().offset == 0
+        with pytest.raises(ValueError, match="does not exist"):
+            producer.send_many(topic, [b"v"], partition=1)
+        with pytest.raises(TypeError, match="encode it"):
+            producer.send_many(topic, ["text"])  # type: ignore[list-item]
+        lingering = producer.send_many(topic, [b"late"], partition=0)
+    assert lingering.result(timeout=0) == 1  # close delivered it
+    with pytest.raises(InvalidStateError, match="closed"):
+        producer.send_many(topic, [b"v"])
+    messages = read_back(broker.bootstrap_servers, topic, 5002)
+    assert [m.value() for m in messages] == [b"first", *values, b"late"]

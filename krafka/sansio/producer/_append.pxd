@@ -3,9 +3,14 @@ cdef class OpenAppender:
     cdef object _partitioner
     cdef dict _open_by_topic
     cdef dict _counts
+    cdef Py_ssize_t _largest
     cdef public bint enabled
 
     cdef object append_c(self, object topic, Py_ssize_t partition, object key, object value,
                          object timestamp, bint* sealed)
+    cdef object fit_c(self, object topic, Py_ssize_t partition, object key, object value,
+                      Py_ssize_t* size)
+    cdef void add_c(self, object batch, Py_ssize_t size, object key, object value,
+                    object timestamp, bint* sealed) except *
     cdef object open_c(self, object topic, object partition, object timestamp, object key,
                        object value, bint* sealed, Py_ssize_t* used)

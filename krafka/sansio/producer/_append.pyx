@@ -1,12 +1,14 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """`ProducerEngine.append_open` (the per-record fast path, readable in `engine.py` and
-`RecordAccumulator.append_open`) in C.
+`RecordAccumulator.append_open`) in C, and the bulk twins `append_many` and `check_many`.
 
 `send` calls it for every record; as Python it is most of a record's cost on the caller's side.
 Same steps and results as the Python methods: choose the partition when none is given (the
 engine's partitioner, over the metadata's partition counts), then add the record to that
 partition's open batch if it has room. The engine binds it as its `append_open` when the
 extension is built (`engine.OPEN_APPENDER`); `krafka.sync`'s compiled `send` calls `open_c`.
+`append_many` runs the same steps over columns of records with no handle per record (the
+bulk `send_many`); `check_many` is its checks, made for every record before any is appended.
 """
 
 cimport cython
@@ -16,6 +18,9 @@ from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
 
 from krafka._codec._builder cimport RecordsBuilder
+
+from krafka.sansio.producer.batch import BATCH_OVERHEAD
+from krafka.sansio.producer.record import check_record
 
 
 cdef inline Py_ssize_t _length(object data):
@@ -36,6 +41,8 @@ cdef class OpenAppender:
         self._open_by_topic = self._accumulator.open_by_topic
         self._counts = engine.metadata.partition_counts
         self.enabled = engine.open_appends
+        config = engine.config
+        self._largest = min(config.max_request_size, config.buffer_memory) - BATCH_OVERHEAD
 
     def append_open(self, topic, partition, timestamp, key, value):
         """See `ProducerEngine.append_open`."""
@@ -70,6 +77,19 @@ cdef class OpenAppender:
                          object timestamp, bint* sealed):
         """`RecordAccumulator.append_open`: the record's handle, or None (then `sealed` is
         untouched)."""
+        cdef Py_ssize_t size = 0
+        cdef object batch = self.fit_c(topic, partition, key, value, &size)
+        if batch is None:
+            return None
+        cdef RecordsBuilder builder = batch.builder  # built with this codec: compiled
+        handle = self._accumulator.handle_type(batch, builder.count)
+        self.add_c(batch, size, key, value, timestamp, sealed)
+        return handle
+
+    cdef object fit_c(self, object topic, Py_ssize_t partition, object key, object value,
+                      Py_ssize_t* size):
+        """The open batch of the partition if the record fits in it (`size`: the batch's size
+        with it), else None."""
         cdef PyObject* found = PyDict_GetItem(self._open_by_topic, topic)
         if found == NULL or partition < 0:
             return None
@@ -79,18 +99,81 @@ cdef class OpenAppender:
         cdef object batch = <object>PyList_GET_ITEM(slots, partition)
         if batch is None:
             return None
-        cdef Py_ssize_t size = batch.size + 21 + _length(value) + _length(key)
-        cdef Py_ssize_t limit = batch.limit
-        if size > limit:
+        size[0] = batch.size + 21 + _length(value) + _length(key)
+        if size[0] > batch.limit:
             return None
-        cdef RecordsBuilder builder = batch.builder  # built with this codec: compiled
-        handle = self._accumulator.handle_type(batch, builder.count)
+        return batch
+
+    cdef void add_c(self, object batch, Py_ssize_t size, object key, object value,
+                    object timestamp, bint* sealed) except *:
+        """Add the record to `batch`, whose size becomes `size` (`fit_c`); seal it once
+        full."""
+        cdef Py_ssize_t limit = batch.limit
+        cdef RecordsBuilder builder = batch.builder
         builder.add(timestamp, key, value, None)
         batch.size = size
         if timestamp is not None or batch.stamps is not None:
             batch.stamp(timestamp)
-        if size < limit:
-            return handle
-        self._accumulator.seal(batch)
-        sealed[0] = True
-        return handle
+        if size >= limit:
+            self._accumulator.seal(batch)
+            sealed[0] = True
+
+    def append_many(self, topic, partition, keys, values, timestamps, Py_ssize_t start,
+                    dict batches):
+        """See `ProducerEngine.append_many`."""
+        cdef Py_ssize_t n = len(values), i
+        cdef bint sealed = False
+        cdef bint each = partition is not None and type(partition) is not int
+        cdef PyObject* count
+        cdef Py_ssize_t chosen, size = 0
+        cdef object last = None, batch, key, value, timestamp, wanted
+        if not (PyList_CheckExact(values) and (keys is None or PyList_CheckExact(keys))
+                and (timestamps is None or PyList_CheckExact(timestamps))
+                and (not each or PyList_CheckExact(partition))):
+            raise TypeError("append_many: keys, values, timestamps and partitions are lists")
+        for i in range(start, n):
+            value = <object>PyList_GET_ITEM(values, i)
+            key = None if keys is None else <object>PyList_GET_ITEM(keys, i)
+            timestamp = None if timestamps is None else <object>PyList_GET_ITEM(timestamps, i)
+            wanted = <object>PyList_GET_ITEM(partition, i) if each else partition
+            if not self.enabled:
+                return i, wanted
+            if wanted is None:
+                count = PyDict_GetItem(self._counts, topic)
+                if count == NULL:
+                    return i, None
+                chosen = self._partitioner.partition(topic, key, <object>count)
+            else:
+                chosen = wanted
+            batch = self.fit_c(topic, chosen, key, value, &size)
+            if batch is None:
+                return i, chosen
+            self.add_c(batch, size, key, value, timestamp, &sealed)
+            if batch is not last:
+                batches[batch] = None
+                last = batch
+            if sealed:
+                return i + 1, -1  # engine.SEALED_RUN
+        return n, None
+
+    def check_many(self, keys, values, timestamps):
+        """See `ProducerEngine.check_many`."""
+        cdef Py_ssize_t n = len(values), i, size
+        cdef object key, value
+        if not (PyList_CheckExact(values) and (keys is None or PyList_CheckExact(keys))):
+            raise TypeError("check_many: keys and values are lists")
+        for i in range(n):
+            value = <object>PyList_GET_ITEM(values, i)
+            key = None if keys is None else <object>PyList_GET_ITEM(keys, i)
+            if ((value is None or PyBytes_CheckExact(value))
+                    and (key is None or PyBytes_CheckExact(key))
+                    and timestamps is None):
+                size = 21 + _length(value) + _length(key)
+                if size <= self._largest:
+                    continue
+            try:
+                check_record(key, value, None if timestamps is None else timestamps[i])
+                self._accumulator.check_record_size(21 + _length(value) + _length(key))
+            except Exception as exc:
+                exc.add_note(f"send_many: record {i}")
+                raise

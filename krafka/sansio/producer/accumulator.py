@@ -32,6 +32,7 @@ OPENED = 1
 SEALED = 2
 """`append` result: a batch was sealed (full): the sender has work now."""
 _NOT_APPENDED: tuple[None, bool] = (None, False)
+_NOT_ADDED: tuple[None, bool] = (None, False)
 
 
 class RecordAccumulator:
@@ -106,30 +107,43 @@ class RecordAccumulator:
         Returns the record's handle (None: no open batch with room - use `append`) and whether
         the batch is now full and sealed (the sender has work). No clock, no new batch.
         """
+        batch, sealed = self.add_open(topic, partition, key, value, timestamp)
+        if batch is None:
+            return _NOT_APPENDED
+        return self.handle_type(batch, batch.builder.count - 1), sealed
+
+    def add_open(
+        self,
+        topic: str,
+        partition: int,
+        key: bytes | None,
+        value: bytes | None,
+        timestamp: int | None,
+    ) -> tuple[ProducerBatch | None, bool]:
+        """`append_open` without a handle: the batch the record joined (None: it did not) and
+        whether it is now sealed."""
         slots = self.open_by_topic.get(topic)
         if slots is None or partition < 0:
-            return _NOT_APPENDED
+            return _NOT_ADDED
         try:
             batch = slots[partition]
         except IndexError:
-            return _NOT_APPENDED
+            return _NOT_ADDED
         if batch is None:
-            return _NOT_APPENDED
+            return _NOT_ADDED
         size = batch.size + 21 + (len(value) if value is not None else 0)
         if key is not None:
             size += len(key)
         if size > batch.limit:
-            return _NOT_APPENDED
-        builder = batch.builder
-        handle = self.handle_type(batch, builder.count)
-        builder.append(timestamp, key, value)
+            return _NOT_ADDED
+        batch.builder.append(timestamp, key, value)
         batch.size = size
         if timestamp is not None or batch.stamps is not None:
             batch.stamp(timestamp)
         if size < batch.limit:
-            return handle, False
+            return batch, False
         self.seal(batch)
-        return handle, True
+        return batch, True
 
     def append(
         self,

@@ -77,6 +77,8 @@ from krafka.sansio.producer.txn_state import TxnState
 from krafka.sansio.topic_name import check_topic
 from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
+#: `append_many`'s answer when it stopped after a record that sealed its batch.
+SEALED_RUN: Final = -1
 #: Topics written to are reported (`TopicsInUse`) at most this often, in seconds.
 _NOTE_USE_EVERY: Final = 1.0
 #: The compiled `append_open` (an `OpenAppender` class), or None for the Python method.
@@ -192,6 +194,8 @@ class ProducerEngine:
         if OPEN_APPENDER is not None:
             self._appender = OPEN_APPENDER(self)
             self.append_open = self._appender.append_open  # type: ignore[method-assign]
+            self.append_many = self._appender.append_many  # type: ignore[method-assign]
+            self.check_many = self._appender.check_many  # type: ignore[method-assign]
 
     # -- appending ------------------------------------------------------------------------------
 
@@ -216,6 +220,65 @@ class ProducerEngine:
             partition = self.partitioner.partition(topic, key, count)
         handle, _ = self.accumulator.append_open(topic, partition, key, value, timestamp)
         return partition if handle is None else handle
+
+    def append_many(
+        self,
+        topic: str,
+        partition: int | list[int | None] | None,
+        keys: list[bytes | None] | None,
+        values: list[bytes | None],
+        timestamps: list[int | None] | None,
+        start: int,
+        batches: dict[ProducerBatch, None],
+    ) -> tuple[int, int | None]:
+        """`append_open` over columns (lists) of records without headers, from record `start`
+        on, with no handle per record: each batch a record joined is noted in `batches`.
+        `partition` is one for all, one per record, or None (chosen per record).
+
+        Returns the index of the first record not appended and the partition chosen for it
+        (None: none could be) for `append` to take, or `SEALED_RUN` when it stopped after a
+        record that sealed its batch (`due` is SEALED: the batch can go before the next one
+        fills; call again). Records are assumed checked (`check_many`)."""
+        accumulator, last = self.accumulator, None
+        each = partition is not None and not isinstance(partition, int)
+        for i in range(start, len(values)):
+            key = None if keys is None else keys[i]
+            wanted = partition[i] if each else partition  # type: ignore[index]
+            if not self.open_appends:
+                return i, wanted  # type: ignore[return-value]
+            if wanted is None:
+                count = self._counts.get(topic)
+                if count is None:
+                    return i, None
+                wanted = self.partitioner.partition(topic, key, count)
+            stamp = None if timestamps is None else timestamps[i]
+            batch, sealed = accumulator.add_open(topic, wanted, key, values[i], stamp)  # type: ignore[arg-type]
+            if batch is None:
+                return i, wanted  # type: ignore[return-value]
+            if batch is not last:
+                batches[batch] = None
+                last = batch
+            if sealed:
+                return i + 1, SEALED_RUN
+        return len(values), None
+
+    def check_many(
+        self,
+        keys: list[bytes | None] | None,
+        values: list[bytes | None],
+        timestamps: list[int | None] | None,
+    ) -> None:
+        """`append`'s checks of each record (types, timestamp, size against
+        `max_request_size` and `buffer_memory`), made for all of them before any is appended;
+        the error notes the record's index."""
+        for i, value in enumerate(values):
+            key = None if keys is None else keys[i]
+            try:
+                check_record(key, value, None if timestamps is None else timestamps[i])
+                self.accumulator.check_record_size(estimate_size(key, value, ()))
+            except Exception as exc:
+                exc.add_note(f"send_many: record {i}")
+                raise
 
     def append(
         self,
@@ -559,6 +622,7 @@ class ProducerEngine:
 
 
 __all__ = [
+    "SEALED_RUN",
     "AppendBlocked",
     "AppendWait",
     "Due",
