@@ -3,13 +3,15 @@ between the tasks of the executor process (`krafka.spark.client_pool`).
 
 Columns as Spark's Kafka sink takes them: `value` (binary or string, required), `key`, `topic`
 (unless the `topic` option is set, which wins), `partition` (int), `headers`
-(array<struct<key string, value binary>>). The task waits for every record's acknowledgement;
-the first delivery error fails it with the broker's message.
+(array<struct<key string, value binary>>). Rows go out in bulk (`Producer.send_many`, one call per
+Arrow batch and topic); the task waits for every record's acknowledgement, and the first
+delivery error fails it with the broker's message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import Future
 from typing import Any
 
 from krafka.errors import ConfigError, KrafkaError
@@ -37,7 +39,10 @@ def check_schema(schema: Any, options: SinkOptions) -> None:
 
 def write_batches(batches: Iterable[Any], options: SinkOptions) -> int:
     """Produce every row of the Arrow `batches`; the number of records acknowledged (all of
-    them: a record not written raises, and its producer is closed rather than pooled)."""
+    them: a record not written raises, and its producer is closed rather than pooled).
+
+    Each Arrow batch goes out with one `send_many` per topic (no future per row), settled
+    once every batch is appended."""
     from krafka.sync import Producer
 
     settings = dict(options.client)
@@ -45,71 +50,70 @@ def write_batches(batches: Iterable[Any], options: SinkOptions) -> int:
     def make() -> Any:
         return Producer.from_config(settings, enable_idempotence=True)
 
-    sent = 0
     with PRODUCERS.lease(settings, make) as producer:
-        futures: list[Any] = []
+        pending: list[Future[int]] = []
         for batch in batches:
-            _send_rows(producer.send, batch, options, futures)
-            if len(futures) >= 100_000:
-                sent += _settle(futures)
-                futures = []
-        producer.flush()
-        sent += _settle(futures)
-    return sent
+            pending += _send_rows(producer, batch, options)
+        return sum(_settle(future) for future in pending)
 
 
-def _settle(futures: list[Any]) -> int:
-    """Raise the first delivery error of `futures` (all done). A producer batch is written or
-    fails as a whole, so once one record of a batch that was never split is delivered, the
-    others of that batch are not looked at one by one."""
-    written: set[int] = set()
-    for future in futures:
-        handle = future.handle
-        if handle is not None and id(handle.batch) in written:
-            continue
-        error = future.exception()
-        if error is not None:
-            raise KrafkaError(f"krafka sink: a record was not written: {error}") from error
-        if handle is not None and handle.delivered() is not None:
-            written.add(id(handle.batch))
-    return len(futures)
+def _settle(future: Future[int]) -> int:
+    """The records one `send_many` wrote; its first delivery error, as the sink's."""
+    try:
+        return future.result()
+    except KrafkaError as error:
+        raise KrafkaError(f"krafka sink: a record was not written: {error}") from error
 
 
-def _send_rows(send: Any, batch: Any, options: SinkOptions, futures: list[Any]) -> None:
-    """`send` every row of `batch`; the plain case (a fixed topic, no partition or headers
-    columns) runs as one tight loop over the key and value columns."""
-    names = set(batch.schema.names)
+def _send_rows(producer: Any, batch: Any, options: SinkOptions) -> list[Future[int]]:
+    """`send_many` the rows of `batch`: once, or once per topic of the `topic` column (in row
+    order within each topic)."""
     n = batch.num_rows
-    keys, values = _binary(batch, "key", n), _binary(batch, "value", n)
-    if options.topic is not None and not names & {"partition", "headers"}:
-        topic, append = options.topic, futures.append
-        for key, value in zip(keys, values, strict=True):
-            append(send(topic, value, key))
-        return
-    topics = [options.topic] * n if options.topic is not None else _column(batch, "topic", n)
-    partitions = _column(batch, "partition", n)
-    headers = [
-        None if h is None else [(item["key"], item["value"]) for item in h]
-        for h in _column(batch, "headers", n)
-    ]
-    for topic, key, value, partition, header in zip(
-        topics, keys, values, partitions, headers, strict=True
-    ):
+    if n == 0:
+        return []
+    keys, values = _binary(batch, "key"), _binary(batch, "value")
+    names = batch.schema.names
+    partitions = batch.column("partition").to_pylist() if "partition" in names else None
+    headers = (
+        [
+            None if h is None else [(item["key"], item["value"]) for item in h]
+            for h in batch.column("headers").to_pylist()
+        ]
+        if "headers" in names
+        else None
+    )
+    if options.topic is not None:
+        return [
+            producer.send_many(options.topic, values, keys, partition=partitions, headers=headers)
+        ]
+    rows: dict[str, list[int]] = {}
+    for row, topic in enumerate(batch.column("topic").to_pylist()):
         if topic is None:
             raise KrafkaError("krafka sink: a row has a null topic and no 'topic' option is set")
-        futures.append(send(topic, value, key=key, partition=partition, headers=header))
+        rows.setdefault(topic, []).append(row)
+    return [
+        producer.send_many(
+            topic,
+            _pick(values, picked),
+            _pick(keys, picked),
+            partition=_pick(partitions, picked),
+            headers=_pick(headers, picked),
+        )
+        for topic, picked in rows.items()
+    ]
 
 
-def _column(batch: Any, name: str, n: int) -> list[Any]:
-    return batch.column(name).to_pylist() if name in batch.schema.names else [None] * n
+def _pick(column: list[Any] | None, rows: list[int]) -> list[Any] | None:
+    return None if column is None else [column[row] for row in rows]
 
 
-def _binary(batch: Any, name: str, n: int) -> list[Any]:
-    """A key or value column as bytes (strings are sent as their UTF-8 bytes)."""
+def _binary(batch: Any, name: str) -> list[Any] | None:
+    """A key or value column as bytes (strings are sent as their UTF-8 bytes); None when
+    there is none."""
     import pyarrow as pa
 
     if name not in batch.schema.names:
-        return [None] * n
+        return None
     column = batch.column(name)
     if not pa.types.is_binary(column.type):
         column = column.cast(pa.binary())

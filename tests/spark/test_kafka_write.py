@@ -78,3 +78,43 @@ def test_split_batches_are_written_and_a_rejected_record_fails_the_task(kafka_cl
     PRODUCERS.close()
     written = read_all(bootstrap, topic, 14, partitions=1)
     assert [v for v in written if len(v) > 1000] == sorted(values)
+
+
+def test_a_topic_column_sends_each_topics_rows_in_order(broker: Any) -> None:
+    bootstrap, stamp = broker.bootstrap_servers, time.time_ns()
+    topics = [f"sink-a-{stamp}", f"sink-b-{stamp}"]
+    with AdminClient(bootstrap) as admin:
+        admin.create_topics([NewTopic(t, 2) for t in topics]).raise_for_errors()
+    options = SinkOptions.parse({"kafka.bootstrap.servers": bootstrap})
+    n = 400
+    headers = pa.array(
+        [[{"key": "i", "value": b"%d" % i}] if i % 3 == 0 else None for i in range(n)],
+        pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])),
+    )
+    batch = pa.RecordBatch.from_arrays(
+        [
+            pa.array([topics[i % 2] for i in range(n)]),
+            pa.array([b"%04d" % i for i in range(n)]),
+            pa.array([i % 4 // 2 for i in range(n)], pa.int32()),
+            headers,
+        ],
+        names=["topic", "value", "partition", "headers"],
+    )
+    assert write_batches(iter([batch, batch.slice(0, 0)]), options) == n
+    with pytest.raises(KrafkaError, match="null topic"):
+        write_batches(
+            iter([batch.set_column(0, "topic", pa.array([None] * n, pa.string()))]), options
+        )
+    PRODUCERS.close()
+    for index, topic in enumerate(topics):
+        mine = [b"%04d" % i for i in range(n) if i % 2 == index]
+        assert read_all(bootstrap, topic, len(mine)) == mine
+    with Consumer(bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(topics[0], 1)])
+        got: list[Any] = []
+        deadline = time.monotonic() + 30
+        while len(got) < n // 4 and time.monotonic() < deadline:
+            got += consumer.poll(1.0)
+    expected = [i for i in range(0, n, 2) if i % 4 // 2 == 1]
+    assert [r.value for r in got] == [b"%04d" % i for i in expected]  # row order kept
+    assert expected[:2] == [2, 6] and [r.headers for r in got[:2]] == [[], [("i", b"6")]]
