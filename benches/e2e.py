@@ -30,6 +30,10 @@ Variants (acks=1 unless named -idempotent):
   every record; not run by default);
 * `krafka-sync`, `krafka-sync-confirm` - the same through the blocking `krafka.sync.Producer`,
   compared with the async API (not run by default);
+* `krafka-many`, `krafka-sync-many` - the `-confirm` work in bulk: the records go out through
+  `send_many` in chunks of `BULK_CHUNK` values (each chunk's list built inside the clock), and
+  every chunk's one handle / future is awaited (all its records delivered), compared with
+  `krafka-confirm` (not run by default);
 * `-otel` - tracing on (`krafka.io.tracing`'s default mode: a span per batch), an SDK tracer
   provider exporting to nowhere; `krafka-otel-span` sends inside a sampled application span
   (every record carries its `traceparent`); `-otel-records` - the opt-in `trace_records=True`
@@ -425,13 +429,67 @@ def krafka_sync_run(bootstrap: str, topic: str, n: int, confirm: bool) -> Run:
         return _since(start)
 
 
+#: Records per `send_many` call in the bulk variants (what a Spark task's Arrow batch holds).
+BULK_CHUNK = 10_000
+
+
+def krafka_many_run(bootstrap: str, topic: str, n: int) -> Run:
+    """`krafka-confirm`'s work through `send_many`: one handle per chunk, all awaited."""
+    from krafka import Producer
+
+    async def main() -> Run:
+        async with Producer(
+            bootstrap_servers=bootstrap, acks=1, linger=LINGER_MS / 1000, compression=COMPRESSION
+        ) as producer:
+            await producer.send_and_wait(topic, b"warm-up", partition=PARTITION)
+            start = _clock()
+            send_many = producer.send_many
+            bulks = [
+                await send_many(topic, [VALUE] * min(BULK_CHUNK, n - first), partition=PARTITION)
+                for first in range(0, n, BULK_CHUNK)
+            ]
+            for bulk in bulks:
+                await bulk
+            return _since(start)
+
+    return asyncio.run(main())
+
+
+def krafka_sync_many_run(bootstrap: str, topic: str, n: int) -> Run:
+    """`krafka-many` through `krafka.sync.Producer`: one `Future` per chunk, all waited on."""
+    from krafka.sync import Producer
+
+    with Producer(
+        bootstrap_servers=bootstrap, acks=1, linger=LINGER_MS / 1000, compression=COMPRESSION
+    ) as producer:
+        producer.send_and_wait(topic, b"warm-up", partition=PARTITION)
+        start = _clock()
+        send_many = producer.send_many
+        futures = [
+            send_many(topic, [VALUE] * min(BULK_CHUNK, n - first), partition=PARTITION)
+            for first in range(0, n, BULK_CHUNK)
+        ]
+        for future in futures:
+            future.result()
+        return _since(start)
+
+
 CLIENTS.update(
     {
+        "krafka-many": krafka_many_run,
+        "krafka-sync-many": krafka_sync_many_run,
         "krafka-sync": lambda b, t, n: krafka_sync_run(b, t, n, confirm=False),
         "krafka-sync-confirm": lambda b, t, n: krafka_sync_run(b, t, n, confirm=True),
     }
 )
-PEERS.update({"krafka-sync": ("krafka",), "krafka-sync-confirm": ("krafka-confirm",)})
+PEERS.update(
+    {
+        "krafka-sync": ("krafka",),
+        "krafka-sync-confirm": ("krafka-confirm",),
+        "krafka-many": ("krafka-confirm", "confluent-confirm", "java-warm"),
+        "krafka-sync-many": ("krafka-sync-confirm", "krafka-many", "krafka-confirm"),
+    }
+)
 CLIENTS["krafka-otel-metrics-confirm"] = lambda b, t, n: krafka_run(
     b, t, n, 1, confirm=True, metrics=True
 )

@@ -13,7 +13,7 @@ import pytest
 
 BENCHES = Path(__file__).resolve().parents[2] / "benches"
 COMMANDS = {
-    "e2e": ["--records", "300", "--rounds", "1", "--clients", "krafka-confirm"],
+    "e2e": ["--records", "300", "--rounds", "1", "--clients", "krafka-confirm,krafka-sync-many"],
     "consume": [
         "--records", "300", "--rounds", "1", "--partitions", "2", "--compression", "lz4",
         "--clients", "krafka-arrow",
@@ -25,7 +25,7 @@ COMMANDS = {
     "footprint": ["--records", "300", "--rounds", "1", "--clients", "krafka"],
 }  # fmt: skip
 PEERS = {
-    "e2e": "krafka,krafka-sync,confluent-kafka,confluent-aio,aiokafka,kafka-python",
+    "e2e": "krafka,krafka-sync,krafka-many,confluent-kafka,confluent-aio,aiokafka,kafka-python",
     "consume": "krafka,krafka-iter,krafka-sync,confluent-kafka,confluent-aio,aiokafka,"
     "aiokafka-iter,kafka-python",
     "latency": "krafka,confluent-kafka",
