@@ -9,4 +9,5 @@ cdef class ParkingLock:
 
     cdef int _wait(self) except -1
     cdef int pause_c(self) except -1
+    cdef bint try_pause_c(self) noexcept
     cdef void resume_c(self) noexcept

@@ -66,6 +66,10 @@ cdef class ParkingLock:
         self._wait()
         return 1
 
+    cdef bint try_pause_c(self) noexcept:
+        """Hold the loop if it is parked right now; never waits."""
+        return PyThread_acquire_lock(self._lock, NOWAIT_LOCK) == PY_LOCK_ACQUIRED
+
     cdef void resume_c(self) noexcept:
         PyThread_release_lock(self._lock)
 
@@ -73,6 +77,11 @@ cdef class ParkingLock:
         """Hold the parked loop: True once held (then `resume()`), waiting while it runs;
         False on the loop's own thread (it never waits for itself)."""
         return self.pause_c() == 1
+
+    def try_pause(self):
+        """Hold the loop if it is parked right now: True once held (then `resume()`); never
+        waits."""
+        return self.try_pause_c()
 
     def resume(self):
         """Let go of a loop held by `pause()`."""

@@ -2,8 +2,9 @@
 """The compiled `send` of `krafka.sync.Producer`: `Producer.send` (the readable reference and
 the fallback) in C, so a record costs the caller about what the async `send` costs.
 
-Same steps, same order: refuse when closed; make the record's future (untracked); if nothing
-is queued, the async producer is `direct` and the loop is parked, hold it there and append
+Same steps, same order: refuse when closed; make the record's future (untracked); hold the
+loop if it is parked now (else, if nothing is queued and the async producer is `direct`, wait
+for it to park); holding it, if nothing is queued and the producer is `direct`, append
 through the async producer's engine: its compiled `append_open` (`OpenAppender.open_c`: the
 partition chosen, the open batch), with no Python frame in between; only a record that needs a
 new batch goes on to the engine's `append` (the producer's `_append_new`), with the partition
@@ -64,7 +65,12 @@ cdef class DirectSend:
         cdef object due
         if timestamp is not None:
             check_timestamp(timestamp)
-        if headers is None and outbox.idle and self._client.direct and self._parking.pause_c():
+        cdef bint held = False
+        if headers is None:
+            held = self._parking.try_pause_c()  # parked: the checks below are made holding it
+            if not held and outbox.idle and self._client.direct:
+                held = self._parking.pause_c()  # running: wait only if it may go direct
+        if held:
             try:
                 if outbox.idle and self._client.direct:
                     handle = None

@@ -4,7 +4,8 @@ it waits for I/O, so that a caller thread may do the loop's work on its own thre
 
 The loop thread calls `run()` (take it, waiting for a paused caller to finish) and `park()`
 (let go before waiting for I/O); callers call `pause()` (hold it, waiting while the loop runs;
-False on the loop's own thread, which must never wait for itself) and `resume()`. The compiled
+False on the loop's own thread, which must never wait for itself) or `try_pause()` (hold it
+only if it is free now), and `resume()`. The compiled
 twin (`_parking.pyx`) does the same on CPython's raw lock; this one is the readable reference
 and the fallback (`KRAFKA_NO_EXTENSIONS=1`).
 """
@@ -40,6 +41,10 @@ class PureParkingLock:
             return False
         self._lock.acquire()
         return True
+
+    def try_pause(self) -> bool:
+        """Hold the loop if it is parked right now (never waits)."""
+        return self._lock.acquire(False)
 
     def resume(self) -> None:
         self._lock.release()

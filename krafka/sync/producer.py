@@ -103,6 +103,7 @@ class Producer(SyncClient[AsyncProducer]):
         self._future_type = self._outbox.future_type
         parking = self._thread.parking
         self._pause, self._resume = parking.pause, parking.resume
+        self._try_pause = parking.try_pause
         self._engine = self._client.engine
         self._clock = self._thread.time
         self._wake = self._client.driver.wake
@@ -138,7 +139,12 @@ class Producer(SyncClient[AsyncProducer]):
         future = new_untracked(self._future_type)  # no __init__ (see DeliveryFuture)
         outbox = self._outbox
         client = self._client
-        if headers is None and outbox.idle and client.direct and self._pause():
+        held = False
+        if headers is None:
+            held = self._try_pause()  # parked now: the checks below are made holding it
+            if not held and outbox.idle and client.direct:
+                held = self._pause()  # running: wait for it to park only if it may go direct
+        if held:
             try:  # the loop is parked: append to the engine right here (module doc)
                 if outbox.idle and client.direct:  # still nothing queued before this record
                     engine = self._engine

@@ -37,6 +37,7 @@ def test_a_parked_loop_is_paused_at_once_and_a_running_one_is_waited_for(lock_ty
     thread = threading.Thread(target=loop)
     thread.start()
     started.wait(5)
+    assert not lock.try_pause()  # running: never waited for
     threading.Timer(0.2, go.set).start()
     assert lock.pause()  # waits until the loop parks
     events.append("caller paused")
@@ -44,6 +45,8 @@ def test_a_parked_loop_is_paused_at_once_and_a_running_one_is_waited_for(lock_ty
     thread.join(5)
     assert events == ["loop ran", "caller paused"]
     assert lock.pause()  # nobody runs: held at once
+    lock.resume()
+    assert lock.try_pause()  # parked: held at once
     lock.resume()
 
 
