@@ -4,8 +4,10 @@ cdef class OpenAppender:
     cdef dict _open_by_topic
     cdef dict _counts
     cdef Py_ssize_t _largest
+    cdef bint _murmur_keys
     cdef public bint enabled
 
+    cdef Py_ssize_t choose_c(self, object topic, object key, object count) except -1
     cdef object append_c(self, object topic, Py_ssize_t partition, object key, object value,
                          object timestamp, bint* sealed)
     cdef object fit_c(self, object topic, Py_ssize_t partition, object key, object value,

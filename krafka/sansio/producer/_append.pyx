@@ -12,13 +12,16 @@ bulk `send_many`); `check_many` is its checks, made for every record before any 
 """
 
 cimport cython
-from cpython.bytes cimport PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from libc.stdint cimport uint8_t
 from cpython.dict cimport PyDict_GetItem
 from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
 
 from krafka._codec._builder cimport RecordsBuilder
+from krafka._codec._murmur cimport _murmur2
 
+from krafka.sansio.partitioner import DefaultPartitioner
 from krafka.sansio.producer.batch import BATCH_OVERHEAD
 from krafka.sansio.producer.record import check_record
 
@@ -41,6 +44,7 @@ cdef class OpenAppender:
         self._open_by_topic = self._accumulator.open_by_topic
         self._counts = engine.metadata.partition_counts
         self.enabled = engine.open_appends
+        self._murmur_keys = type(self._partitioner) is DefaultPartitioner
         config = engine.config
         self._largest = min(config.max_request_size, config.buffer_memory) - BATCH_OVERHEAD
 
@@ -67,11 +71,22 @@ cdef class OpenAppender:
             count = PyDict_GetItem(self._counts, topic)
             if count == NULL:
                 return None
-            chosen = self._partitioner.partition(topic, key, <object>count)
+            chosen = self.choose_c(topic, key, <object>count)
         else:
             chosen = partition
         used[0] = chosen
         return self.append_c(topic, chosen, key, value, timestamp, sealed)
+
+    cdef Py_ssize_t choose_c(self, object topic, object key, object count) except -1:
+        """The partitioner's choice; the default one's murmur2 of a key right here (Java's
+        `toPositive(murmur2(key)) % count`, as `krafka.codec.murmur2_partition`)."""
+        cdef Py_ssize_t n
+        if self._murmur_keys and key is not None and PyBytes_CheckExact(key):
+            n = count
+            if n > 0:
+                return (_murmur2(<const uint8_t*>PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key))
+                        & 0x7FFFFFFF) % n
+        return self._partitioner.partition(topic, key, count)
 
     cdef object append_c(self, object topic, Py_ssize_t partition, object key, object value,
                          object timestamp, bint* sealed):
@@ -142,7 +157,7 @@ cdef class OpenAppender:
                 count = PyDict_GetItem(self._counts, topic)
                 if count == NULL:
                     return i, None
-                chosen = self._partitioner.partition(topic, key, <object>count)
+                chosen = self.choose_c(topic, key, <object>count)
             else:
                 chosen = wanted
             batch = self.fit_c(topic, chosen, key, value, &size)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from _producer_scripted import Cluster
 
+from krafka.codec import murmur2_partition
 from krafka.errors import MessageTooLargeError
 from krafka.sansio.producer import BatchState, Due, ProducerConfig, ProducerEngine
 from krafka.sansio.producer.batch import BATCH_OVERHEAD, ProducerBatch
@@ -63,6 +64,21 @@ def test_append_many_reports_a_sealed_run_and_partitions_per_record(kind: str) -
     keyed.accumulator.append("u", 3, None, None, b"", None, 21, 0.0, 1)
     assert keyed.append_many("u", None, [b"key"], [b"v"], None, 0, {})[0] in (0, 1)
     assert twin(kind).append_many("absent", None, None, [b"v"], None, 0, {}) == (0, None)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_keys_go_where_murmur2_puts_them(kind: str) -> None:
+    """The default partitioner's choice, made in C for bytes keys when compiled."""
+    engine = twin(kind)
+    for partition in range(16):
+        engine.accumulator.append("t", partition, None, None, b"", None, 21, 0.0, 1)
+    keys = [b"key-%d" % i for i in range(500)] + [b"", bytearray(b"buffer"), None]
+    batches: dict[ProducerBatch, None] = {}
+    assert engine.append_many("t", None, keys, [b"v"] * len(keys), None, 0, batches)[0] == 503
+    placed = {bytes(r.key): b.partition for b in batches for r in b.builder.records() if r.key}
+    assert placed == {bytes(k): murmur2_partition(k, 16) for k in keys if k}
+    handle = engine.append_open("t", None, None, b"key-7", b"v")
+    assert handle.batch.partition == murmur2_partition(b"key-7", 16)  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("kind", KINDS)
