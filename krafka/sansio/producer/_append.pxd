@@ -10,6 +10,7 @@ cdef class OpenAppender:
     cdef Py_ssize_t choose_c(self, object topic, object key, object count) except -1
     cdef object append_c(self, object topic, Py_ssize_t partition, object key, object value,
                          object timestamp, bint* sealed)
+    cdef object open_batch_c(self, object topic, Py_ssize_t partition)
     cdef object fit_c(self, object topic, Py_ssize_t partition, object key, object value,
                       Py_ssize_t* size)
     cdef void add_c(self, object batch, Py_ssize_t size, object key, object value,

@@ -101,17 +101,21 @@ cdef class OpenAppender:
         self.add_c(batch, size, key, value, timestamp, sealed)
         return handle
 
-    cdef object fit_c(self, object topic, Py_ssize_t partition, object key, object value,
-                      Py_ssize_t* size):
-        """The open batch of the partition if the record fits in it (`size`: the batch's size
-        with it), else None."""
+    cdef object open_batch_c(self, object topic, Py_ssize_t partition):
+        """The open batch of the partition, or None."""
         cdef PyObject* found = PyDict_GetItem(self._open_by_topic, topic)
         if found == NULL or partition < 0:
             return None
         cdef object slots = <object>found
         if not PyList_CheckExact(slots) or partition >= PyList_GET_SIZE(slots):
             return None
-        cdef object batch = <object>PyList_GET_ITEM(slots, partition)
+        return <object>PyList_GET_ITEM(slots, partition)
+
+    cdef object fit_c(self, object topic, Py_ssize_t partition, object key, object value,
+                      Py_ssize_t* size):
+        """The open batch of the partition if the record fits in it (`size`: the batch's size
+        with it), else None."""
+        cdef object batch = self.open_batch_c(topic, partition)
         if batch is None:
             return None
         size[0] = batch.size + 21 + _length(value) + _length(key)
@@ -135,41 +139,66 @@ cdef class OpenAppender:
 
     def append_many(self, topic, partition, keys, values, timestamps, Py_ssize_t start,
                     dict batches):
-        """See `ProducerEngine.append_many`."""
+        """See `ProducerEngine.append_many`. The open batch records go to keeps its size, limit
+        and builder in C variables while a run of records joins it (the size is written back
+        before anything else can look at it: a Python partitioner, a stamp, a seal, the
+        return)."""
         cdef Py_ssize_t n = len(values), i
-        cdef bint sealed = False
         cdef bint each = partition is not None and type(partition) is not int
         cdef PyObject* count
-        cdef Py_ssize_t chosen, size = 0
-        cdef object last = None, batch, key, value, timestamp, wanted
+        cdef Py_ssize_t chosen, size, part = -1, used = 0, limit = 0
+        cdef object batch = None, key, value, timestamp, wanted
+        cdef RecordsBuilder builder = None
+        cdef bint stamped = False
         if not (PyList_CheckExact(values) and (keys is None or PyList_CheckExact(keys))
                 and (timestamps is None or PyList_CheckExact(timestamps))
                 and (not each or PyList_CheckExact(partition))):
             raise TypeError("append_many: keys, values, timestamps and partitions are lists")
-        for i in range(start, n):
-            value = <object>PyList_GET_ITEM(values, i)
-            key = None if keys is None else <object>PyList_GET_ITEM(keys, i)
-            timestamp = None if timestamps is None else <object>PyList_GET_ITEM(timestamps, i)
-            wanted = <object>PyList_GET_ITEM(partition, i) if each else partition
-            if not self.enabled:
-                return i, wanted
-            if wanted is None:
-                count = PyDict_GetItem(self._counts, topic)
-                if count == NULL:
-                    return i, None
-                chosen = self.choose_c(topic, key, <object>count)
-            else:
-                chosen = wanted
-            batch = self.fit_c(topic, chosen, key, value, &size)
-            if batch is None:
-                return i, chosen
-            self.add_c(batch, size, key, value, timestamp, &sealed)
-            if batch is not last:
-                batches[batch] = None
-                last = batch
-            if sealed:
-                return i + 1, -1  # engine.SEALED_RUN
-        return n, None
+        try:
+            for i in range(start, n):
+                value = <object>PyList_GET_ITEM(values, i)
+                key = None if keys is None else <object>PyList_GET_ITEM(keys, i)
+                timestamp = None if timestamps is None else <object>PyList_GET_ITEM(timestamps, i)
+                wanted = <object>PyList_GET_ITEM(partition, i) if each else partition
+                if not self.enabled:
+                    return i, wanted
+                if wanted is None:
+                    count = PyDict_GetItem(self._counts, topic)
+                    if count == NULL:
+                        return i, None
+                    if batch is not None and not self._murmur_keys:
+                        batch.size = used  # a partitioner of the application's may look
+                    chosen = self.choose_c(topic, key, <object>count)
+                else:
+                    chosen = wanted
+                if batch is None or chosen != part:
+                    if batch is not None:
+                        batch.size = used
+                    batch = self.open_batch_c(topic, chosen)
+                    if batch is None:
+                        return i, chosen
+                    part, used, limit = chosen, batch.size, batch.limit
+                    builder = batch.builder
+                    stamped = batch.stamps is not None
+                    batches[batch] = None
+                size = used + 21 + _length(value) + _length(key)
+                if size > limit:
+                    return i, chosen
+                builder.add(timestamp, key, value, None)
+                used = size
+                if timestamp is not None or stamped:
+                    batch.size = used
+                    batch.stamp(timestamp)
+                    stamped = True
+                if size >= limit:
+                    batch.size = used
+                    self._accumulator.seal(batch)
+                    batch = None
+                    return i + 1, -1  # engine.SEALED_RUN
+            return n, None
+        finally:
+            if batch is not None:
+                batch.size = used
 
     def check_many(self, keys, values, timestamps):
         """See `ProducerEngine.check_many`."""

@@ -4,6 +4,7 @@ refuses a bad record before any is appended."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -94,3 +95,34 @@ def test_check_many_refuses_the_first_bad_record_naming_it(kind: str) -> None:
     with pytest.raises(ValueError, match="timestamp"):
         engine.check_many(None, [b"v", b"w"], [1, -1])
     assert engine.accumulator.open_batches == {}
+
+
+def test_the_compiled_run_leaves_the_batches_as_the_python_one_does() -> None:
+    """Random columns (keys, explicit partitions, timestamps now and then) appended by both
+    twins, `append` taking over where they stop: the same batches, sizes, stamps and records."""
+    if OPEN_APPENDER is None:
+        pytest.skip("the compiled extension is not built")
+    rng = random.Random(25)
+    count = 3000
+    keys = [None if rng.random() < 0.3 else b"k%d" % rng.randrange(50) for _ in range(count)]
+    values = [b"v" * rng.randrange(0, 300) for _ in range(count)]
+    parts: list[int | None] = [None if rng.random() < 0.5 else rng.randrange(4) for _ in keys]
+    stamps = [None if rng.random() < 0.9 else rng.randrange(10**12) for _ in keys]
+    seen = []
+    for kind in ("pure", "compiled"):
+        engine = twin(kind, batch_size=4000, buffer_memory=10**8)
+        engine.partitioner._rand = lambda n: 0  # type: ignore[attr-defined]
+        batches: dict[ProducerBatch, None] = {}
+        start = 0
+        while start < count:
+            start, found = engine.append_many("t", parts, keys, values, stamps, start, batches)
+            if start < count and found != SEALED_RUN:
+                handle = engine.append(
+                    "t", found, stamps[start], keys[start], values[start], None, 0.0, 1
+                )
+                batches[handle.batch] = None
+                start += 1
+        seen.append(
+            [(b.partition, b.count, b.size, b.stamps, b.state, records(b)) for b in batches]
+        )
+    assert seen[0] == seen[1]
