@@ -71,6 +71,7 @@ from krafka.sansio.producer.record import (
     metadata_of,
 )
 from krafka.sansio.telemetry import ClientKind
+from krafka.sansio.topic_name import check_topic
 from krafka.structs import ConsumerGroupMetadata
 
 
@@ -347,12 +348,16 @@ class Producer:
         record. What `send` refuses at once (a closed producer, a bad topic, key, value or
         timestamp, a record over `max_request_size` or `buffer_memory`, a partition out of
         range) raises here before any record is appended; a `max_block` timeout raises with
-        the records before it appended.
+        the records before it appended. With tracing on, every record carries the caller's
+        trace context, as with `send` (then they go one by one).
         """
         if self._closed or not self._started:
             raise InvalidStateError("producer is closed" if self._closed else "not started")
+        check_topic(topic)
         columns = _columns(values, keys, partition, headers, timestamps)
         values, keys, parts, headers, timestamps = columns
+        if self.tracing is not None:
+            headers = self._carried(headers, len(values))
         self._engine.check_many(keys, values, timestamps)
         if parts is not None:
             await self._check_partitions(topic, parts)
@@ -382,6 +387,17 @@ class Producer:
             batches[handle.batch] = None
             start += 1
         return BulkDelivery(list(batches), count)
+
+    def _carried(
+        self, headers: list[Sequence[Header] | None] | None, count: int
+    ) -> list[Sequence[Header] | None] | None:
+        """`send_many`'s headers with the caller's trace context, if it has one."""
+        tracing = self.tracing
+        assert tracing is not None
+        context = tracing.current_context()
+        if context is tracing.empty_context:
+            return headers
+        return [tracing.with_context(h, context) for h in headers or [None] * count]
 
     async def _check_partitions(self, topic: str, parts: int | list[int | None]) -> None:
         """Every partition given exists (waiting for the topic's metadata, as `send` does)."""
@@ -705,7 +721,7 @@ def _columns(
     def column(name: str, given: Sequence[Any] | None) -> list[Any] | None:
         if given is None:
             return None
-        found = given if type(given) is list else list(given)
+        found = list(given)  # a copy: the caller may change theirs while records wait
         if len(found) != count:
             raise ValueError(f"send_many: {count} values but {len(found)} {name}")
         return found

@@ -131,7 +131,9 @@ class LoopThread:
     ) -> tuple[Future[T], Any]:
         """`start_task`, also returning the `concurrent.futures.Future` of the task's outcome
         (what it returns or raises after `task_status.started`). An exception raised before
-        that is raised here."""
+        that is raised here. Refused from the loop's own thread."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("a sync client was called from its own loop (from a callback?)")
         portal = self._portal
         if portal is None or not self._thread.is_alive():
             raise RuntimeError("this client's loop has stopped (the client is closed)")

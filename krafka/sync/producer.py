@@ -23,6 +23,8 @@ record. A record that needs more
 (headers, metadata not yet known, a full buffer, interceptors or a transaction), or that comes
 while records are still queued, goes through `krafka.sync.outbox` to the loop. Either way
 records reach the async producer in the order `send` was called (per calling thread).
+`send_many` hands its columns to the async `send_many` on the loop in one call (after the
+queued records) and returns one `concurrent.futures.Future` for all of them.
 """
 
 from __future__ import annotations

@@ -133,3 +133,22 @@ async def test_a_batch_split_by_the_broker_settles_through_its_halves(kafka: Any
             await broken
     messages = await anyio.to_thread.run_sync(lambda: consume(kafka.bootstrap_servers, topic, 80))
     assert [m.value() for m in messages] == values * 2
+
+
+async def test_with_tracing_on_every_record_carries_the_callers_context(
+    broker: Any, provider: Any
+) -> None:
+    topic = unique("bulk-traced")
+    tracer = provider.get_tracer("test")
+    async with Producer(
+        bootstrap_servers=broker.bootstrap_servers, tracer_provider=provider
+    ) as producer:
+        with tracer.start_as_current_span("job") as job:
+            bulk = await producer.send_many(topic, [b"a", b"b"], partition=0)
+        untraced = await producer.send_many(topic, [b"c"], partition=0)
+        assert (await bulk, await untraced) == (2, 1)
+    context = job.get_span_context()
+    flags = int(context.trace_flags)
+    parent = f"00-{context.trace_id:032x}-{context.span_id:016x}-{flags:02x}".encode()
+    messages = await anyio.to_thread.run_sync(lambda: consume(broker.bootstrap_servers, topic, 3))
+    assert [m.headers() for m in messages] == [[("traceparent", parent)]] * 2 + [None]

@@ -302,9 +302,22 @@ def test_send_many_returns_one_future_after_the_records_sent_before_it(broker: A
             producer.send_many(topic, [b"v"], partition=1)
         with pytest.raises(TypeError, match="encode it"):
             producer.send_many(topic, ["text"])  # type: ignore[list-item]
+        refused: list[BaseException] = []
+
+        def on_the_loop(_: Any) -> None:
+            try:
+                producer.send_many(topic, [b"never"])
+            except Exception as exc:
+                refused.append(exc)
+
+        producer.send(topic, b"called back").add_done_callback(on_the_loop)
+        deadline = time.monotonic() + 10
+        while not refused and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "own loop" in str(refused[0])  # it would wait for itself
         lingering = producer.send_many(topic, [b"late"], partition=0)
     assert lingering.result(timeout=0) == 1  # close delivered it
     with pytest.raises(InvalidStateError, match="closed"):
         producer.send_many(topic, [b"v"])
-    messages = read_back(broker.bootstrap_servers, topic, 5002)
-    assert [m.value() for m in messages] == [b"first", *values, b"late"]
+    messages = read_back(broker.bootstrap_servers, topic, 5003)
+    assert [m.value() for m in messages] == [b"first", *values, b"called back", b"late"]
