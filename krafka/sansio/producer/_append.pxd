@@ -1,3 +1,6 @@
+from krafka._codec._builder cimport RecordsBuilder
+
+
 cdef class OpenAppender:
     cdef object _accumulator
     cdef object _partitioner
@@ -12,8 +15,9 @@ cdef class OpenAppender:
                          object timestamp, bint* sealed)
     cdef object open_batch_c(self, object topic, Py_ssize_t partition)
     cdef object fit_c(self, object topic, Py_ssize_t partition, object key, object value,
-                      Py_ssize_t* size)
-    cdef void add_c(self, object batch, Py_ssize_t size, object key, object value,
-                    object timestamp, bint* sealed) except *
+                      Py_ssize_t* size, Py_ssize_t* limit)
+    cdef void add_c(self, object batch, RecordsBuilder builder, Py_ssize_t size,
+                    Py_ssize_t limit, object key, object value, object timestamp,
+                    bint* sealed) except *
     cdef object open_c(self, object topic, object partition, object timestamp, object key,
                        object value, bint* sealed, Py_ssize_t* used)

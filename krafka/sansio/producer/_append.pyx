@@ -92,13 +92,13 @@ cdef class OpenAppender:
                          object timestamp, bint* sealed):
         """`RecordAccumulator.append_open`: the record's handle, or None (then `sealed` is
         untouched)."""
-        cdef Py_ssize_t size = 0
-        cdef object batch = self.fit_c(topic, partition, key, value, &size)
+        cdef Py_ssize_t size = 0, limit = 0
+        cdef object batch = self.fit_c(topic, partition, key, value, &size, &limit)
         if batch is None:
             return None
         cdef RecordsBuilder builder = batch.builder  # built with this codec: compiled
         handle = self._accumulator.handle_type(batch, builder.count)
-        self.add_c(batch, size, key, value, timestamp, sealed)
+        self.add_c(batch, builder, size, limit, key, value, timestamp, sealed)
         return handle
 
     cdef object open_batch_c(self, object topic, Py_ssize_t partition):
@@ -112,23 +112,23 @@ cdef class OpenAppender:
         return <object>PyList_GET_ITEM(slots, partition)
 
     cdef object fit_c(self, object topic, Py_ssize_t partition, object key, object value,
-                      Py_ssize_t* size):
+                      Py_ssize_t* size, Py_ssize_t* limit):
         """The open batch of the partition if the record fits in it (`size`: the batch's size
-        with it), else None."""
+        with it, `limit` its limit), else None."""
         cdef object batch = self.open_batch_c(topic, partition)
         if batch is None:
             return None
         size[0] = batch.size + 21 + _length(value) + _length(key)
-        if size[0] > batch.limit:
+        limit[0] = batch.limit
+        if size[0] > limit[0]:
             return None
         return batch
 
-    cdef void add_c(self, object batch, Py_ssize_t size, object key, object value,
-                    object timestamp, bint* sealed) except *:
-        """Add the record to `batch`, whose size becomes `size` (`fit_c`); seal it once
-        full."""
-        cdef Py_ssize_t limit = batch.limit
-        cdef RecordsBuilder builder = batch.builder
+    cdef void add_c(self, object batch, RecordsBuilder builder, Py_ssize_t size,
+                    Py_ssize_t limit, object key, object value, object timestamp,
+                    bint* sealed) except *:
+        """Add the record to `batch` (its `builder`), whose size becomes `size` (`fit_c`);
+        seal it once at `limit`."""
         builder.add(timestamp, key, value, None)
         batch.size = size
         if timestamp is not None or batch.stamps is not None:
