@@ -300,38 +300,68 @@ def package_init(schemas: list[Schema]) -> str:
         "",
         "Nested struct classes whose name is unique across all messages are exported here too;",
         "the others are reachable as class attributes (`FetchResponse.PartitionData`) or from",
-        'the message\'s own module (`krafka.protocol.messages.fetch_response.PartitionData`)."""',
+        "the message's own module (`krafka.protocol.messages.fetch_response.PartitionData`).",
+        "",
+        "Each message module is imported when one of its names is first used (PEP 562), and",
+        "`REQUESTS` / `RESPONSES` import a class when it is first looked up: a client pays only",
+        'for the messages it speaks."""',
         "",
         "from __future__ import annotations",
         "",
+        "import importlib",
         "from enum import IntEnum",
-        "from typing import Any",
+        "from typing import TYPE_CHECKING, Any",
         "",
+        "from krafka.protocol.api_table import ApiTable",
         "from krafka.protocol.schema import Request, Response",
+        "",
+        "if TYPE_CHECKING:",
     ]
     counts: dict[str, int] = {}
     for s in schemas:
         for n in _struct_names(s):
             counts[n] = counts.get(n, 0) + 1
     top = {s.name for s in schemas}
-    nested_exports: list[str] = []
+    exports: dict[str, str] = {}
     for s in schemas:
         unique = [n for n in _struct_names(s) if counts[n] == 1 and n not in top]
-        nested_exports += unique
-        imported = ", ".join([s.name, *unique])
-        lines.append(f"from krafka.protocol.messages.{module_name(s)} import {imported}")
+        names = [s.name, *unique]
+        exports.update((n, module_name(s)) for n in names)
+        module = f"krafka.protocol.messages.{module_name(s)}"
+        lines.append(f"    from {module} import {', '.join(names)}")
     reqs = sorted((s for s in schemas if s.type == "request"), key=lambda s: int(s.raw["apiKey"]))
     lines += ["", "", "class ApiKey(IntEnum):", '    """Kafka API keys."""', ""]
     for s in reqs:
         lines.append(f"    {api_key_name(s.name)} = {int(s.raw['apiKey'])}")
-    lines += ["", "", "REQUESTS: dict[ApiKey, type[Request[Any]]] = {"]
+    lines += ["", "", "REQUESTS: ApiTable[ApiKey, type[Request[Any]]] = ApiTable(", "    __name__,"]
+    lines += ["    {"]
     for s in reqs:
-        lines.append(f"    ApiKey.{api_key_name(s.name)}: {s.name},")
-    lines += ["}", "RESPONSES: dict[ApiKey, type[Response]] = {"]
+        lines.append(f"        ApiKey.{api_key_name(s.name)}: ({module_name(s)!r}, {s.name!r}),")
+    lines += ["    },", ")", "RESPONSES: ApiTable[ApiKey, type[Response]] = ApiTable("]
+    lines += ["    __name__,", "    {"]
     for s in reqs:
         resp = s.name.removesuffix("Request") + "Response"
-        lines.append(f"    ApiKey.{api_key_name(s.name)}: {resp},")
+        lines.append(f"        ApiKey.{api_key_name(s.name)}: ({snake(resp)!r}, {resp!r}),")
+    lines += ["    },", ")", ""]
+    lines.append("_EXPORTS: dict[str, str] = {")
+    lines += [f"    {name!r}: {module!r}," for name, module in sorted(exports.items())]
     lines += ["}", ""]
-    names = ["ApiKey", "REQUESTS", "RESPONSES", *(s.name for s in schemas), *nested_exports]
+    names = ["ApiKey", "REQUESTS", "RESPONSES", *exports]
     lines += [f"__all__ = {sorted(names)!r}", ""]
+    lines += [
+        "",
+        "def __getattr__(name: str) -> Any:",
+        "    try:",
+        "        module = _EXPORTS[name]",
+        "    except KeyError:",
+        '        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None',
+        '    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)',
+        "    globals()[name] = value",
+        "    return value",
+        "",
+        "",
+        "def __dir__() -> list[str]:",
+        "    return sorted([*globals(), *_EXPORTS])",
+        "",
+    ]
     return "\n".join(lines)

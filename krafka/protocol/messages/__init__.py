@@ -3,441 +3,481 @@
 
 Nested struct classes whose name is unique across all messages are exported here too;
 the others are reachable as class attributes (`FetchResponse.PartitionData`) or from
-the message's own module (`krafka.protocol.messages.fetch_response.PartitionData`)."""
+the message's own module (`krafka.protocol.messages.fetch_response.PartitionData`).
+
+Each message module is imported when one of its names is first used (PEP 562), and
+`REQUESTS` / `RESPONSES` import a class when it is first looked up: a client pays only
+for the messages it speaks."""
 
 from __future__ import annotations
 
+import importlib
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from krafka.protocol.api_table import ApiTable
 from krafka.protocol.schema import Request, Response
-from krafka.protocol.messages.add_offsets_to_txn_request import AddOffsetsToTxnRequest
-from krafka.protocol.messages.add_offsets_to_txn_response import AddOffsetsToTxnResponse
-from krafka.protocol.messages.add_partitions_to_txn_request import (
-    AddPartitionsToTxnRequest,
-    AddPartitionsToTxnTopic,
-    AddPartitionsToTxnTransaction,
-)
-from krafka.protocol.messages.add_partitions_to_txn_response import (
-    AddPartitionsToTxnResponse,
-    AddPartitionsToTxnPartitionResult,
-    AddPartitionsToTxnTopicResult,
-    AddPartitionsToTxnResult,
-)
-from krafka.protocol.messages.add_raft_voter_request import AddRaftVoterRequest
-from krafka.protocol.messages.add_raft_voter_response import AddRaftVoterResponse
-from krafka.protocol.messages.alter_client_quotas_request import AlterClientQuotasRequest, OpData
-from krafka.protocol.messages.alter_client_quotas_response import AlterClientQuotasResponse
-from krafka.protocol.messages.alter_configs_request import AlterConfigsRequest
-from krafka.protocol.messages.alter_configs_response import AlterConfigsResponse
-from krafka.protocol.messages.alter_partition_reassignments_request import (
-    AlterPartitionReassignmentsRequest,
-    ReassignablePartition,
-    ReassignableTopic,
-)
-from krafka.protocol.messages.alter_partition_reassignments_response import (
-    AlterPartitionReassignmentsResponse,
-    ReassignablePartitionResponse,
-    ReassignableTopicResponse,
-)
-from krafka.protocol.messages.alter_replica_log_dirs_request import (
-    AlterReplicaLogDirsRequest,
-    AlterReplicaLogDirTopic,
-    AlterReplicaLogDir,
-)
-from krafka.protocol.messages.alter_replica_log_dirs_response import (
-    AlterReplicaLogDirsResponse,
-    AlterReplicaLogDirPartitionResult,
-    AlterReplicaLogDirTopicResult,
-)
-from krafka.protocol.messages.alter_user_scram_credentials_request import (
-    AlterUserScramCredentialsRequest,
-    ScramCredentialDeletion,
-    ScramCredentialUpsertion,
-)
-from krafka.protocol.messages.alter_user_scram_credentials_response import (
-    AlterUserScramCredentialsResponse,
-    AlterUserScramCredentialsResult,
-)
-from krafka.protocol.messages.api_versions_request import ApiVersionsRequest
-from krafka.protocol.messages.api_versions_response import (
-    ApiVersionsResponse,
-    ApiVersion,
-    SupportedFeatureKey,
-    FinalizedFeatureKey,
-)
-from krafka.protocol.messages.consumer_group_describe_request import ConsumerGroupDescribeRequest
-from krafka.protocol.messages.consumer_group_describe_response import ConsumerGroupDescribeResponse
-from krafka.protocol.messages.consumer_group_heartbeat_request import ConsumerGroupHeartbeatRequest
-from krafka.protocol.messages.consumer_group_heartbeat_response import (
-    ConsumerGroupHeartbeatResponse,
-)
-from krafka.protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
-from krafka.protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
-from krafka.protocol.messages.create_acls_request import CreateAclsRequest, AclCreation
-from krafka.protocol.messages.create_acls_response import CreateAclsResponse, AclCreationResult
-from krafka.protocol.messages.create_delegation_token_request import (
-    CreateDelegationTokenRequest,
-    CreatableRenewers,
-)
-from krafka.protocol.messages.create_delegation_token_response import CreateDelegationTokenResponse
-from krafka.protocol.messages.create_partitions_request import (
-    CreatePartitionsRequest,
-    CreatePartitionsAssignment,
-    CreatePartitionsTopic,
-)
-from krafka.protocol.messages.create_partitions_response import (
-    CreatePartitionsResponse,
-    CreatePartitionsTopicResult,
-)
-from krafka.protocol.messages.create_topics_request import (
-    CreateTopicsRequest,
-    CreatableReplicaAssignment,
-    CreatableTopicConfig,
-    CreatableTopic,
-)
-from krafka.protocol.messages.create_topics_response import (
-    CreateTopicsResponse,
-    CreatableTopicConfigs,
-    CreatableTopicResult,
-)
-from krafka.protocol.messages.delete_acls_request import DeleteAclsRequest, DeleteAclsFilter
-from krafka.protocol.messages.delete_acls_response import (
-    DeleteAclsResponse,
-    DeleteAclsMatchingAcl,
-    DeleteAclsFilterResult,
-)
-from krafka.protocol.messages.delete_groups_request import DeleteGroupsRequest
-from krafka.protocol.messages.delete_groups_response import (
-    DeleteGroupsResponse,
-    DeletableGroupResult,
-)
-from krafka.protocol.messages.delete_records_request import (
-    DeleteRecordsRequest,
-    DeleteRecordsPartition,
-    DeleteRecordsTopic,
-)
-from krafka.protocol.messages.delete_records_response import (
-    DeleteRecordsResponse,
-    DeleteRecordsPartitionResult,
-    DeleteRecordsTopicResult,
-)
-from krafka.protocol.messages.delete_share_group_state_request import (
-    DeleteShareGroupStateRequest,
-    DeleteStateData,
-)
-from krafka.protocol.messages.delete_share_group_state_response import (
-    DeleteShareGroupStateResponse,
-    DeleteStateResult,
-)
-from krafka.protocol.messages.delete_topics_request import DeleteTopicsRequest, DeleteTopicState
-from krafka.protocol.messages.delete_topics_response import (
-    DeleteTopicsResponse,
-    DeletableTopicResult,
-)
-from krafka.protocol.messages.describe_acls_request import DescribeAclsRequest
-from krafka.protocol.messages.describe_acls_response import (
-    DescribeAclsResponse,
-    AclDescription,
-    DescribeAclsResource,
-)
-from krafka.protocol.messages.describe_client_quotas_request import (
-    DescribeClientQuotasRequest,
-    ComponentData,
-)
-from krafka.protocol.messages.describe_client_quotas_response import (
-    DescribeClientQuotasResponse,
-    ValueData,
-)
-from krafka.protocol.messages.describe_cluster_request import DescribeClusterRequest
-from krafka.protocol.messages.describe_cluster_response import (
-    DescribeClusterResponse,
-    DescribeClusterBroker,
-)
-from krafka.protocol.messages.describe_configs_request import (
-    DescribeConfigsRequest,
-    DescribeConfigsResource,
-)
-from krafka.protocol.messages.describe_configs_response import (
-    DescribeConfigsResponse,
-    DescribeConfigsSynonym,
-    DescribeConfigsResourceResult,
-    DescribeConfigsResult,
-)
-from krafka.protocol.messages.describe_delegation_token_request import (
-    DescribeDelegationTokenRequest,
-    DescribeDelegationTokenOwner,
-)
-from krafka.protocol.messages.describe_delegation_token_response import (
-    DescribeDelegationTokenResponse,
-    DescribedDelegationTokenRenewer,
-    DescribedDelegationToken,
-)
-from krafka.protocol.messages.describe_groups_request import DescribeGroupsRequest
-from krafka.protocol.messages.describe_groups_response import (
-    DescribeGroupsResponse,
-    DescribedGroupMember,
-)
-from krafka.protocol.messages.describe_log_dirs_request import (
-    DescribeLogDirsRequest,
-    DescribableLogDirTopic,
-)
-from krafka.protocol.messages.describe_log_dirs_response import (
-    DescribeLogDirsResponse,
-    DescribeLogDirsPartition,
-    DescribeLogDirsTopic,
-    DescribeLogDirsResult,
-)
-from krafka.protocol.messages.describe_producers_request import DescribeProducersRequest
-from krafka.protocol.messages.describe_producers_response import (
-    DescribeProducersResponse,
-    ProducerState,
-    PartitionResponse,
-    TopicResponse,
-)
-from krafka.protocol.messages.describe_quorum_request import DescribeQuorumRequest
-from krafka.protocol.messages.describe_quorum_response import DescribeQuorumResponse, Node
-from krafka.protocol.messages.describe_topic_partitions_request import (
-    DescribeTopicPartitionsRequest,
-)
-from krafka.protocol.messages.describe_topic_partitions_response import (
-    DescribeTopicPartitionsResponse,
-    DescribeTopicPartitionsResponsePartition,
-    DescribeTopicPartitionsResponseTopic,
-)
-from krafka.protocol.messages.describe_transactions_request import DescribeTransactionsRequest
-from krafka.protocol.messages.describe_transactions_response import DescribeTransactionsResponse
-from krafka.protocol.messages.describe_user_scram_credentials_request import (
-    DescribeUserScramCredentialsRequest,
-    UserName,
-)
-from krafka.protocol.messages.describe_user_scram_credentials_response import (
-    DescribeUserScramCredentialsResponse,
-    CredentialInfo,
-    DescribeUserScramCredentialsResult,
-)
-from krafka.protocol.messages.elect_leaders_request import ElectLeadersRequest
-from krafka.protocol.messages.elect_leaders_response import (
-    ElectLeadersResponse,
-    ReplicaElectionResult,
-)
-from krafka.protocol.messages.end_txn_request import EndTxnRequest
-from krafka.protocol.messages.end_txn_response import EndTxnResponse
-from krafka.protocol.messages.expire_delegation_token_request import ExpireDelegationTokenRequest
-from krafka.protocol.messages.expire_delegation_token_response import ExpireDelegationTokenResponse
-from krafka.protocol.messages.fetch_request import FetchRequest
-from krafka.protocol.messages.fetch_response import (
-    FetchResponse,
-    SnapshotId,
-    AbortedTransaction,
-    FetchableTopicResponse,
-)
-from krafka.protocol.messages.find_coordinator_request import FindCoordinatorRequest
-from krafka.protocol.messages.find_coordinator_response import FindCoordinatorResponse, Coordinator
-from krafka.protocol.messages.get_telemetry_subscriptions_request import (
-    GetTelemetrySubscriptionsRequest,
-)
-from krafka.protocol.messages.get_telemetry_subscriptions_response import (
-    GetTelemetrySubscriptionsResponse,
-)
-from krafka.protocol.messages.heartbeat_request import HeartbeatRequest
-from krafka.protocol.messages.heartbeat_response import HeartbeatResponse
-from krafka.protocol.messages.incremental_alter_configs_request import (
-    IncrementalAlterConfigsRequest,
-)
-from krafka.protocol.messages.incremental_alter_configs_response import (
-    IncrementalAlterConfigsResponse,
-)
-from krafka.protocol.messages.init_producer_id_request import InitProducerIdRequest
-from krafka.protocol.messages.init_producer_id_response import InitProducerIdResponse
-from krafka.protocol.messages.initialize_share_group_state_request import (
-    InitializeShareGroupStateRequest,
-    InitializeStateData,
-)
-from krafka.protocol.messages.initialize_share_group_state_response import (
-    InitializeShareGroupStateResponse,
-    InitializeStateResult,
-)
-from krafka.protocol.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
-from krafka.protocol.messages.join_group_response import JoinGroupResponse, JoinGroupResponseMember
-from krafka.protocol.messages.leave_group_request import LeaveGroupRequest, MemberIdentity
-from krafka.protocol.messages.leave_group_response import LeaveGroupResponse, MemberResponse
-from krafka.protocol.messages.list_client_metrics_resources_request import (
-    ListClientMetricsResourcesRequest,
-)
-from krafka.protocol.messages.list_client_metrics_resources_response import (
-    ListClientMetricsResourcesResponse,
-    ClientMetricsResource,
-)
-from krafka.protocol.messages.list_groups_request import ListGroupsRequest
-from krafka.protocol.messages.list_groups_response import ListGroupsResponse, ListedGroup
-from krafka.protocol.messages.list_offsets_request import (
-    ListOffsetsRequest,
-    ListOffsetsPartition,
-    ListOffsetsTopic,
-)
-from krafka.protocol.messages.list_offsets_response import (
-    ListOffsetsResponse,
-    ListOffsetsPartitionResponse,
-    ListOffsetsTopicResponse,
-)
-from krafka.protocol.messages.list_partition_reassignments_request import (
-    ListPartitionReassignmentsRequest,
-    ListPartitionReassignmentsTopics,
-)
-from krafka.protocol.messages.list_partition_reassignments_response import (
-    ListPartitionReassignmentsResponse,
-    OngoingPartitionReassignment,
-    OngoingTopicReassignment,
-)
-from krafka.protocol.messages.list_transactions_request import ListTransactionsRequest
-from krafka.protocol.messages.list_transactions_response import ListTransactionsResponse
-from krafka.protocol.messages.metadata_request import MetadataRequest, MetadataRequestTopic
-from krafka.protocol.messages.metadata_response import (
-    MetadataResponse,
-    MetadataResponseBroker,
-    MetadataResponsePartition,
-    MetadataResponseTopic,
-)
-from krafka.protocol.messages.offset_commit_request import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
-from krafka.protocol.messages.offset_commit_response import (
-    OffsetCommitResponse,
-    OffsetCommitResponsePartition,
-    OffsetCommitResponseTopic,
-)
-from krafka.protocol.messages.offset_delete_request import (
-    OffsetDeleteRequest,
-    OffsetDeleteRequestPartition,
-    OffsetDeleteRequestTopic,
-)
-from krafka.protocol.messages.offset_delete_response import (
-    OffsetDeleteResponse,
-    OffsetDeleteResponsePartition,
-    OffsetDeleteResponseTopic,
-)
-from krafka.protocol.messages.offset_fetch_request import (
-    OffsetFetchRequest,
-    OffsetFetchRequestTopic,
-    OffsetFetchRequestTopics,
-    OffsetFetchRequestGroup,
-)
-from krafka.protocol.messages.offset_fetch_response import (
-    OffsetFetchResponse,
-    OffsetFetchResponsePartition,
-    OffsetFetchResponseTopic,
-    OffsetFetchResponsePartitions,
-    OffsetFetchResponseTopics,
-    OffsetFetchResponseGroup,
-)
-from krafka.protocol.messages.offset_for_leader_epoch_request import (
-    OffsetForLeaderEpochRequest,
-    OffsetForLeaderPartition,
-    OffsetForLeaderTopic,
-)
-from krafka.protocol.messages.offset_for_leader_epoch_response import (
-    OffsetForLeaderEpochResponse,
-    OffsetForLeaderTopicResult,
-)
-from krafka.protocol.messages.produce_request import (
-    ProduceRequest,
-    PartitionProduceData,
-    TopicProduceData,
-)
-from krafka.protocol.messages.produce_response import (
-    ProduceResponse,
-    BatchIndexAndErrorMessage,
-    PartitionProduceResponse,
-    TopicProduceResponse,
-)
-from krafka.protocol.messages.push_telemetry_request import PushTelemetryRequest
-from krafka.protocol.messages.push_telemetry_response import PushTelemetryResponse
-from krafka.protocol.messages.read_share_group_state_request import (
-    ReadShareGroupStateRequest,
-    ReadStateData,
-)
-from krafka.protocol.messages.read_share_group_state_response import (
-    ReadShareGroupStateResponse,
-    ReadStateResult,
-)
-from krafka.protocol.messages.read_share_group_state_summary_request import (
-    ReadShareGroupStateSummaryRequest,
-    ReadStateSummaryData,
-)
-from krafka.protocol.messages.read_share_group_state_summary_response import (
-    ReadShareGroupStateSummaryResponse,
-    ReadStateSummaryResult,
-)
-from krafka.protocol.messages.remove_raft_voter_request import RemoveRaftVoterRequest
-from krafka.protocol.messages.remove_raft_voter_response import RemoveRaftVoterResponse
-from krafka.protocol.messages.renew_delegation_token_request import RenewDelegationTokenRequest
-from krafka.protocol.messages.renew_delegation_token_response import RenewDelegationTokenResponse
-from krafka.protocol.messages.request_header import RequestHeader
-from krafka.protocol.messages.response_header import ResponseHeader
-from krafka.protocol.messages.sasl_authenticate_request import SaslAuthenticateRequest
-from krafka.protocol.messages.sasl_authenticate_response import SaslAuthenticateResponse
-from krafka.protocol.messages.sasl_handshake_request import SaslHandshakeRequest
-from krafka.protocol.messages.sasl_handshake_response import SaslHandshakeResponse
-from krafka.protocol.messages.share_acknowledge_request import (
-    ShareAcknowledgeRequest,
-    AcknowledgePartition,
-    AcknowledgeTopic,
-)
-from krafka.protocol.messages.share_acknowledge_response import (
-    ShareAcknowledgeResponse,
-    ShareAcknowledgeTopicResponse,
-)
-from krafka.protocol.messages.share_fetch_request import ShareFetchRequest
-from krafka.protocol.messages.share_fetch_response import (
-    ShareFetchResponse,
-    AcquiredRecords,
-    ShareFetchableTopicResponse,
-)
-from krafka.protocol.messages.share_group_describe_request import ShareGroupDescribeRequest
-from krafka.protocol.messages.share_group_describe_response import ShareGroupDescribeResponse
-from krafka.protocol.messages.share_group_heartbeat_request import ShareGroupHeartbeatRequest
-from krafka.protocol.messages.share_group_heartbeat_response import ShareGroupHeartbeatResponse
-from krafka.protocol.messages.sync_group_request import SyncGroupRequest, SyncGroupRequestAssignment
-from krafka.protocol.messages.sync_group_response import SyncGroupResponse
-from krafka.protocol.messages.txn_offset_commit_request import (
-    TxnOffsetCommitRequest,
-    TxnOffsetCommitRequestPartition,
-    TxnOffsetCommitRequestTopic,
-)
-from krafka.protocol.messages.txn_offset_commit_response import (
-    TxnOffsetCommitResponse,
-    TxnOffsetCommitResponsePartition,
-    TxnOffsetCommitResponseTopic,
-)
-from krafka.protocol.messages.unregister_broker_request import UnregisterBrokerRequest
-from krafka.protocol.messages.unregister_broker_response import UnregisterBrokerResponse
-from krafka.protocol.messages.update_features_request import UpdateFeaturesRequest, FeatureUpdateKey
-from krafka.protocol.messages.update_features_response import (
-    UpdateFeaturesResponse,
-    UpdatableFeatureResult,
-)
-from krafka.protocol.messages.write_share_group_state_request import (
-    WriteShareGroupStateRequest,
-    WriteStateData,
-)
-from krafka.protocol.messages.write_share_group_state_response import (
-    WriteShareGroupStateResponse,
-    WriteStateResult,
-)
-from krafka.protocol.messages.write_txn_markers_request import (
-    WriteTxnMarkersRequest,
-    WritableTxnMarkerTopic,
-    WritableTxnMarker,
-)
-from krafka.protocol.messages.write_txn_markers_response import (
-    WriteTxnMarkersResponse,
-    WritableTxnMarkerPartitionResult,
-    WritableTxnMarkerTopicResult,
-    WritableTxnMarkerResult,
-)
+
+if TYPE_CHECKING:
+    from krafka.protocol.messages.add_offsets_to_txn_request import AddOffsetsToTxnRequest
+    from krafka.protocol.messages.add_offsets_to_txn_response import AddOffsetsToTxnResponse
+    from krafka.protocol.messages.add_partitions_to_txn_request import (
+        AddPartitionsToTxnRequest,
+        AddPartitionsToTxnTopic,
+        AddPartitionsToTxnTransaction,
+    )
+    from krafka.protocol.messages.add_partitions_to_txn_response import (
+        AddPartitionsToTxnResponse,
+        AddPartitionsToTxnPartitionResult,
+        AddPartitionsToTxnTopicResult,
+        AddPartitionsToTxnResult,
+    )
+    from krafka.protocol.messages.add_raft_voter_request import AddRaftVoterRequest
+    from krafka.protocol.messages.add_raft_voter_response import AddRaftVoterResponse
+    from krafka.protocol.messages.alter_client_quotas_request import (
+        AlterClientQuotasRequest,
+        OpData,
+    )
+    from krafka.protocol.messages.alter_client_quotas_response import AlterClientQuotasResponse
+    from krafka.protocol.messages.alter_configs_request import AlterConfigsRequest
+    from krafka.protocol.messages.alter_configs_response import AlterConfigsResponse
+    from krafka.protocol.messages.alter_partition_reassignments_request import (
+        AlterPartitionReassignmentsRequest,
+        ReassignablePartition,
+        ReassignableTopic,
+    )
+    from krafka.protocol.messages.alter_partition_reassignments_response import (
+        AlterPartitionReassignmentsResponse,
+        ReassignablePartitionResponse,
+        ReassignableTopicResponse,
+    )
+    from krafka.protocol.messages.alter_replica_log_dirs_request import (
+        AlterReplicaLogDirsRequest,
+        AlterReplicaLogDirTopic,
+        AlterReplicaLogDir,
+    )
+    from krafka.protocol.messages.alter_replica_log_dirs_response import (
+        AlterReplicaLogDirsResponse,
+        AlterReplicaLogDirPartitionResult,
+        AlterReplicaLogDirTopicResult,
+    )
+    from krafka.protocol.messages.alter_user_scram_credentials_request import (
+        AlterUserScramCredentialsRequest,
+        ScramCredentialDeletion,
+        ScramCredentialUpsertion,
+    )
+    from krafka.protocol.messages.alter_user_scram_credentials_response import (
+        AlterUserScramCredentialsResponse,
+        AlterUserScramCredentialsResult,
+    )
+    from krafka.protocol.messages.api_versions_request import ApiVersionsRequest
+    from krafka.protocol.messages.api_versions_response import (
+        ApiVersionsResponse,
+        ApiVersion,
+        SupportedFeatureKey,
+        FinalizedFeatureKey,
+    )
+    from krafka.protocol.messages.consumer_group_describe_request import (
+        ConsumerGroupDescribeRequest,
+    )
+    from krafka.protocol.messages.consumer_group_describe_response import (
+        ConsumerGroupDescribeResponse,
+    )
+    from krafka.protocol.messages.consumer_group_heartbeat_request import (
+        ConsumerGroupHeartbeatRequest,
+    )
+    from krafka.protocol.messages.consumer_group_heartbeat_response import (
+        ConsumerGroupHeartbeatResponse,
+    )
+    from krafka.protocol.messages.consumer_protocol_assignment import ConsumerProtocolAssignment
+    from krafka.protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
+    from krafka.protocol.messages.create_acls_request import CreateAclsRequest, AclCreation
+    from krafka.protocol.messages.create_acls_response import CreateAclsResponse, AclCreationResult
+    from krafka.protocol.messages.create_delegation_token_request import (
+        CreateDelegationTokenRequest,
+        CreatableRenewers,
+    )
+    from krafka.protocol.messages.create_delegation_token_response import (
+        CreateDelegationTokenResponse,
+    )
+    from krafka.protocol.messages.create_partitions_request import (
+        CreatePartitionsRequest,
+        CreatePartitionsAssignment,
+        CreatePartitionsTopic,
+    )
+    from krafka.protocol.messages.create_partitions_response import (
+        CreatePartitionsResponse,
+        CreatePartitionsTopicResult,
+    )
+    from krafka.protocol.messages.create_topics_request import (
+        CreateTopicsRequest,
+        CreatableReplicaAssignment,
+        CreatableTopicConfig,
+        CreatableTopic,
+    )
+    from krafka.protocol.messages.create_topics_response import (
+        CreateTopicsResponse,
+        CreatableTopicConfigs,
+        CreatableTopicResult,
+    )
+    from krafka.protocol.messages.delete_acls_request import DeleteAclsRequest, DeleteAclsFilter
+    from krafka.protocol.messages.delete_acls_response import (
+        DeleteAclsResponse,
+        DeleteAclsMatchingAcl,
+        DeleteAclsFilterResult,
+    )
+    from krafka.protocol.messages.delete_groups_request import DeleteGroupsRequest
+    from krafka.protocol.messages.delete_groups_response import (
+        DeleteGroupsResponse,
+        DeletableGroupResult,
+    )
+    from krafka.protocol.messages.delete_records_request import (
+        DeleteRecordsRequest,
+        DeleteRecordsPartition,
+        DeleteRecordsTopic,
+    )
+    from krafka.protocol.messages.delete_records_response import (
+        DeleteRecordsResponse,
+        DeleteRecordsPartitionResult,
+        DeleteRecordsTopicResult,
+    )
+    from krafka.protocol.messages.delete_share_group_state_request import (
+        DeleteShareGroupStateRequest,
+        DeleteStateData,
+    )
+    from krafka.protocol.messages.delete_share_group_state_response import (
+        DeleteShareGroupStateResponse,
+        DeleteStateResult,
+    )
+    from krafka.protocol.messages.delete_topics_request import DeleteTopicsRequest, DeleteTopicState
+    from krafka.protocol.messages.delete_topics_response import (
+        DeleteTopicsResponse,
+        DeletableTopicResult,
+    )
+    from krafka.protocol.messages.describe_acls_request import DescribeAclsRequest
+    from krafka.protocol.messages.describe_acls_response import (
+        DescribeAclsResponse,
+        AclDescription,
+        DescribeAclsResource,
+    )
+    from krafka.protocol.messages.describe_client_quotas_request import (
+        DescribeClientQuotasRequest,
+        ComponentData,
+    )
+    from krafka.protocol.messages.describe_client_quotas_response import (
+        DescribeClientQuotasResponse,
+        ValueData,
+    )
+    from krafka.protocol.messages.describe_cluster_request import DescribeClusterRequest
+    from krafka.protocol.messages.describe_cluster_response import (
+        DescribeClusterResponse,
+        DescribeClusterBroker,
+    )
+    from krafka.protocol.messages.describe_configs_request import (
+        DescribeConfigsRequest,
+        DescribeConfigsResource,
+    )
+    from krafka.protocol.messages.describe_configs_response import (
+        DescribeConfigsResponse,
+        DescribeConfigsSynonym,
+        DescribeConfigsResourceResult,
+        DescribeConfigsResult,
+    )
+    from krafka.protocol.messages.describe_delegation_token_request import (
+        DescribeDelegationTokenRequest,
+        DescribeDelegationTokenOwner,
+    )
+    from krafka.protocol.messages.describe_delegation_token_response import (
+        DescribeDelegationTokenResponse,
+        DescribedDelegationTokenRenewer,
+        DescribedDelegationToken,
+    )
+    from krafka.protocol.messages.describe_groups_request import DescribeGroupsRequest
+    from krafka.protocol.messages.describe_groups_response import (
+        DescribeGroupsResponse,
+        DescribedGroupMember,
+    )
+    from krafka.protocol.messages.describe_log_dirs_request import (
+        DescribeLogDirsRequest,
+        DescribableLogDirTopic,
+    )
+    from krafka.protocol.messages.describe_log_dirs_response import (
+        DescribeLogDirsResponse,
+        DescribeLogDirsPartition,
+        DescribeLogDirsTopic,
+        DescribeLogDirsResult,
+    )
+    from krafka.protocol.messages.describe_producers_request import DescribeProducersRequest
+    from krafka.protocol.messages.describe_producers_response import (
+        DescribeProducersResponse,
+        ProducerState,
+        PartitionResponse,
+        TopicResponse,
+    )
+    from krafka.protocol.messages.describe_quorum_request import DescribeQuorumRequest
+    from krafka.protocol.messages.describe_quorum_response import DescribeQuorumResponse, Node
+    from krafka.protocol.messages.describe_topic_partitions_request import (
+        DescribeTopicPartitionsRequest,
+    )
+    from krafka.protocol.messages.describe_topic_partitions_response import (
+        DescribeTopicPartitionsResponse,
+        DescribeTopicPartitionsResponsePartition,
+        DescribeTopicPartitionsResponseTopic,
+    )
+    from krafka.protocol.messages.describe_transactions_request import DescribeTransactionsRequest
+    from krafka.protocol.messages.describe_transactions_response import DescribeTransactionsResponse
+    from krafka.protocol.messages.describe_user_scram_credentials_request import (
+        DescribeUserScramCredentialsRequest,
+        UserName,
+    )
+    from krafka.protocol.messages.describe_user_scram_credentials_response import (
+        DescribeUserScramCredentialsResponse,
+        CredentialInfo,
+        DescribeUserScramCredentialsResult,
+    )
+    from krafka.protocol.messages.elect_leaders_request import ElectLeadersRequest
+    from krafka.protocol.messages.elect_leaders_response import (
+        ElectLeadersResponse,
+        ReplicaElectionResult,
+    )
+    from krafka.protocol.messages.end_txn_request import EndTxnRequest
+    from krafka.protocol.messages.end_txn_response import EndTxnResponse
+    from krafka.protocol.messages.expire_delegation_token_request import (
+        ExpireDelegationTokenRequest,
+    )
+    from krafka.protocol.messages.expire_delegation_token_response import (
+        ExpireDelegationTokenResponse,
+    )
+    from krafka.protocol.messages.fetch_request import FetchRequest
+    from krafka.protocol.messages.fetch_response import (
+        FetchResponse,
+        SnapshotId,
+        AbortedTransaction,
+        FetchableTopicResponse,
+    )
+    from krafka.protocol.messages.find_coordinator_request import FindCoordinatorRequest
+    from krafka.protocol.messages.find_coordinator_response import (
+        FindCoordinatorResponse,
+        Coordinator,
+    )
+    from krafka.protocol.messages.get_telemetry_subscriptions_request import (
+        GetTelemetrySubscriptionsRequest,
+    )
+    from krafka.protocol.messages.get_telemetry_subscriptions_response import (
+        GetTelemetrySubscriptionsResponse,
+    )
+    from krafka.protocol.messages.heartbeat_request import HeartbeatRequest
+    from krafka.protocol.messages.heartbeat_response import HeartbeatResponse
+    from krafka.protocol.messages.incremental_alter_configs_request import (
+        IncrementalAlterConfigsRequest,
+    )
+    from krafka.protocol.messages.incremental_alter_configs_response import (
+        IncrementalAlterConfigsResponse,
+    )
+    from krafka.protocol.messages.init_producer_id_request import InitProducerIdRequest
+    from krafka.protocol.messages.init_producer_id_response import InitProducerIdResponse
+    from krafka.protocol.messages.initialize_share_group_state_request import (
+        InitializeShareGroupStateRequest,
+        InitializeStateData,
+    )
+    from krafka.protocol.messages.initialize_share_group_state_response import (
+        InitializeShareGroupStateResponse,
+        InitializeStateResult,
+    )
+    from krafka.protocol.messages.join_group_request import (
+        JoinGroupRequest,
+        JoinGroupRequestProtocol,
+    )
+    from krafka.protocol.messages.join_group_response import (
+        JoinGroupResponse,
+        JoinGroupResponseMember,
+    )
+    from krafka.protocol.messages.leave_group_request import LeaveGroupRequest, MemberIdentity
+    from krafka.protocol.messages.leave_group_response import LeaveGroupResponse, MemberResponse
+    from krafka.protocol.messages.list_client_metrics_resources_request import (
+        ListClientMetricsResourcesRequest,
+    )
+    from krafka.protocol.messages.list_client_metrics_resources_response import (
+        ListClientMetricsResourcesResponse,
+        ClientMetricsResource,
+    )
+    from krafka.protocol.messages.list_groups_request import ListGroupsRequest
+    from krafka.protocol.messages.list_groups_response import ListGroupsResponse, ListedGroup
+    from krafka.protocol.messages.list_offsets_request import (
+        ListOffsetsRequest,
+        ListOffsetsPartition,
+        ListOffsetsTopic,
+    )
+    from krafka.protocol.messages.list_offsets_response import (
+        ListOffsetsResponse,
+        ListOffsetsPartitionResponse,
+        ListOffsetsTopicResponse,
+    )
+    from krafka.protocol.messages.list_partition_reassignments_request import (
+        ListPartitionReassignmentsRequest,
+        ListPartitionReassignmentsTopics,
+    )
+    from krafka.protocol.messages.list_partition_reassignments_response import (
+        ListPartitionReassignmentsResponse,
+        OngoingPartitionReassignment,
+        OngoingTopicReassignment,
+    )
+    from krafka.protocol.messages.list_transactions_request import ListTransactionsRequest
+    from krafka.protocol.messages.list_transactions_response import ListTransactionsResponse
+    from krafka.protocol.messages.metadata_request import MetadataRequest, MetadataRequestTopic
+    from krafka.protocol.messages.metadata_response import (
+        MetadataResponse,
+        MetadataResponseBroker,
+        MetadataResponsePartition,
+        MetadataResponseTopic,
+    )
+    from krafka.protocol.messages.offset_commit_request import (
+        OffsetCommitRequest,
+        OffsetCommitRequestPartition,
+        OffsetCommitRequestTopic,
+    )
+    from krafka.protocol.messages.offset_commit_response import (
+        OffsetCommitResponse,
+        OffsetCommitResponsePartition,
+        OffsetCommitResponseTopic,
+    )
+    from krafka.protocol.messages.offset_delete_request import (
+        OffsetDeleteRequest,
+        OffsetDeleteRequestPartition,
+        OffsetDeleteRequestTopic,
+    )
+    from krafka.protocol.messages.offset_delete_response import (
+        OffsetDeleteResponse,
+        OffsetDeleteResponsePartition,
+        OffsetDeleteResponseTopic,
+    )
+    from krafka.protocol.messages.offset_fetch_request import (
+        OffsetFetchRequest,
+        OffsetFetchRequestTopic,
+        OffsetFetchRequestTopics,
+        OffsetFetchRequestGroup,
+    )
+    from krafka.protocol.messages.offset_fetch_response import (
+        OffsetFetchResponse,
+        OffsetFetchResponsePartition,
+        OffsetFetchResponseTopic,
+        OffsetFetchResponsePartitions,
+        OffsetFetchResponseTopics,
+        OffsetFetchResponseGroup,
+    )
+    from krafka.protocol.messages.offset_for_leader_epoch_request import (
+        OffsetForLeaderEpochRequest,
+        OffsetForLeaderPartition,
+        OffsetForLeaderTopic,
+    )
+    from krafka.protocol.messages.offset_for_leader_epoch_response import (
+        OffsetForLeaderEpochResponse,
+        OffsetForLeaderTopicResult,
+    )
+    from krafka.protocol.messages.produce_request import (
+        ProduceRequest,
+        PartitionProduceData,
+        TopicProduceData,
+    )
+    from krafka.protocol.messages.produce_response import (
+        ProduceResponse,
+        BatchIndexAndErrorMessage,
+        PartitionProduceResponse,
+        TopicProduceResponse,
+    )
+    from krafka.protocol.messages.push_telemetry_request import PushTelemetryRequest
+    from krafka.protocol.messages.push_telemetry_response import PushTelemetryResponse
+    from krafka.protocol.messages.read_share_group_state_request import (
+        ReadShareGroupStateRequest,
+        ReadStateData,
+    )
+    from krafka.protocol.messages.read_share_group_state_response import (
+        ReadShareGroupStateResponse,
+        ReadStateResult,
+    )
+    from krafka.protocol.messages.read_share_group_state_summary_request import (
+        ReadShareGroupStateSummaryRequest,
+        ReadStateSummaryData,
+    )
+    from krafka.protocol.messages.read_share_group_state_summary_response import (
+        ReadShareGroupStateSummaryResponse,
+        ReadStateSummaryResult,
+    )
+    from krafka.protocol.messages.remove_raft_voter_request import RemoveRaftVoterRequest
+    from krafka.protocol.messages.remove_raft_voter_response import RemoveRaftVoterResponse
+    from krafka.protocol.messages.renew_delegation_token_request import RenewDelegationTokenRequest
+    from krafka.protocol.messages.renew_delegation_token_response import (
+        RenewDelegationTokenResponse,
+    )
+    from krafka.protocol.messages.request_header import RequestHeader
+    from krafka.protocol.messages.response_header import ResponseHeader
+    from krafka.protocol.messages.sasl_authenticate_request import SaslAuthenticateRequest
+    from krafka.protocol.messages.sasl_authenticate_response import SaslAuthenticateResponse
+    from krafka.protocol.messages.sasl_handshake_request import SaslHandshakeRequest
+    from krafka.protocol.messages.sasl_handshake_response import SaslHandshakeResponse
+    from krafka.protocol.messages.share_acknowledge_request import (
+        ShareAcknowledgeRequest,
+        AcknowledgePartition,
+        AcknowledgeTopic,
+    )
+    from krafka.protocol.messages.share_acknowledge_response import (
+        ShareAcknowledgeResponse,
+        ShareAcknowledgeTopicResponse,
+    )
+    from krafka.protocol.messages.share_fetch_request import ShareFetchRequest
+    from krafka.protocol.messages.share_fetch_response import (
+        ShareFetchResponse,
+        AcquiredRecords,
+        ShareFetchableTopicResponse,
+    )
+    from krafka.protocol.messages.share_group_describe_request import ShareGroupDescribeRequest
+    from krafka.protocol.messages.share_group_describe_response import ShareGroupDescribeResponse
+    from krafka.protocol.messages.share_group_heartbeat_request import ShareGroupHeartbeatRequest
+    from krafka.protocol.messages.share_group_heartbeat_response import ShareGroupHeartbeatResponse
+    from krafka.protocol.messages.sync_group_request import (
+        SyncGroupRequest,
+        SyncGroupRequestAssignment,
+    )
+    from krafka.protocol.messages.sync_group_response import SyncGroupResponse
+    from krafka.protocol.messages.txn_offset_commit_request import (
+        TxnOffsetCommitRequest,
+        TxnOffsetCommitRequestPartition,
+        TxnOffsetCommitRequestTopic,
+    )
+    from krafka.protocol.messages.txn_offset_commit_response import (
+        TxnOffsetCommitResponse,
+        TxnOffsetCommitResponsePartition,
+        TxnOffsetCommitResponseTopic,
+    )
+    from krafka.protocol.messages.unregister_broker_request import UnregisterBrokerRequest
+    from krafka.protocol.messages.unregister_broker_response import UnregisterBrokerResponse
+    from krafka.protocol.messages.update_features_request import (
+        UpdateFeaturesRequest,
+        FeatureUpdateKey,
+    )
+    from krafka.protocol.messages.update_features_response import (
+        UpdateFeaturesResponse,
+        UpdatableFeatureResult,
+    )
+    from krafka.protocol.messages.write_share_group_state_request import (
+        WriteShareGroupStateRequest,
+        WriteStateData,
+    )
+    from krafka.protocol.messages.write_share_group_state_response import (
+        WriteShareGroupStateResponse,
+        WriteStateResult,
+    )
+    from krafka.protocol.messages.write_txn_markers_request import (
+        WriteTxnMarkersRequest,
+        WritableTxnMarkerTopic,
+        WritableTxnMarker,
+    )
+    from krafka.protocol.messages.write_txn_markers_response import (
+        WriteTxnMarkersResponse,
+        WritableTxnMarkerPartitionResult,
+        WritableTxnMarkerTopicResult,
+        WritableTxnMarkerResult,
+    )
 
 
 class ApiKey(IntEnum):
@@ -517,153 +557,603 @@ class ApiKey(IntEnum):
     READ_SHARE_GROUP_STATE_SUMMARY = 87
 
 
-REQUESTS: dict[ApiKey, type[Request[Any]]] = {
-    ApiKey.PRODUCE: ProduceRequest,
-    ApiKey.FETCH: FetchRequest,
-    ApiKey.LIST_OFFSETS: ListOffsetsRequest,
-    ApiKey.METADATA: MetadataRequest,
-    ApiKey.OFFSET_COMMIT: OffsetCommitRequest,
-    ApiKey.OFFSET_FETCH: OffsetFetchRequest,
-    ApiKey.FIND_COORDINATOR: FindCoordinatorRequest,
-    ApiKey.JOIN_GROUP: JoinGroupRequest,
-    ApiKey.HEARTBEAT: HeartbeatRequest,
-    ApiKey.LEAVE_GROUP: LeaveGroupRequest,
-    ApiKey.SYNC_GROUP: SyncGroupRequest,
-    ApiKey.DESCRIBE_GROUPS: DescribeGroupsRequest,
-    ApiKey.LIST_GROUPS: ListGroupsRequest,
-    ApiKey.SASL_HANDSHAKE: SaslHandshakeRequest,
-    ApiKey.API_VERSIONS: ApiVersionsRequest,
-    ApiKey.CREATE_TOPICS: CreateTopicsRequest,
-    ApiKey.DELETE_TOPICS: DeleteTopicsRequest,
-    ApiKey.DELETE_RECORDS: DeleteRecordsRequest,
-    ApiKey.INIT_PRODUCER_ID: InitProducerIdRequest,
-    ApiKey.OFFSET_FOR_LEADER_EPOCH: OffsetForLeaderEpochRequest,
-    ApiKey.ADD_PARTITIONS_TO_TXN: AddPartitionsToTxnRequest,
-    ApiKey.ADD_OFFSETS_TO_TXN: AddOffsetsToTxnRequest,
-    ApiKey.END_TXN: EndTxnRequest,
-    ApiKey.WRITE_TXN_MARKERS: WriteTxnMarkersRequest,
-    ApiKey.TXN_OFFSET_COMMIT: TxnOffsetCommitRequest,
-    ApiKey.DESCRIBE_ACLS: DescribeAclsRequest,
-    ApiKey.CREATE_ACLS: CreateAclsRequest,
-    ApiKey.DELETE_ACLS: DeleteAclsRequest,
-    ApiKey.DESCRIBE_CONFIGS: DescribeConfigsRequest,
-    ApiKey.ALTER_CONFIGS: AlterConfigsRequest,
-    ApiKey.ALTER_REPLICA_LOG_DIRS: AlterReplicaLogDirsRequest,
-    ApiKey.DESCRIBE_LOG_DIRS: DescribeLogDirsRequest,
-    ApiKey.SASL_AUTHENTICATE: SaslAuthenticateRequest,
-    ApiKey.CREATE_PARTITIONS: CreatePartitionsRequest,
-    ApiKey.CREATE_DELEGATION_TOKEN: CreateDelegationTokenRequest,
-    ApiKey.RENEW_DELEGATION_TOKEN: RenewDelegationTokenRequest,
-    ApiKey.EXPIRE_DELEGATION_TOKEN: ExpireDelegationTokenRequest,
-    ApiKey.DESCRIBE_DELEGATION_TOKEN: DescribeDelegationTokenRequest,
-    ApiKey.DELETE_GROUPS: DeleteGroupsRequest,
-    ApiKey.ELECT_LEADERS: ElectLeadersRequest,
-    ApiKey.INCREMENTAL_ALTER_CONFIGS: IncrementalAlterConfigsRequest,
-    ApiKey.ALTER_PARTITION_REASSIGNMENTS: AlterPartitionReassignmentsRequest,
-    ApiKey.LIST_PARTITION_REASSIGNMENTS: ListPartitionReassignmentsRequest,
-    ApiKey.OFFSET_DELETE: OffsetDeleteRequest,
-    ApiKey.DESCRIBE_CLIENT_QUOTAS: DescribeClientQuotasRequest,
-    ApiKey.ALTER_CLIENT_QUOTAS: AlterClientQuotasRequest,
-    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: DescribeUserScramCredentialsRequest,
-    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: AlterUserScramCredentialsRequest,
-    ApiKey.DESCRIBE_QUORUM: DescribeQuorumRequest,
-    ApiKey.UPDATE_FEATURES: UpdateFeaturesRequest,
-    ApiKey.DESCRIBE_CLUSTER: DescribeClusterRequest,
-    ApiKey.DESCRIBE_PRODUCERS: DescribeProducersRequest,
-    ApiKey.UNREGISTER_BROKER: UnregisterBrokerRequest,
-    ApiKey.DESCRIBE_TRANSACTIONS: DescribeTransactionsRequest,
-    ApiKey.LIST_TRANSACTIONS: ListTransactionsRequest,
-    ApiKey.CONSUMER_GROUP_HEARTBEAT: ConsumerGroupHeartbeatRequest,
-    ApiKey.CONSUMER_GROUP_DESCRIBE: ConsumerGroupDescribeRequest,
-    ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: GetTelemetrySubscriptionsRequest,
-    ApiKey.PUSH_TELEMETRY: PushTelemetryRequest,
-    ApiKey.LIST_CLIENT_METRICS_RESOURCES: ListClientMetricsResourcesRequest,
-    ApiKey.DESCRIBE_TOPIC_PARTITIONS: DescribeTopicPartitionsRequest,
-    ApiKey.SHARE_GROUP_HEARTBEAT: ShareGroupHeartbeatRequest,
-    ApiKey.SHARE_GROUP_DESCRIBE: ShareGroupDescribeRequest,
-    ApiKey.SHARE_FETCH: ShareFetchRequest,
-    ApiKey.SHARE_ACKNOWLEDGE: ShareAcknowledgeRequest,
-    ApiKey.ADD_RAFT_VOTER: AddRaftVoterRequest,
-    ApiKey.REMOVE_RAFT_VOTER: RemoveRaftVoterRequest,
-    ApiKey.INITIALIZE_SHARE_GROUP_STATE: InitializeShareGroupStateRequest,
-    ApiKey.READ_SHARE_GROUP_STATE: ReadShareGroupStateRequest,
-    ApiKey.WRITE_SHARE_GROUP_STATE: WriteShareGroupStateRequest,
-    ApiKey.DELETE_SHARE_GROUP_STATE: DeleteShareGroupStateRequest,
-    ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: ReadShareGroupStateSummaryRequest,
-}
-RESPONSES: dict[ApiKey, type[Response]] = {
-    ApiKey.PRODUCE: ProduceResponse,
-    ApiKey.FETCH: FetchResponse,
-    ApiKey.LIST_OFFSETS: ListOffsetsResponse,
-    ApiKey.METADATA: MetadataResponse,
-    ApiKey.OFFSET_COMMIT: OffsetCommitResponse,
-    ApiKey.OFFSET_FETCH: OffsetFetchResponse,
-    ApiKey.FIND_COORDINATOR: FindCoordinatorResponse,
-    ApiKey.JOIN_GROUP: JoinGroupResponse,
-    ApiKey.HEARTBEAT: HeartbeatResponse,
-    ApiKey.LEAVE_GROUP: LeaveGroupResponse,
-    ApiKey.SYNC_GROUP: SyncGroupResponse,
-    ApiKey.DESCRIBE_GROUPS: DescribeGroupsResponse,
-    ApiKey.LIST_GROUPS: ListGroupsResponse,
-    ApiKey.SASL_HANDSHAKE: SaslHandshakeResponse,
-    ApiKey.API_VERSIONS: ApiVersionsResponse,
-    ApiKey.CREATE_TOPICS: CreateTopicsResponse,
-    ApiKey.DELETE_TOPICS: DeleteTopicsResponse,
-    ApiKey.DELETE_RECORDS: DeleteRecordsResponse,
-    ApiKey.INIT_PRODUCER_ID: InitProducerIdResponse,
-    ApiKey.OFFSET_FOR_LEADER_EPOCH: OffsetForLeaderEpochResponse,
-    ApiKey.ADD_PARTITIONS_TO_TXN: AddPartitionsToTxnResponse,
-    ApiKey.ADD_OFFSETS_TO_TXN: AddOffsetsToTxnResponse,
-    ApiKey.END_TXN: EndTxnResponse,
-    ApiKey.WRITE_TXN_MARKERS: WriteTxnMarkersResponse,
-    ApiKey.TXN_OFFSET_COMMIT: TxnOffsetCommitResponse,
-    ApiKey.DESCRIBE_ACLS: DescribeAclsResponse,
-    ApiKey.CREATE_ACLS: CreateAclsResponse,
-    ApiKey.DELETE_ACLS: DeleteAclsResponse,
-    ApiKey.DESCRIBE_CONFIGS: DescribeConfigsResponse,
-    ApiKey.ALTER_CONFIGS: AlterConfigsResponse,
-    ApiKey.ALTER_REPLICA_LOG_DIRS: AlterReplicaLogDirsResponse,
-    ApiKey.DESCRIBE_LOG_DIRS: DescribeLogDirsResponse,
-    ApiKey.SASL_AUTHENTICATE: SaslAuthenticateResponse,
-    ApiKey.CREATE_PARTITIONS: CreatePartitionsResponse,
-    ApiKey.CREATE_DELEGATION_TOKEN: CreateDelegationTokenResponse,
-    ApiKey.RENEW_DELEGATION_TOKEN: RenewDelegationTokenResponse,
-    ApiKey.EXPIRE_DELEGATION_TOKEN: ExpireDelegationTokenResponse,
-    ApiKey.DESCRIBE_DELEGATION_TOKEN: DescribeDelegationTokenResponse,
-    ApiKey.DELETE_GROUPS: DeleteGroupsResponse,
-    ApiKey.ELECT_LEADERS: ElectLeadersResponse,
-    ApiKey.INCREMENTAL_ALTER_CONFIGS: IncrementalAlterConfigsResponse,
-    ApiKey.ALTER_PARTITION_REASSIGNMENTS: AlterPartitionReassignmentsResponse,
-    ApiKey.LIST_PARTITION_REASSIGNMENTS: ListPartitionReassignmentsResponse,
-    ApiKey.OFFSET_DELETE: OffsetDeleteResponse,
-    ApiKey.DESCRIBE_CLIENT_QUOTAS: DescribeClientQuotasResponse,
-    ApiKey.ALTER_CLIENT_QUOTAS: AlterClientQuotasResponse,
-    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: DescribeUserScramCredentialsResponse,
-    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: AlterUserScramCredentialsResponse,
-    ApiKey.DESCRIBE_QUORUM: DescribeQuorumResponse,
-    ApiKey.UPDATE_FEATURES: UpdateFeaturesResponse,
-    ApiKey.DESCRIBE_CLUSTER: DescribeClusterResponse,
-    ApiKey.DESCRIBE_PRODUCERS: DescribeProducersResponse,
-    ApiKey.UNREGISTER_BROKER: UnregisterBrokerResponse,
-    ApiKey.DESCRIBE_TRANSACTIONS: DescribeTransactionsResponse,
-    ApiKey.LIST_TRANSACTIONS: ListTransactionsResponse,
-    ApiKey.CONSUMER_GROUP_HEARTBEAT: ConsumerGroupHeartbeatResponse,
-    ApiKey.CONSUMER_GROUP_DESCRIBE: ConsumerGroupDescribeResponse,
-    ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: GetTelemetrySubscriptionsResponse,
-    ApiKey.PUSH_TELEMETRY: PushTelemetryResponse,
-    ApiKey.LIST_CLIENT_METRICS_RESOURCES: ListClientMetricsResourcesResponse,
-    ApiKey.DESCRIBE_TOPIC_PARTITIONS: DescribeTopicPartitionsResponse,
-    ApiKey.SHARE_GROUP_HEARTBEAT: ShareGroupHeartbeatResponse,
-    ApiKey.SHARE_GROUP_DESCRIBE: ShareGroupDescribeResponse,
-    ApiKey.SHARE_FETCH: ShareFetchResponse,
-    ApiKey.SHARE_ACKNOWLEDGE: ShareAcknowledgeResponse,
-    ApiKey.ADD_RAFT_VOTER: AddRaftVoterResponse,
-    ApiKey.REMOVE_RAFT_VOTER: RemoveRaftVoterResponse,
-    ApiKey.INITIALIZE_SHARE_GROUP_STATE: InitializeShareGroupStateResponse,
-    ApiKey.READ_SHARE_GROUP_STATE: ReadShareGroupStateResponse,
-    ApiKey.WRITE_SHARE_GROUP_STATE: WriteShareGroupStateResponse,
-    ApiKey.DELETE_SHARE_GROUP_STATE: DeleteShareGroupStateResponse,
-    ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: ReadShareGroupStateSummaryResponse,
+REQUESTS: ApiTable[ApiKey, type[Request[Any]]] = ApiTable(
+    __name__,
+    {
+        ApiKey.PRODUCE: ("produce_request", "ProduceRequest"),
+        ApiKey.FETCH: ("fetch_request", "FetchRequest"),
+        ApiKey.LIST_OFFSETS: ("list_offsets_request", "ListOffsetsRequest"),
+        ApiKey.METADATA: ("metadata_request", "MetadataRequest"),
+        ApiKey.OFFSET_COMMIT: ("offset_commit_request", "OffsetCommitRequest"),
+        ApiKey.OFFSET_FETCH: ("offset_fetch_request", "OffsetFetchRequest"),
+        ApiKey.FIND_COORDINATOR: ("find_coordinator_request", "FindCoordinatorRequest"),
+        ApiKey.JOIN_GROUP: ("join_group_request", "JoinGroupRequest"),
+        ApiKey.HEARTBEAT: ("heartbeat_request", "HeartbeatRequest"),
+        ApiKey.LEAVE_GROUP: ("leave_group_request", "LeaveGroupRequest"),
+        ApiKey.SYNC_GROUP: ("sync_group_request", "SyncGroupRequest"),
+        ApiKey.DESCRIBE_GROUPS: ("describe_groups_request", "DescribeGroupsRequest"),
+        ApiKey.LIST_GROUPS: ("list_groups_request", "ListGroupsRequest"),
+        ApiKey.SASL_HANDSHAKE: ("sasl_handshake_request", "SaslHandshakeRequest"),
+        ApiKey.API_VERSIONS: ("api_versions_request", "ApiVersionsRequest"),
+        ApiKey.CREATE_TOPICS: ("create_topics_request", "CreateTopicsRequest"),
+        ApiKey.DELETE_TOPICS: ("delete_topics_request", "DeleteTopicsRequest"),
+        ApiKey.DELETE_RECORDS: ("delete_records_request", "DeleteRecordsRequest"),
+        ApiKey.INIT_PRODUCER_ID: ("init_producer_id_request", "InitProducerIdRequest"),
+        ApiKey.OFFSET_FOR_LEADER_EPOCH: (
+            "offset_for_leader_epoch_request",
+            "OffsetForLeaderEpochRequest",
+        ),
+        ApiKey.ADD_PARTITIONS_TO_TXN: (
+            "add_partitions_to_txn_request",
+            "AddPartitionsToTxnRequest",
+        ),
+        ApiKey.ADD_OFFSETS_TO_TXN: ("add_offsets_to_txn_request", "AddOffsetsToTxnRequest"),
+        ApiKey.END_TXN: ("end_txn_request", "EndTxnRequest"),
+        ApiKey.WRITE_TXN_MARKERS: ("write_txn_markers_request", "WriteTxnMarkersRequest"),
+        ApiKey.TXN_OFFSET_COMMIT: ("txn_offset_commit_request", "TxnOffsetCommitRequest"),
+        ApiKey.DESCRIBE_ACLS: ("describe_acls_request", "DescribeAclsRequest"),
+        ApiKey.CREATE_ACLS: ("create_acls_request", "CreateAclsRequest"),
+        ApiKey.DELETE_ACLS: ("delete_acls_request", "DeleteAclsRequest"),
+        ApiKey.DESCRIBE_CONFIGS: ("describe_configs_request", "DescribeConfigsRequest"),
+        ApiKey.ALTER_CONFIGS: ("alter_configs_request", "AlterConfigsRequest"),
+        ApiKey.ALTER_REPLICA_LOG_DIRS: (
+            "alter_replica_log_dirs_request",
+            "AlterReplicaLogDirsRequest",
+        ),
+        ApiKey.DESCRIBE_LOG_DIRS: ("describe_log_dirs_request", "DescribeLogDirsRequest"),
+        ApiKey.SASL_AUTHENTICATE: ("sasl_authenticate_request", "SaslAuthenticateRequest"),
+        ApiKey.CREATE_PARTITIONS: ("create_partitions_request", "CreatePartitionsRequest"),
+        ApiKey.CREATE_DELEGATION_TOKEN: (
+            "create_delegation_token_request",
+            "CreateDelegationTokenRequest",
+        ),
+        ApiKey.RENEW_DELEGATION_TOKEN: (
+            "renew_delegation_token_request",
+            "RenewDelegationTokenRequest",
+        ),
+        ApiKey.EXPIRE_DELEGATION_TOKEN: (
+            "expire_delegation_token_request",
+            "ExpireDelegationTokenRequest",
+        ),
+        ApiKey.DESCRIBE_DELEGATION_TOKEN: (
+            "describe_delegation_token_request",
+            "DescribeDelegationTokenRequest",
+        ),
+        ApiKey.DELETE_GROUPS: ("delete_groups_request", "DeleteGroupsRequest"),
+        ApiKey.ELECT_LEADERS: ("elect_leaders_request", "ElectLeadersRequest"),
+        ApiKey.INCREMENTAL_ALTER_CONFIGS: (
+            "incremental_alter_configs_request",
+            "IncrementalAlterConfigsRequest",
+        ),
+        ApiKey.ALTER_PARTITION_REASSIGNMENTS: (
+            "alter_partition_reassignments_request",
+            "AlterPartitionReassignmentsRequest",
+        ),
+        ApiKey.LIST_PARTITION_REASSIGNMENTS: (
+            "list_partition_reassignments_request",
+            "ListPartitionReassignmentsRequest",
+        ),
+        ApiKey.OFFSET_DELETE: ("offset_delete_request", "OffsetDeleteRequest"),
+        ApiKey.DESCRIBE_CLIENT_QUOTAS: (
+            "describe_client_quotas_request",
+            "DescribeClientQuotasRequest",
+        ),
+        ApiKey.ALTER_CLIENT_QUOTAS: ("alter_client_quotas_request", "AlterClientQuotasRequest"),
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (
+            "describe_user_scram_credentials_request",
+            "DescribeUserScramCredentialsRequest",
+        ),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (
+            "alter_user_scram_credentials_request",
+            "AlterUserScramCredentialsRequest",
+        ),
+        ApiKey.DESCRIBE_QUORUM: ("describe_quorum_request", "DescribeQuorumRequest"),
+        ApiKey.UPDATE_FEATURES: ("update_features_request", "UpdateFeaturesRequest"),
+        ApiKey.DESCRIBE_CLUSTER: ("describe_cluster_request", "DescribeClusterRequest"),
+        ApiKey.DESCRIBE_PRODUCERS: ("describe_producers_request", "DescribeProducersRequest"),
+        ApiKey.UNREGISTER_BROKER: ("unregister_broker_request", "UnregisterBrokerRequest"),
+        ApiKey.DESCRIBE_TRANSACTIONS: (
+            "describe_transactions_request",
+            "DescribeTransactionsRequest",
+        ),
+        ApiKey.LIST_TRANSACTIONS: ("list_transactions_request", "ListTransactionsRequest"),
+        ApiKey.CONSUMER_GROUP_HEARTBEAT: (
+            "consumer_group_heartbeat_request",
+            "ConsumerGroupHeartbeatRequest",
+        ),
+        ApiKey.CONSUMER_GROUP_DESCRIBE: (
+            "consumer_group_describe_request",
+            "ConsumerGroupDescribeRequest",
+        ),
+        ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: (
+            "get_telemetry_subscriptions_request",
+            "GetTelemetrySubscriptionsRequest",
+        ),
+        ApiKey.PUSH_TELEMETRY: ("push_telemetry_request", "PushTelemetryRequest"),
+        ApiKey.LIST_CLIENT_METRICS_RESOURCES: (
+            "list_client_metrics_resources_request",
+            "ListClientMetricsResourcesRequest",
+        ),
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS: (
+            "describe_topic_partitions_request",
+            "DescribeTopicPartitionsRequest",
+        ),
+        ApiKey.SHARE_GROUP_HEARTBEAT: (
+            "share_group_heartbeat_request",
+            "ShareGroupHeartbeatRequest",
+        ),
+        ApiKey.SHARE_GROUP_DESCRIBE: ("share_group_describe_request", "ShareGroupDescribeRequest"),
+        ApiKey.SHARE_FETCH: ("share_fetch_request", "ShareFetchRequest"),
+        ApiKey.SHARE_ACKNOWLEDGE: ("share_acknowledge_request", "ShareAcknowledgeRequest"),
+        ApiKey.ADD_RAFT_VOTER: ("add_raft_voter_request", "AddRaftVoterRequest"),
+        ApiKey.REMOVE_RAFT_VOTER: ("remove_raft_voter_request", "RemoveRaftVoterRequest"),
+        ApiKey.INITIALIZE_SHARE_GROUP_STATE: (
+            "initialize_share_group_state_request",
+            "InitializeShareGroupStateRequest",
+        ),
+        ApiKey.READ_SHARE_GROUP_STATE: (
+            "read_share_group_state_request",
+            "ReadShareGroupStateRequest",
+        ),
+        ApiKey.WRITE_SHARE_GROUP_STATE: (
+            "write_share_group_state_request",
+            "WriteShareGroupStateRequest",
+        ),
+        ApiKey.DELETE_SHARE_GROUP_STATE: (
+            "delete_share_group_state_request",
+            "DeleteShareGroupStateRequest",
+        ),
+        ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: (
+            "read_share_group_state_summary_request",
+            "ReadShareGroupStateSummaryRequest",
+        ),
+    },
+)
+RESPONSES: ApiTable[ApiKey, type[Response]] = ApiTable(
+    __name__,
+    {
+        ApiKey.PRODUCE: ("produce_response", "ProduceResponse"),
+        ApiKey.FETCH: ("fetch_response", "FetchResponse"),
+        ApiKey.LIST_OFFSETS: ("list_offsets_response", "ListOffsetsResponse"),
+        ApiKey.METADATA: ("metadata_response", "MetadataResponse"),
+        ApiKey.OFFSET_COMMIT: ("offset_commit_response", "OffsetCommitResponse"),
+        ApiKey.OFFSET_FETCH: ("offset_fetch_response", "OffsetFetchResponse"),
+        ApiKey.FIND_COORDINATOR: ("find_coordinator_response", "FindCoordinatorResponse"),
+        ApiKey.JOIN_GROUP: ("join_group_response", "JoinGroupResponse"),
+        ApiKey.HEARTBEAT: ("heartbeat_response", "HeartbeatResponse"),
+        ApiKey.LEAVE_GROUP: ("leave_group_response", "LeaveGroupResponse"),
+        ApiKey.SYNC_GROUP: ("sync_group_response", "SyncGroupResponse"),
+        ApiKey.DESCRIBE_GROUPS: ("describe_groups_response", "DescribeGroupsResponse"),
+        ApiKey.LIST_GROUPS: ("list_groups_response", "ListGroupsResponse"),
+        ApiKey.SASL_HANDSHAKE: ("sasl_handshake_response", "SaslHandshakeResponse"),
+        ApiKey.API_VERSIONS: ("api_versions_response", "ApiVersionsResponse"),
+        ApiKey.CREATE_TOPICS: ("create_topics_response", "CreateTopicsResponse"),
+        ApiKey.DELETE_TOPICS: ("delete_topics_response", "DeleteTopicsResponse"),
+        ApiKey.DELETE_RECORDS: ("delete_records_response", "DeleteRecordsResponse"),
+        ApiKey.INIT_PRODUCER_ID: ("init_producer_id_response", "InitProducerIdResponse"),
+        ApiKey.OFFSET_FOR_LEADER_EPOCH: (
+            "offset_for_leader_epoch_response",
+            "OffsetForLeaderEpochResponse",
+        ),
+        ApiKey.ADD_PARTITIONS_TO_TXN: (
+            "add_partitions_to_txn_response",
+            "AddPartitionsToTxnResponse",
+        ),
+        ApiKey.ADD_OFFSETS_TO_TXN: ("add_offsets_to_txn_response", "AddOffsetsToTxnResponse"),
+        ApiKey.END_TXN: ("end_txn_response", "EndTxnResponse"),
+        ApiKey.WRITE_TXN_MARKERS: ("write_txn_markers_response", "WriteTxnMarkersResponse"),
+        ApiKey.TXN_OFFSET_COMMIT: ("txn_offset_commit_response", "TxnOffsetCommitResponse"),
+        ApiKey.DESCRIBE_ACLS: ("describe_acls_response", "DescribeAclsResponse"),
+        ApiKey.CREATE_ACLS: ("create_acls_response", "CreateAclsResponse"),
+        ApiKey.DELETE_ACLS: ("delete_acls_response", "DeleteAclsResponse"),
+        ApiKey.DESCRIBE_CONFIGS: ("describe_configs_response", "DescribeConfigsResponse"),
+        ApiKey.ALTER_CONFIGS: ("alter_configs_response", "AlterConfigsResponse"),
+        ApiKey.ALTER_REPLICA_LOG_DIRS: (
+            "alter_replica_log_dirs_response",
+            "AlterReplicaLogDirsResponse",
+        ),
+        ApiKey.DESCRIBE_LOG_DIRS: ("describe_log_dirs_response", "DescribeLogDirsResponse"),
+        ApiKey.SASL_AUTHENTICATE: ("sasl_authenticate_response", "SaslAuthenticateResponse"),
+        ApiKey.CREATE_PARTITIONS: ("create_partitions_response", "CreatePartitionsResponse"),
+        ApiKey.CREATE_DELEGATION_TOKEN: (
+            "create_delegation_token_response",
+            "CreateDelegationTokenResponse",
+        ),
+        ApiKey.RENEW_DELEGATION_TOKEN: (
+            "renew_delegation_token_response",
+            "RenewDelegationTokenResponse",
+        ),
+        ApiKey.EXPIRE_DELEGATION_TOKEN: (
+            "expire_delegation_token_response",
+            "ExpireDelegationTokenResponse",
+        ),
+        ApiKey.DESCRIBE_DELEGATION_TOKEN: (
+            "describe_delegation_token_response",
+            "DescribeDelegationTokenResponse",
+        ),
+        ApiKey.DELETE_GROUPS: ("delete_groups_response", "DeleteGroupsResponse"),
+        ApiKey.ELECT_LEADERS: ("elect_leaders_response", "ElectLeadersResponse"),
+        ApiKey.INCREMENTAL_ALTER_CONFIGS: (
+            "incremental_alter_configs_response",
+            "IncrementalAlterConfigsResponse",
+        ),
+        ApiKey.ALTER_PARTITION_REASSIGNMENTS: (
+            "alter_partition_reassignments_response",
+            "AlterPartitionReassignmentsResponse",
+        ),
+        ApiKey.LIST_PARTITION_REASSIGNMENTS: (
+            "list_partition_reassignments_response",
+            "ListPartitionReassignmentsResponse",
+        ),
+        ApiKey.OFFSET_DELETE: ("offset_delete_response", "OffsetDeleteResponse"),
+        ApiKey.DESCRIBE_CLIENT_QUOTAS: (
+            "describe_client_quotas_response",
+            "DescribeClientQuotasResponse",
+        ),
+        ApiKey.ALTER_CLIENT_QUOTAS: ("alter_client_quotas_response", "AlterClientQuotasResponse"),
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (
+            "describe_user_scram_credentials_response",
+            "DescribeUserScramCredentialsResponse",
+        ),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (
+            "alter_user_scram_credentials_response",
+            "AlterUserScramCredentialsResponse",
+        ),
+        ApiKey.DESCRIBE_QUORUM: ("describe_quorum_response", "DescribeQuorumResponse"),
+        ApiKey.UPDATE_FEATURES: ("update_features_response", "UpdateFeaturesResponse"),
+        ApiKey.DESCRIBE_CLUSTER: ("describe_cluster_response", "DescribeClusterResponse"),
+        ApiKey.DESCRIBE_PRODUCERS: ("describe_producers_response", "DescribeProducersResponse"),
+        ApiKey.UNREGISTER_BROKER: ("unregister_broker_response", "UnregisterBrokerResponse"),
+        ApiKey.DESCRIBE_TRANSACTIONS: (
+            "describe_transactions_response",
+            "DescribeTransactionsResponse",
+        ),
+        ApiKey.LIST_TRANSACTIONS: ("list_transactions_response", "ListTransactionsResponse"),
+        ApiKey.CONSUMER_GROUP_HEARTBEAT: (
+            "consumer_group_heartbeat_response",
+            "ConsumerGroupHeartbeatResponse",
+        ),
+        ApiKey.CONSUMER_GROUP_DESCRIBE: (
+            "consumer_group_describe_response",
+            "ConsumerGroupDescribeResponse",
+        ),
+        ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: (
+            "get_telemetry_subscriptions_response",
+            "GetTelemetrySubscriptionsResponse",
+        ),
+        ApiKey.PUSH_TELEMETRY: ("push_telemetry_response", "PushTelemetryResponse"),
+        ApiKey.LIST_CLIENT_METRICS_RESOURCES: (
+            "list_client_metrics_resources_response",
+            "ListClientMetricsResourcesResponse",
+        ),
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS: (
+            "describe_topic_partitions_response",
+            "DescribeTopicPartitionsResponse",
+        ),
+        ApiKey.SHARE_GROUP_HEARTBEAT: (
+            "share_group_heartbeat_response",
+            "ShareGroupHeartbeatResponse",
+        ),
+        ApiKey.SHARE_GROUP_DESCRIBE: (
+            "share_group_describe_response",
+            "ShareGroupDescribeResponse",
+        ),
+        ApiKey.SHARE_FETCH: ("share_fetch_response", "ShareFetchResponse"),
+        ApiKey.SHARE_ACKNOWLEDGE: ("share_acknowledge_response", "ShareAcknowledgeResponse"),
+        ApiKey.ADD_RAFT_VOTER: ("add_raft_voter_response", "AddRaftVoterResponse"),
+        ApiKey.REMOVE_RAFT_VOTER: ("remove_raft_voter_response", "RemoveRaftVoterResponse"),
+        ApiKey.INITIALIZE_SHARE_GROUP_STATE: (
+            "initialize_share_group_state_response",
+            "InitializeShareGroupStateResponse",
+        ),
+        ApiKey.READ_SHARE_GROUP_STATE: (
+            "read_share_group_state_response",
+            "ReadShareGroupStateResponse",
+        ),
+        ApiKey.WRITE_SHARE_GROUP_STATE: (
+            "write_share_group_state_response",
+            "WriteShareGroupStateResponse",
+        ),
+        ApiKey.DELETE_SHARE_GROUP_STATE: (
+            "delete_share_group_state_response",
+            "DeleteShareGroupStateResponse",
+        ),
+        ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: (
+            "read_share_group_state_summary_response",
+            "ReadShareGroupStateSummaryResponse",
+        ),
+    },
+)
+
+_EXPORTS: dict[str, str] = {
+    "AbortedTransaction": "fetch_response",
+    "AcknowledgePartition": "share_acknowledge_request",
+    "AcknowledgeTopic": "share_acknowledge_request",
+    "AclCreation": "create_acls_request",
+    "AclCreationResult": "create_acls_response",
+    "AclDescription": "describe_acls_response",
+    "AcquiredRecords": "share_fetch_response",
+    "AddOffsetsToTxnRequest": "add_offsets_to_txn_request",
+    "AddOffsetsToTxnResponse": "add_offsets_to_txn_response",
+    "AddPartitionsToTxnPartitionResult": "add_partitions_to_txn_response",
+    "AddPartitionsToTxnRequest": "add_partitions_to_txn_request",
+    "AddPartitionsToTxnResponse": "add_partitions_to_txn_response",
+    "AddPartitionsToTxnResult": "add_partitions_to_txn_response",
+    "AddPartitionsToTxnTopic": "add_partitions_to_txn_request",
+    "AddPartitionsToTxnTopicResult": "add_partitions_to_txn_response",
+    "AddPartitionsToTxnTransaction": "add_partitions_to_txn_request",
+    "AddRaftVoterRequest": "add_raft_voter_request",
+    "AddRaftVoterResponse": "add_raft_voter_response",
+    "AlterClientQuotasRequest": "alter_client_quotas_request",
+    "AlterClientQuotasResponse": "alter_client_quotas_response",
+    "AlterConfigsRequest": "alter_configs_request",
+    "AlterConfigsResponse": "alter_configs_response",
+    "AlterPartitionReassignmentsRequest": "alter_partition_reassignments_request",
+    "AlterPartitionReassignmentsResponse": "alter_partition_reassignments_response",
+    "AlterReplicaLogDir": "alter_replica_log_dirs_request",
+    "AlterReplicaLogDirPartitionResult": "alter_replica_log_dirs_response",
+    "AlterReplicaLogDirTopic": "alter_replica_log_dirs_request",
+    "AlterReplicaLogDirTopicResult": "alter_replica_log_dirs_response",
+    "AlterReplicaLogDirsRequest": "alter_replica_log_dirs_request",
+    "AlterReplicaLogDirsResponse": "alter_replica_log_dirs_response",
+    "AlterUserScramCredentialsRequest": "alter_user_scram_credentials_request",
+    "AlterUserScramCredentialsResponse": "alter_user_scram_credentials_response",
+    "AlterUserScramCredentialsResult": "alter_user_scram_credentials_response",
+    "ApiVersion": "api_versions_response",
+    "ApiVersionsRequest": "api_versions_request",
+    "ApiVersionsResponse": "api_versions_response",
+    "BatchIndexAndErrorMessage": "produce_response",
+    "ClientMetricsResource": "list_client_metrics_resources_response",
+    "ComponentData": "describe_client_quotas_request",
+    "ConsumerGroupDescribeRequest": "consumer_group_describe_request",
+    "ConsumerGroupDescribeResponse": "consumer_group_describe_response",
+    "ConsumerGroupHeartbeatRequest": "consumer_group_heartbeat_request",
+    "ConsumerGroupHeartbeatResponse": "consumer_group_heartbeat_response",
+    "ConsumerProtocolAssignment": "consumer_protocol_assignment",
+    "ConsumerProtocolSubscription": "consumer_protocol_subscription",
+    "Coordinator": "find_coordinator_response",
+    "CreatableRenewers": "create_delegation_token_request",
+    "CreatableReplicaAssignment": "create_topics_request",
+    "CreatableTopic": "create_topics_request",
+    "CreatableTopicConfig": "create_topics_request",
+    "CreatableTopicConfigs": "create_topics_response",
+    "CreatableTopicResult": "create_topics_response",
+    "CreateAclsRequest": "create_acls_request",
+    "CreateAclsResponse": "create_acls_response",
+    "CreateDelegationTokenRequest": "create_delegation_token_request",
+    "CreateDelegationTokenResponse": "create_delegation_token_response",
+    "CreatePartitionsAssignment": "create_partitions_request",
+    "CreatePartitionsRequest": "create_partitions_request",
+    "CreatePartitionsResponse": "create_partitions_response",
+    "CreatePartitionsTopic": "create_partitions_request",
+    "CreatePartitionsTopicResult": "create_partitions_response",
+    "CreateTopicsRequest": "create_topics_request",
+    "CreateTopicsResponse": "create_topics_response",
+    "CredentialInfo": "describe_user_scram_credentials_response",
+    "DeletableGroupResult": "delete_groups_response",
+    "DeletableTopicResult": "delete_topics_response",
+    "DeleteAclsFilter": "delete_acls_request",
+    "DeleteAclsFilterResult": "delete_acls_response",
+    "DeleteAclsMatchingAcl": "delete_acls_response",
+    "DeleteAclsRequest": "delete_acls_request",
+    "DeleteAclsResponse": "delete_acls_response",
+    "DeleteGroupsRequest": "delete_groups_request",
+    "DeleteGroupsResponse": "delete_groups_response",
+    "DeleteRecordsPartition": "delete_records_request",
+    "DeleteRecordsPartitionResult": "delete_records_response",
+    "DeleteRecordsRequest": "delete_records_request",
+    "DeleteRecordsResponse": "delete_records_response",
+    "DeleteRecordsTopic": "delete_records_request",
+    "DeleteRecordsTopicResult": "delete_records_response",
+    "DeleteShareGroupStateRequest": "delete_share_group_state_request",
+    "DeleteShareGroupStateResponse": "delete_share_group_state_response",
+    "DeleteStateData": "delete_share_group_state_request",
+    "DeleteStateResult": "delete_share_group_state_response",
+    "DeleteTopicState": "delete_topics_request",
+    "DeleteTopicsRequest": "delete_topics_request",
+    "DeleteTopicsResponse": "delete_topics_response",
+    "DescribableLogDirTopic": "describe_log_dirs_request",
+    "DescribeAclsRequest": "describe_acls_request",
+    "DescribeAclsResource": "describe_acls_response",
+    "DescribeAclsResponse": "describe_acls_response",
+    "DescribeClientQuotasRequest": "describe_client_quotas_request",
+    "DescribeClientQuotasResponse": "describe_client_quotas_response",
+    "DescribeClusterBroker": "describe_cluster_response",
+    "DescribeClusterRequest": "describe_cluster_request",
+    "DescribeClusterResponse": "describe_cluster_response",
+    "DescribeConfigsRequest": "describe_configs_request",
+    "DescribeConfigsResource": "describe_configs_request",
+    "DescribeConfigsResourceResult": "describe_configs_response",
+    "DescribeConfigsResponse": "describe_configs_response",
+    "DescribeConfigsResult": "describe_configs_response",
+    "DescribeConfigsSynonym": "describe_configs_response",
+    "DescribeDelegationTokenOwner": "describe_delegation_token_request",
+    "DescribeDelegationTokenRequest": "describe_delegation_token_request",
+    "DescribeDelegationTokenResponse": "describe_delegation_token_response",
+    "DescribeGroupsRequest": "describe_groups_request",
+    "DescribeGroupsResponse": "describe_groups_response",
+    "DescribeLogDirsPartition": "describe_log_dirs_response",
+    "DescribeLogDirsRequest": "describe_log_dirs_request",
+    "DescribeLogDirsResponse": "describe_log_dirs_response",
+    "DescribeLogDirsResult": "describe_log_dirs_response",
+    "DescribeLogDirsTopic": "describe_log_dirs_response",
+    "DescribeProducersRequest": "describe_producers_request",
+    "DescribeProducersResponse": "describe_producers_response",
+    "DescribeQuorumRequest": "describe_quorum_request",
+    "DescribeQuorumResponse": "describe_quorum_response",
+    "DescribeTopicPartitionsRequest": "describe_topic_partitions_request",
+    "DescribeTopicPartitionsResponse": "describe_topic_partitions_response",
+    "DescribeTopicPartitionsResponsePartition": "describe_topic_partitions_response",
+    "DescribeTopicPartitionsResponseTopic": "describe_topic_partitions_response",
+    "DescribeTransactionsRequest": "describe_transactions_request",
+    "DescribeTransactionsResponse": "describe_transactions_response",
+    "DescribeUserScramCredentialsRequest": "describe_user_scram_credentials_request",
+    "DescribeUserScramCredentialsResponse": "describe_user_scram_credentials_response",
+    "DescribeUserScramCredentialsResult": "describe_user_scram_credentials_response",
+    "DescribedDelegationToken": "describe_delegation_token_response",
+    "DescribedDelegationTokenRenewer": "describe_delegation_token_response",
+    "DescribedGroupMember": "describe_groups_response",
+    "ElectLeadersRequest": "elect_leaders_request",
+    "ElectLeadersResponse": "elect_leaders_response",
+    "EndTxnRequest": "end_txn_request",
+    "EndTxnResponse": "end_txn_response",
+    "ExpireDelegationTokenRequest": "expire_delegation_token_request",
+    "ExpireDelegationTokenResponse": "expire_delegation_token_response",
+    "FeatureUpdateKey": "update_features_request",
+    "FetchRequest": "fetch_request",
+    "FetchResponse": "fetch_response",
+    "FetchableTopicResponse": "fetch_response",
+    "FinalizedFeatureKey": "api_versions_response",
+    "FindCoordinatorRequest": "find_coordinator_request",
+    "FindCoordinatorResponse": "find_coordinator_response",
+    "GetTelemetrySubscriptionsRequest": "get_telemetry_subscriptions_request",
+    "GetTelemetrySubscriptionsResponse": "get_telemetry_subscriptions_response",
+    "HeartbeatRequest": "heartbeat_request",
+    "HeartbeatResponse": "heartbeat_response",
+    "IncrementalAlterConfigsRequest": "incremental_alter_configs_request",
+    "IncrementalAlterConfigsResponse": "incremental_alter_configs_response",
+    "InitProducerIdRequest": "init_producer_id_request",
+    "InitProducerIdResponse": "init_producer_id_response",
+    "InitializeShareGroupStateRequest": "initialize_share_group_state_request",
+    "InitializeShareGroupStateResponse": "initialize_share_group_state_response",
+    "InitializeStateData": "initialize_share_group_state_request",
+    "InitializeStateResult": "initialize_share_group_state_response",
+    "JoinGroupRequest": "join_group_request",
+    "JoinGroupRequestProtocol": "join_group_request",
+    "JoinGroupResponse": "join_group_response",
+    "JoinGroupResponseMember": "join_group_response",
+    "LeaveGroupRequest": "leave_group_request",
+    "LeaveGroupResponse": "leave_group_response",
+    "ListClientMetricsResourcesRequest": "list_client_metrics_resources_request",
+    "ListClientMetricsResourcesResponse": "list_client_metrics_resources_response",
+    "ListGroupsRequest": "list_groups_request",
+    "ListGroupsResponse": "list_groups_response",
+    "ListOffsetsPartition": "list_offsets_request",
+    "ListOffsetsPartitionResponse": "list_offsets_response",
+    "ListOffsetsRequest": "list_offsets_request",
+    "ListOffsetsResponse": "list_offsets_response",
+    "ListOffsetsTopic": "list_offsets_request",
+    "ListOffsetsTopicResponse": "list_offsets_response",
+    "ListPartitionReassignmentsRequest": "list_partition_reassignments_request",
+    "ListPartitionReassignmentsResponse": "list_partition_reassignments_response",
+    "ListPartitionReassignmentsTopics": "list_partition_reassignments_request",
+    "ListTransactionsRequest": "list_transactions_request",
+    "ListTransactionsResponse": "list_transactions_response",
+    "ListedGroup": "list_groups_response",
+    "MemberIdentity": "leave_group_request",
+    "MemberResponse": "leave_group_response",
+    "MetadataRequest": "metadata_request",
+    "MetadataRequestTopic": "metadata_request",
+    "MetadataResponse": "metadata_response",
+    "MetadataResponseBroker": "metadata_response",
+    "MetadataResponsePartition": "metadata_response",
+    "MetadataResponseTopic": "metadata_response",
+    "Node": "describe_quorum_response",
+    "OffsetCommitRequest": "offset_commit_request",
+    "OffsetCommitRequestPartition": "offset_commit_request",
+    "OffsetCommitRequestTopic": "offset_commit_request",
+    "OffsetCommitResponse": "offset_commit_response",
+    "OffsetCommitResponsePartition": "offset_commit_response",
+    "OffsetCommitResponseTopic": "offset_commit_response",
+    "OffsetDeleteRequest": "offset_delete_request",
+    "OffsetDeleteRequestPartition": "offset_delete_request",
+    "OffsetDeleteRequestTopic": "offset_delete_request",
+    "OffsetDeleteResponse": "offset_delete_response",
+    "OffsetDeleteResponsePartition": "offset_delete_response",
+    "OffsetDeleteResponseTopic": "offset_delete_response",
+    "OffsetFetchRequest": "offset_fetch_request",
+    "OffsetFetchRequestGroup": "offset_fetch_request",
+    "OffsetFetchRequestTopic": "offset_fetch_request",
+    "OffsetFetchRequestTopics": "offset_fetch_request",
+    "OffsetFetchResponse": "offset_fetch_response",
+    "OffsetFetchResponseGroup": "offset_fetch_response",
+    "OffsetFetchResponsePartition": "offset_fetch_response",
+    "OffsetFetchResponsePartitions": "offset_fetch_response",
+    "OffsetFetchResponseTopic": "offset_fetch_response",
+    "OffsetFetchResponseTopics": "offset_fetch_response",
+    "OffsetForLeaderEpochRequest": "offset_for_leader_epoch_request",
+    "OffsetForLeaderEpochResponse": "offset_for_leader_epoch_response",
+    "OffsetForLeaderPartition": "offset_for_leader_epoch_request",
+    "OffsetForLeaderTopic": "offset_for_leader_epoch_request",
+    "OffsetForLeaderTopicResult": "offset_for_leader_epoch_response",
+    "OngoingPartitionReassignment": "list_partition_reassignments_response",
+    "OngoingTopicReassignment": "list_partition_reassignments_response",
+    "OpData": "alter_client_quotas_request",
+    "PartitionProduceData": "produce_request",
+    "PartitionProduceResponse": "produce_response",
+    "PartitionResponse": "describe_producers_response",
+    "ProduceRequest": "produce_request",
+    "ProduceResponse": "produce_response",
+    "ProducerState": "describe_producers_response",
+    "PushTelemetryRequest": "push_telemetry_request",
+    "PushTelemetryResponse": "push_telemetry_response",
+    "ReadShareGroupStateRequest": "read_share_group_state_request",
+    "ReadShareGroupStateResponse": "read_share_group_state_response",
+    "ReadShareGroupStateSummaryRequest": "read_share_group_state_summary_request",
+    "ReadShareGroupStateSummaryResponse": "read_share_group_state_summary_response",
+    "ReadStateData": "read_share_group_state_request",
+    "ReadStateResult": "read_share_group_state_response",
+    "ReadStateSummaryData": "read_share_group_state_summary_request",
+    "ReadStateSummaryResult": "read_share_group_state_summary_response",
+    "ReassignablePartition": "alter_partition_reassignments_request",
+    "ReassignablePartitionResponse": "alter_partition_reassignments_response",
+    "ReassignableTopic": "alter_partition_reassignments_request",
+    "ReassignableTopicResponse": "alter_partition_reassignments_response",
+    "RemoveRaftVoterRequest": "remove_raft_voter_request",
+    "RemoveRaftVoterResponse": "remove_raft_voter_response",
+    "RenewDelegationTokenRequest": "renew_delegation_token_request",
+    "RenewDelegationTokenResponse": "renew_delegation_token_response",
+    "ReplicaElectionResult": "elect_leaders_response",
+    "RequestHeader": "request_header",
+    "ResponseHeader": "response_header",
+    "SaslAuthenticateRequest": "sasl_authenticate_request",
+    "SaslAuthenticateResponse": "sasl_authenticate_response",
+    "SaslHandshakeRequest": "sasl_handshake_request",
+    "SaslHandshakeResponse": "sasl_handshake_response",
+    "ScramCredentialDeletion": "alter_user_scram_credentials_request",
+    "ScramCredentialUpsertion": "alter_user_scram_credentials_request",
+    "ShareAcknowledgeRequest": "share_acknowledge_request",
+    "ShareAcknowledgeResponse": "share_acknowledge_response",
+    "ShareAcknowledgeTopicResponse": "share_acknowledge_response",
+    "ShareFetchRequest": "share_fetch_request",
+    "ShareFetchResponse": "share_fetch_response",
+    "ShareFetchableTopicResponse": "share_fetch_response",
+    "ShareGroupDescribeRequest": "share_group_describe_request",
+    "ShareGroupDescribeResponse": "share_group_describe_response",
+    "ShareGroupHeartbeatRequest": "share_group_heartbeat_request",
+    "ShareGroupHeartbeatResponse": "share_group_heartbeat_response",
+    "SnapshotId": "fetch_response",
+    "SupportedFeatureKey": "api_versions_response",
+    "SyncGroupRequest": "sync_group_request",
+    "SyncGroupRequestAssignment": "sync_group_request",
+    "SyncGroupResponse": "sync_group_response",
+    "TopicProduceData": "produce_request",
+    "TopicProduceResponse": "produce_response",
+    "TopicResponse": "describe_producers_response",
+    "TxnOffsetCommitRequest": "txn_offset_commit_request",
+    "TxnOffsetCommitRequestPartition": "txn_offset_commit_request",
+    "TxnOffsetCommitRequestTopic": "txn_offset_commit_request",
+    "TxnOffsetCommitResponse": "txn_offset_commit_response",
+    "TxnOffsetCommitResponsePartition": "txn_offset_commit_response",
+    "TxnOffsetCommitResponseTopic": "txn_offset_commit_response",
+    "UnregisterBrokerRequest": "unregister_broker_request",
+    "UnregisterBrokerResponse": "unregister_broker_response",
+    "UpdatableFeatureResult": "update_features_response",
+    "UpdateFeaturesRequest": "update_features_request",
+    "UpdateFeaturesResponse": "update_features_response",
+    "UserName": "describe_user_scram_credentials_request",
+    "ValueData": "describe_client_quotas_response",
+    "WritableTxnMarker": "write_txn_markers_request",
+    "WritableTxnMarkerPartitionResult": "write_txn_markers_response",
+    "WritableTxnMarkerResult": "write_txn_markers_response",
+    "WritableTxnMarkerTopic": "write_txn_markers_request",
+    "WritableTxnMarkerTopicResult": "write_txn_markers_response",
+    "WriteShareGroupStateRequest": "write_share_group_state_request",
+    "WriteShareGroupStateResponse": "write_share_group_state_response",
+    "WriteStateData": "write_share_group_state_request",
+    "WriteStateResult": "write_share_group_state_response",
+    "WriteTxnMarkersRequest": "write_txn_markers_request",
+    "WriteTxnMarkersResponse": "write_txn_markers_response",
 }
 
 __all__ = [
@@ -959,3 +1449,17 @@ __all__ = [
     "WriteTxnMarkersRequest",
     "WriteTxnMarkersResponse",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
