@@ -33,7 +33,6 @@ import anyio.lowlevel
 
 from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
-from krafka.io.admin import AdminClient
 from krafka.io.attached import AttachedMachine, OutcomeTimeout, Stopped
 from krafka.io.client import KafkaClient
 from krafka.io.clock import loop_time
@@ -142,11 +141,7 @@ class Consumer(OffsetLookups):
         self._driver = AttachedMachine(
             self._client, self._engine, on_event=self._on_event, name="krafka consumer"
         )
-        self._admin = AdminClient(
-            client=self._client,
-            request_timeout=settings.request_timeout,
-            default_api_timeout=settings.default_api_timeout,
-        )
+        self._admin = None
         self._telemetry = ClientTelemetry(
             self._client, ClientKind.CONSUMER, self.metrics, settings.client_id
         )
@@ -188,7 +183,6 @@ class Consumer(OffsetLookups):
         self._state = _State.STARTED
         if self._own_client:
             await self._client.start(self.settings.default_api_timeout)
-        await self._admin.start()
         self._otel = messaging_metrics(self.settings.meter_provider, self.settings.group_id)
         self._driver.start()
         await self._telemetry.start()

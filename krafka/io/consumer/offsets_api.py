@@ -5,18 +5,23 @@ one request per partition leader, retried when leaders move."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from krafka.errors import KrafkaError
-from krafka.io.admin import AdminClient
 from krafka.sansio.admin.offsets import IsolationLevel, ListedOffset, OffsetSpec
 from krafka.structs import TopicPartition
 
+if TYPE_CHECKING:
+    from krafka.io.admin import AdminClient
+    from krafka.io.client import KafkaClient
+
 
 class OffsetLookups:
-    """Mixed into `Consumer`; needs `_admin` and `settings.read_committed`."""
+    """Mixed into `Consumer`; needs `_client`, `_admin` (None until the first lookup) and
+    `settings` (`read_committed`, the timeouts)."""
 
-    _admin: AdminClient
+    _client: KafkaClient
+    _admin: AdminClient | None
     settings: Any
 
     async def beginning_offsets(
@@ -59,13 +64,28 @@ class OffsetLookups:
             if self.settings.read_committed
             else IsolationLevel.READ_UNCOMMITTED
         )
-        results = await self._admin.list_offsets(specs, isolation_level=isolation, timeout=timeout)
+        admin = await self._lookups_admin()
+        results = await admin.list_offsets(specs, isolation_level=isolation, timeout=timeout)
         out: dict[TopicPartition, ListedOffset | None] = {}
         for tp, value in results.items():
             if isinstance(value, KrafkaError):
                 raise value
             out[tp] = value
         return out
+
+    async def _lookups_admin(self) -> AdminClient:
+        """The admin calls the lookups run through, on this consumer's connections; made on the
+        first lookup, so a consumer that never looks offsets up never loads the admin client."""
+        if self._admin is None:
+            from krafka.io.admin import AdminClient
+
+            self._admin = AdminClient(
+                client=self._client,
+                request_timeout=self.settings.request_timeout,
+                default_api_timeout=self.settings.default_api_timeout,
+            )
+            await self._admin.start()
+        return self._admin
 
 
 __all__ = ["OffsetLookups"]

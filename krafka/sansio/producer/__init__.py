@@ -18,19 +18,50 @@ inputs.
 
 from __future__ import annotations
 
-from krafka.sansio.producer.batch import BatchState, ProducerBatch
-from krafka.sansio.producer.config import Acks, ProducerConfig
-from krafka.sansio.producer.engine import (
-    AppendBlocked,
-    AppendWait,
-    Due,
-    MetadataView,
-    ProducerEngine,
+from typing import TYPE_CHECKING
+
+from krafka.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from krafka.sansio.producer.batch import BatchState, ProducerBatch
+    from krafka.sansio.producer.config import Acks, ProducerConfig
+    from krafka.sansio.producer.engine import (
+        AppendBlocked,
+        AppendWait,
+        Due,
+        MetadataView,
+        ProducerEngine,
+    )
+    from krafka.sansio.producer.events import BatchDone, ProducerFatal, TopicsInUse
+    from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
+    from krafka.sansio.producer.record import RecordHandle, RecordMetadata, estimate_size
+    from krafka.sansio.producer.txn_state import TRANSITIONS, TxnEvent, TxnState
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "BatchState": "krafka.sansio.producer.batch",
+        "ProducerBatch": "krafka.sansio.producer.batch",
+        "Acks": "krafka.sansio.producer.config",
+        "ProducerConfig": "krafka.sansio.producer.config",
+        "AppendBlocked": "krafka.sansio.producer.engine",
+        "AppendWait": "krafka.sansio.producer.engine",
+        "Due": "krafka.sansio.producer.engine",
+        "MetadataView": "krafka.sansio.producer.engine",
+        "ProducerEngine": "krafka.sansio.producer.engine",
+        "BatchDone": "krafka.sansio.producer.events",
+        "ProducerFatal": "krafka.sansio.producer.events",
+        "TopicsInUse": "krafka.sansio.producer.events",
+        "ProducerMetrics": "krafka.sansio.producer.metrics",
+        "ProducerMetricsSnapshot": "krafka.sansio.producer.metrics",
+        "RecordHandle": "krafka.sansio.producer.record",
+        "RecordMetadata": "krafka.sansio.producer.record",
+        "estimate_size": "krafka.sansio.producer.record",
+        "TRANSITIONS": "krafka.sansio.producer.txn_state",
+        "TxnEvent": "krafka.sansio.producer.txn_state",
+        "TxnState": "krafka.sansio.producer.txn_state",
+    },
 )
-from krafka.sansio.producer.events import BatchDone, ProducerFatal, TopicsInUse
-from krafka.sansio.producer.metrics import ProducerMetrics, ProducerMetricsSnapshot
-from krafka.sansio.producer.record import RecordHandle, RecordMetadata, estimate_size
-from krafka.sansio.producer.txn_state import TRANSITIONS, TxnEvent, TxnState
 
 __all__ = [
     "TRANSITIONS",
