@@ -22,11 +22,15 @@ Attributes: `messaging.system` ("kafka"), `messaging.operation.name`,
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterable
 from typing import Any, Final
 
 #: The semantic conventions' advice for messaging durations (seconds).
 BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)
+#: The environment variable from which the OpenTelemetry API makes the global meter provider.
+_PROVIDER_VARIABLE: Final = "OTEL_PYTHON_METER_PROVIDER"
 _TYPES: Final = {"send": "send", "poll": "receive", "commit": "settle", "acknowledge": "settle"}
 
 
@@ -117,6 +121,12 @@ def messaging_metrics(meter_provider: Any, group: str | None = None) -> Messagin
 
 
 def _global_provider() -> Any:
+    """The global meter provider the application set, or None. Setting one imports
+    `opentelemetry.metrics`, and the API makes one from the environment only when
+    OTEL_PYTHON_METER_PROVIDER names it: without either, none is set and a client's start does
+    not pay for importing the API."""
+    if "opentelemetry.metrics" not in sys.modules and _PROVIDER_VARIABLE not in os.environ:
+        return None
     try:
         from opentelemetry import metrics
     except ImportError:
