@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 MAX_VERSION = 0x7FFF
 NO_VERSIONS = (1, 0)
 ZERO_UUID = uuid.UUID(int=0)
+FRESH: Any = type("Fresh", (), {"__repr__": lambda self: "FRESH", "__slots__": ()})()
+"""Default of a generated `__init__`'s list and struct keywords: omitted, the field gets a new
+empty list or a new default struct (a dataclass's `default_factory`)."""
 
 Buffer = bytes | bytearray | memoryview
 S = TypeVar("S", bound="Struct")
@@ -91,7 +94,10 @@ class Struct:
 
     Subclasses are `@dataclass(slots=True, kw_only=True)` (slotted, not frozen: decoding a Fetch
     response builds one object per partition, and plain slot stores are 4x cheaper than a
-    frozen dataclass's `object.__setattr__` calls); every field has its
+    frozen dataclass's `object.__setattr__` calls), with their `__init__` written out by the
+    generator and `__repr__` / `__eq__` from here, so that importing a message module generates
+    and execs no code (`dataclasses.fields` and `replace` work as on any dataclass; `repr` leaves
+    out `explicit_tags` and the `_HIDDEN` credential fields); every field has its
     schema default, plus `unknown_tagged_fields`: `(tag, raw bytes)` pairs read from flexible
     versions that this schema does not know, re-encoded unchanged; and `explicit_tags`: known
     tags that are written even when their value is the default (a decoder records the tags it
@@ -104,6 +110,7 @@ class Struct:
     _NAME: ClassVar[str] = ""
     _FLEX: ClassVar[tuple[int, int]] = NO_VERSIONS
     _VERSIONS: ClassVar[tuple[int, int]] = (0, MAX_VERSION)
+    _HIDDEN: ClassVar[frozenset[str]] = frozenset()
 
     unknown_tagged_fields: tuple[tuple[int, bytes], ...]
     explicit_tags: frozenset[int]
@@ -125,6 +132,20 @@ class Struct:
                 value = spec.default_value()
             object.__setattr__(self, name, value)
             return value
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{name}={getattr(self, name)!r}"
+            for name in _compared(type(self))
+            if name not in self._HIDDEN
+        )
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        names = _compared(type(self))
+        return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
 
     def encode(self, version: int) -> bytes:
         """The wire bytes of this struct in `version`; raises `LocalProtocolError` if invalid."""
@@ -168,6 +189,17 @@ def _specs(cls: type[Struct]) -> dict[str, FieldSpec]:
     if specs is None:
         specs = _SPECS[cls] = {f.name: f for f in cls._FIELDS}
     return specs
+
+
+_COMPARED: dict[type[Struct], tuple[str, ...]] = {}
+
+
+def _compared(cls: type[Struct]) -> tuple[str, ...]:
+    """The attributes equality compares and `repr` shows: the fields, then the unknown tags."""
+    names = _COMPARED.get(cls)
+    if names is None:
+        names = _COMPARED[cls] = (*(f.name for f in cls._FIELDS), "unknown_tagged_fields")
+    return names
 
 
 def index_by_key(items: list[Any]) -> dict[Any, Any]:

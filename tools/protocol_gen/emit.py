@@ -93,8 +93,28 @@ def _rng(r: tuple[int, int]) -> str:
     return f"({r[0]}, {r[1]})"
 
 
-def _field_lines(f: dict[str, Any], msg_versions: tuple[int, int]) -> tuple[str, str]:
-    """(dataclass field line, FieldSpec expression) for one schema field."""
+@dataclass
+class InitParam:
+    """One keyword of a generated `__init__`: `default` in the signature; `fresh`, when set, is
+    the new value (a list, a struct) an omitted argument stands for (`default` is then FRESH)."""
+
+    name: str
+    py: str
+    default: str
+    fresh: str | None = None
+
+
+def _init_param(name: str, py: str, dflt: str) -> InitParam:
+    if dflt == "field(default_factory=list)":
+        return InitParam(name, py, "FRESH", "[]")
+    if dflt.startswith("field(default_factory="):
+        struct = dflt.removeprefix("field(default_factory=").removesuffix(")")
+        return InitParam(name, py, "FRESH", f"_{struct}()")
+    return InitParam(name, py, dflt)
+
+
+def _field_lines(f: dict[str, Any], msg_versions: tuple[int, int]) -> tuple[str, str, InitParam]:
+    """(dataclass field line, FieldSpec expression, `__init__` keyword) for one schema field."""
     wire = f["name"]
     name = py_name(wire)
     t = f["type"]
@@ -129,13 +149,14 @@ def _field_lines(f: dict[str, Any], msg_versions: tuple[int, int]) -> tuple[str,
         kw.append(f"flexible={_rng(parse_versions(f['flexibleVersions']))}")
     if f.get("mapKey"):
         kw.append("map_key=True")
+    param = _init_param(name, py, dflt)
     if wire in SECRET_FIELDS:
         dflt = (
             dflt.replace(")", ", repr=False)")
             if dflt.startswith("field(")
             else f"field(default={dflt}, repr=False)"
         )
-    return f"    {name}: {py} = {dflt}", f"FieldSpec({', '.join(kw)})"
+    return f"    {name}: {py} = {dflt}", f"FieldSpec({', '.join(kw)})", param
 
 
 def _class_src(
@@ -148,7 +169,10 @@ def _class_src(
     about: str | None,
 ) -> list[str]:
     msg_versions = (0, MAX_VERSION)
-    lines = ["@dataclass(slots=True, kw_only=True)", f"class {name}({base}):"]
+    lines = [
+        "@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)",
+        f"class {name}({base}):",
+    ]
     if about:
         lines.append(f'    """{about}"""')
         lines.append("")
@@ -156,9 +180,14 @@ def _class_src(
     for n in nested:
         lines.append(f"    {n} = {n}")
     specs = []
+    params = []
+    hidden = []
     seen: set[str] = set()
     for f in fields:
-        fl, spec = _field_lines(f, msg_versions)
+        fl, spec, param = _field_lines(f, msg_versions)
+        params.append(param)
+        if f["name"] in SECRET_FIELDS:
+            hidden.append(param.name)
         pn = py_name(f["name"])
         if pn in seen:
             raise ValueError(f"{label}: duplicate field {pn}")
@@ -177,6 +206,26 @@ def _class_src(
     lines.append(f"    _NAME = {label!r}")
     lines.append("    _FLEX = _FLEX_VERSIONS")
     lines.append("    _VERSIONS = _VALID_VERSIONS")
+    if hidden:
+        lines.append(f"    _HIDDEN = frozenset({{{', '.join(map(repr, sorted(hidden)))}}})")
+    lines += ["", *_init_src(params)]
+    return lines
+
+
+def _init_src(params: list[InitParam]) -> list[str]:
+    """The `__init__` of a struct, written out (a dataclass's is generated and exec'd when its
+    module is imported: the bulk of the import time of a message module)."""
+    params = [
+        *params,
+        InitParam("unknown_tagged_fields", "tuple[tuple[int, bytes], ...]", "()"),
+        InitParam("explicit_tags", "frozenset[int]", "frozenset()"),
+    ]
+    lines = ["    def __init__(", "        self,", "        *,"]
+    lines += [f"        {p.name}: {p.py} = {p.default}," for p in params]
+    lines.append("    ) -> None:")
+    for p in params:
+        value = p.name if p.fresh is None else f"{p.fresh} if {p.name} is FRESH else {p.name}"
+        lines.append(f"        self.{p.name} = {value}")
     return lines
 
 
@@ -205,7 +254,7 @@ def module_source(schema: Schema) -> str:
         "from dataclasses import dataclass, field",
         *(["from typing import TYPE_CHECKING"] if response_name else []),
         "",
-        "from krafka.protocol.schema import ZERO_UUID, "
+        "from krafka.protocol.schema import FRESH, ZERO_UUID, "
         + ", ".join(sorted({base_name, "FieldSpec", "Struct"})),
         *(
             [

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.add_partitions_to_txn_response import AddPartitionsToTxnResponse
@@ -16,7 +16,7 @@ _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnTopic(Struct):
     #: The name of the topic.
     name: str = ""
@@ -33,11 +33,24 @@ class AddPartitionsToTxnTopic(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        partitions: list[int] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FRESH else partitions
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _AddPartitionsToTxnTopic = AddPartitionsToTxnTopic
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnTransaction(Struct):
     AddPartitionsToTxnTopic = AddPartitionsToTxnTopic
     #: The transactional id corresponding to the transaction.
@@ -80,11 +93,30 @@ class AddPartitionsToTxnTransaction(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        transactional_id: str = "",
+        producer_id: int = 0,
+        producer_epoch: int = 0,
+        verify_only: bool = False,
+        topics: list[_AddPartitionsToTxnTopic] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.transactional_id = transactional_id
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.verify_only = verify_only
+        self.topics = [] if topics is FRESH else topics
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _AddPartitionsToTxnTransaction = AddPartitionsToTxnTransaction
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnRequest(Request["AddPartitionsToTxnResponse"]):
     """Kafka AddPartitionsToTxnRequest (request), versions 0-5."""
 
@@ -147,6 +179,25 @@ class AddPartitionsToTxnRequest(Request["AddPartitionsToTxnResponse"]):
     _NAME = "AddPartitionsToTxnRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        transactions: list[_AddPartitionsToTxnTransaction] = FRESH,
+        v3_and_below_transactional_id: str = "",
+        v3_and_below_producer_id: int = 0,
+        v3_and_below_producer_epoch: int = 0,
+        v3_and_below_topics: list[_AddPartitionsToTxnTopic] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.transactions = [] if transactions is FRESH else transactions
+        self.v3_and_below_transactional_id = v3_and_below_transactional_id
+        self.v3_and_below_producer_id = v3_and_below_producer_id
+        self.v3_and_below_producer_epoch = v3_and_below_producer_epoch
+        self.v3_and_below_topics = [] if v3_and_below_topics is FRESH else v3_and_below_topics
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["AddPartitionsToTxnRequest", "AddPartitionsToTxnTopic", "AddPartitionsToTxnTransaction"]

@@ -6,13 +6,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnPartitionResult(Struct):
     #: The partition indexes.
     partition_index: int = 0
@@ -29,11 +29,24 @@ class AddPartitionsToTxnPartitionResult(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        partition_index: int = 0,
+        partition_error_code: int = 0,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.partition_index = partition_index
+        self.partition_error_code = partition_error_code
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _AddPartitionsToTxnPartitionResult = AddPartitionsToTxnPartitionResult
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnTopicResult(Struct):
     AddPartitionsToTxnPartitionResult = AddPartitionsToTxnPartitionResult
     #: The topic name.
@@ -58,11 +71,24 @@ class AddPartitionsToTxnTopicResult(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        results_by_partition: list[_AddPartitionsToTxnPartitionResult] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.results_by_partition = [] if results_by_partition is FRESH else results_by_partition
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _AddPartitionsToTxnTopicResult = AddPartitionsToTxnTopicResult
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnResult(Struct):
     AddPartitionsToTxnTopicResult = AddPartitionsToTxnTopicResult
     #: The transactional id corresponding to the transaction.
@@ -95,11 +121,24 @@ class AddPartitionsToTxnResult(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        transactional_id: str = "",
+        topic_results: list[_AddPartitionsToTxnTopicResult] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.transactional_id = transactional_id
+        self.topic_results = [] if topic_results is FRESH else topic_results
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _AddPartitionsToTxnResult = AddPartitionsToTxnResult
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AddPartitionsToTxnResponse(Response):
     """Kafka AddPartitionsToTxnResponse (response), versions 0-5."""
 
@@ -151,6 +190,27 @@ class AddPartitionsToTxnResponse(Response):
     _NAME = "AddPartitionsToTxnResponse"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = 0,
+        error_code: int = 0,
+        results_by_transaction: list[_AddPartitionsToTxnResult] = FRESH,
+        results_by_topic_v3_and_below: list[_AddPartitionsToTxnTopicResult] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.results_by_transaction = (
+            [] if results_by_transaction is FRESH else results_by_transaction
+        )
+        self.results_by_topic_v3_and_below = (
+            [] if results_by_topic_v3_and_below is FRESH else results_by_topic_v3_and_below
+        )
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = [

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.alter_replica_log_dirs_response import AlterReplicaLogDirsResponse
@@ -16,7 +16,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AlterReplicaLogDirTopic(Struct):
     #: The topic name.
     name: str = ""
@@ -33,11 +33,24 @@ class AlterReplicaLogDirTopic(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        partitions: list[int] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FRESH else partitions
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _AlterReplicaLogDirTopic = AlterReplicaLogDirTopic
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AlterReplicaLogDir(Struct):
     AlterReplicaLogDirTopic = AlterReplicaLogDirTopic
     #: The absolute directory path.
@@ -57,11 +70,24 @@ class AlterReplicaLogDir(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        path: str = "",
+        topics: list[_AlterReplicaLogDirTopic] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.path = path
+        self.topics = [] if topics is FRESH else topics
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _AlterReplicaLogDir = AlterReplicaLogDir
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AlterReplicaLogDirsRequest(Request["AlterReplicaLogDirsResponse"]):
     """Kafka AlterReplicaLogDirsRequest (request), versions 0-2."""
 
@@ -82,6 +108,17 @@ class AlterReplicaLogDirsRequest(Request["AlterReplicaLogDirsResponse"]):
     _NAME = "AlterReplicaLogDirsRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        dirs: list[_AlterReplicaLogDir] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.dirs = [] if dirs is FRESH else dirs
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["AlterReplicaLogDir", "AlterReplicaLogDirTopic", "AlterReplicaLogDirsRequest"]

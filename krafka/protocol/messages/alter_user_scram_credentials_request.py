@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.alter_user_scram_credentials_response import (
@@ -18,7 +18,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ScramCredentialDeletion(Struct):
     #: The user name.
     name: str = ""
@@ -35,11 +35,24 @@ class ScramCredentialDeletion(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        mechanism: int = 0,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.mechanism = mechanism
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _ScramCredentialDeletion = ScramCredentialDeletion
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ScramCredentialUpsertion(Struct):
     #: The user name.
     name: str = ""
@@ -64,12 +77,32 @@ class ScramCredentialUpsertion(Struct):
     _NAME = "AlterUserScramCredentialsRequest.ScramCredentialUpsertion"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+    _HIDDEN = frozenset({"salt", "salted_password"})
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        mechanism: int = 0,
+        iterations: int = 0,
+        salt: bytes = b"",
+        salted_password: bytes = b"",
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.mechanism = mechanism
+        self.iterations = iterations
+        self.salt = salt
+        self.salted_password = salted_password
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 _ScramCredentialUpsertion = ScramCredentialUpsertion
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AlterUserScramCredentialsRequest(Request["AlterUserScramCredentialsResponse"]):
     """Kafka AlterUserScramCredentialsRequest (request), versions 0-0."""
 
@@ -107,6 +140,19 @@ class AlterUserScramCredentialsRequest(Request["AlterUserScramCredentialsRespons
     _NAME = "AlterUserScramCredentialsRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        deletions: list[_ScramCredentialDeletion] = FRESH,
+        upsertions: list[_ScramCredentialUpsertion] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.deletions = [] if deletions is FRESH else deletions
+        self.upsertions = [] if upsertions is FRESH else upsertions
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = [

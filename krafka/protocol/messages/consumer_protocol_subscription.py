@@ -6,13 +6,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, ApiMessage, FieldSpec, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, ApiMessage, FieldSpec, Struct
 
 _FLEX_VERSIONS = (1, 0)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicPartition(Struct):
     topic: str = ""
     partitions: list[int] = field(default_factory=list)
@@ -27,11 +27,24 @@ class TopicPartition(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        topic: str = "",
+        partitions: list[int] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.topic = topic
+        self.partitions = [] if partitions is FRESH else partitions
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _TopicPartition = TopicPartition
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ConsumerProtocolSubscription(ApiMessage):
     """Kafka ConsumerProtocolSubscription (data), versions 0-3."""
 
@@ -76,6 +89,25 @@ class ConsumerProtocolSubscription(ApiMessage):
     _NAME = "ConsumerProtocolSubscription"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        topics: list[str] = FRESH,
+        user_data: bytes | None = None,
+        owned_partitions: list[_TopicPartition] = FRESH,
+        generation_id: int = -1,
+        rack_id: str | None = None,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.topics = [] if topics is FRESH else topics
+        self.user_data = user_data
+        self.owned_partitions = [] if owned_partitions is FRESH else owned_partitions
+        self.generation_id = generation_id
+        self.rack_id = rack_id
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["ConsumerProtocolSubscription", "TopicPartition"]

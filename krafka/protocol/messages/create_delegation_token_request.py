@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.create_delegation_token_response import (
@@ -18,7 +18,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreatableRenewers(Struct):
     #: The type of the Kafka principal.
     principal_type: str = ""
@@ -35,11 +35,24 @@ class CreatableRenewers(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        principal_type: str = "",
+        principal_name: str = "",
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.principal_type = principal_type
+        self.principal_name = principal_name
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _CreatableRenewers = CreatableRenewers
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreateDelegationTokenRequest(Request["CreateDelegationTokenResponse"]):
     """Kafka CreateDelegationTokenRequest (request), versions 0-3."""
 
@@ -87,6 +100,23 @@ class CreateDelegationTokenRequest(Request["CreateDelegationTokenResponse"]):
     _NAME = "CreateDelegationTokenRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        owner_principal_type: str | None = "",
+        owner_principal_name: str | None = "",
+        renewers: list[_CreatableRenewers] = FRESH,
+        max_lifetime_ms: int = 0,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.owner_principal_type = owner_principal_type
+        self.owner_principal_name = owner_principal_name
+        self.renewers = [] if renewers is FRESH else renewers
+        self.max_lifetime_ms = max_lifetime_ms
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["CreatableRenewers", "CreateDelegationTokenRequest"]

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.create_partitions_response import CreatePartitionsResponse
@@ -16,7 +16,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreatePartitionsAssignment(Struct):
     #: The assigned broker IDs.
     broker_ids: list[int] = field(default_factory=list)
@@ -28,11 +28,22 @@ class CreatePartitionsAssignment(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        broker_ids: list[int] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.broker_ids = [] if broker_ids is FRESH else broker_ids
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _CreatePartitionsAssignment = CreatePartitionsAssignment
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreatePartitionsTopic(Struct):
     CreatePartitionsAssignment = CreatePartitionsAssignment
     #: The topic name.
@@ -61,11 +72,26 @@ class CreatePartitionsTopic(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        count: int = 0,
+        assignments: list[_CreatePartitionsAssignment] | None = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.count = count
+        self.assignments = [] if assignments is FRESH else assignments
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _CreatePartitionsTopic = CreatePartitionsTopic
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CreatePartitionsRequest(Request["CreatePartitionsResponse"]):
     """Kafka CreatePartitionsRequest (request), versions 0-3."""
 
@@ -93,6 +119,21 @@ class CreatePartitionsRequest(Request["CreatePartitionsResponse"]):
     _NAME = "CreatePartitionsRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        topics: list[_CreatePartitionsTopic] = FRESH,
+        timeout_ms: int = 0,
+        validate_only: bool = False,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.topics = [] if topics is FRESH else topics
+        self.timeout_ms = timeout_ms
+        self.validate_only = validate_only
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["CreatePartitionsAssignment", "CreatePartitionsRequest", "CreatePartitionsTopic"]

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.delete_topics_response import DeleteTopicsResponse
@@ -16,7 +16,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 6)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DeleteTopicState(Struct):
     #: The topic name
     name: str | None = None
@@ -33,11 +33,24 @@ class DeleteTopicState(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        topic_id: uuid.UUID = ZERO_UUID,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _DeleteTopicState = DeleteTopicState
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DeleteTopicsRequest(Request["DeleteTopicsResponse"]):
     """Kafka DeleteTopicsRequest (request), versions 0-6."""
 
@@ -80,6 +93,21 @@ class DeleteTopicsRequest(Request["DeleteTopicsResponse"]):
     _NAME = "DeleteTopicsRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        topics: list[_DeleteTopicState] = FRESH,
+        topic_names: list[str] = FRESH,
+        timeout_ms: int = 0,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.topics = [] if topics is FRESH else topics
+        self.topic_names = [] if topic_names is FRESH else topic_names
+        self.timeout_ms = timeout_ms
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["DeleteTopicState", "DeleteTopicsRequest"]

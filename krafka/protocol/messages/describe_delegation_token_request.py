@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.describe_delegation_token_response import (
@@ -18,7 +18,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribeDelegationTokenOwner(Struct):
     #: The owner principal type.
     principal_type: str = ""
@@ -35,11 +35,24 @@ class DescribeDelegationTokenOwner(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        principal_type: str = "",
+        principal_name: str = "",
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.principal_type = principal_type
+        self.principal_name = principal_name
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _DescribeDelegationTokenOwner = DescribeDelegationTokenOwner
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribeDelegationTokenRequest(Request["DescribeDelegationTokenResponse"]):
     """Kafka DescribeDelegationTokenRequest (request), versions 0-3."""
 
@@ -68,6 +81,17 @@ class DescribeDelegationTokenRequest(Request["DescribeDelegationTokenResponse"])
     _NAME = "DescribeDelegationTokenRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        owners: list[_DescribeDelegationTokenOwner] | None = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.owners = [] if owners is FRESH else owners
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["DescribeDelegationTokenOwner", "DescribeDelegationTokenRequest"]

@@ -6,13 +6,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 3)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribedDelegationTokenRenewer(Struct):
     #: The renewer principal type
     principal_type: str = ""
@@ -29,11 +29,24 @@ class DescribedDelegationTokenRenewer(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        principal_type: str = "",
+        principal_name: str = "",
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.principal_type = principal_type
+        self.principal_name = principal_name
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _DescribedDelegationTokenRenewer = DescribedDelegationTokenRenewer
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribedDelegationToken(Struct):
     DescribedDelegationTokenRenewer = DescribedDelegationTokenRenewer
     #: The token principal type.
@@ -93,12 +106,42 @@ class DescribedDelegationToken(Struct):
     _NAME = "DescribeDelegationTokenResponse.DescribedDelegationToken"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+    _HIDDEN = frozenset({"hmac"})
+
+    def __init__(
+        self,
+        *,
+        principal_type: str = "",
+        principal_name: str = "",
+        token_requester_principal_type: str = "",
+        token_requester_principal_name: str = "",
+        issue_timestamp: int = 0,
+        expiry_timestamp: int = 0,
+        max_timestamp: int = 0,
+        token_id: str = "",
+        hmac: bytes = b"",
+        renewers: list[_DescribedDelegationTokenRenewer] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.principal_type = principal_type
+        self.principal_name = principal_name
+        self.token_requester_principal_type = token_requester_principal_type
+        self.token_requester_principal_name = token_requester_principal_name
+        self.issue_timestamp = issue_timestamp
+        self.expiry_timestamp = expiry_timestamp
+        self.max_timestamp = max_timestamp
+        self.token_id = token_id
+        self.hmac = hmac
+        self.renewers = [] if renewers is FRESH else renewers
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 _DescribedDelegationToken = DescribedDelegationToken
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribeDelegationTokenResponse(Response):
     """Kafka DescribeDelegationTokenResponse (response), versions 0-3."""
 
@@ -127,6 +170,21 @@ class DescribeDelegationTokenResponse(Response):
     _NAME = "DescribeDelegationTokenResponse"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        error_code: int = 0,
+        tokens: list[_DescribedDelegationToken] = FRESH,
+        throttle_time_ms: int = 0,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.error_code = error_code
+        self.tokens = [] if tokens is FRESH else tokens
+        self.throttle_time_ms = throttle_time_ms
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = [

@@ -6,13 +6,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (5, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribedGroupMember(Struct):
     #: The member ID assigned by the group coordinator.
     member_id: str = ""
@@ -48,11 +48,32 @@ class DescribedGroupMember(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        member_id: str = "",
+        group_instance_id: str | None = None,
+        client_id: str = "",
+        client_host: str = "",
+        member_metadata: bytes = b"",
+        member_assignment: bytes = b"",
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.member_metadata = member_metadata
+        self.member_assignment = member_assignment
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _DescribedGroupMember = DescribedGroupMember
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribedGroup(Struct):
     DescribedGroupMember = DescribedGroupMember
     #: The describe error, or 0 if there was no error.
@@ -93,11 +114,34 @@ class DescribedGroup(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        error_code: int = 0,
+        group_id: str = "",
+        group_state: str = "",
+        protocol_type: str = "",
+        protocol_data: str = "",
+        members: list[_DescribedGroupMember] = FRESH,
+        authorized_operations: int = -2147483648,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.error_code = error_code
+        self.group_id = group_id
+        self.group_state = group_state
+        self.protocol_type = protocol_type
+        self.protocol_data = protocol_data
+        self.members = [] if members is FRESH else members
+        self.authorized_operations = authorized_operations
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _DescribedGroup = DescribedGroup
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribeGroupsResponse(Response):
     """Kafka DescribeGroupsResponse (response), versions 0-5."""
 
@@ -128,6 +172,19 @@ class DescribeGroupsResponse(Response):
     _NAME = "DescribeGroupsResponse"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = 0,
+        groups: list[_DescribedGroup] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.groups = [] if groups is FRESH else groups
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["DescribeGroupsResponse", "DescribedGroup", "DescribedGroupMember"]

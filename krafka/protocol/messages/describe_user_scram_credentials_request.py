@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.describe_user_scram_credentials_response import (
@@ -18,7 +18,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class UserName(Struct):
     #: The user name.
     name: str = ""
@@ -30,11 +30,22 @@ class UserName(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _UserName = UserName
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribeUserScramCredentialsRequest(Request["DescribeUserScramCredentialsResponse"]):
     """Kafka DescribeUserScramCredentialsRequest (request), versions 0-0."""
 
@@ -56,6 +67,17 @@ class DescribeUserScramCredentialsRequest(Request["DescribeUserScramCredentialsR
     _NAME = "DescribeUserScramCredentialsRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        users: list[_UserName] | None = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.users = [] if users is FRESH else users
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["DescribeUserScramCredentialsRequest", "UserName"]

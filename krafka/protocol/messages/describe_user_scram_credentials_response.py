@@ -6,13 +6,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class CredentialInfo(Struct):
     #: The SCRAM mechanism.
     mechanism: int = 0
@@ -29,11 +29,24 @@ class CredentialInfo(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        mechanism: int = 0,
+        iterations: int = 0,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.mechanism = mechanism
+        self.iterations = iterations
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _CredentialInfo = CredentialInfo
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribeUserScramCredentialsResult(Struct):
     CredentialInfo = CredentialInfo
     #: The user name.
@@ -64,11 +77,28 @@ class DescribeUserScramCredentialsResult(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        user: str = "",
+        error_code: int = 0,
+        error_message: str | None = "",
+        credential_infos: list[_CredentialInfo] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.user = user
+        self.error_code = error_code
+        self.error_message = error_message
+        self.credential_infos = [] if credential_infos is FRESH else credential_infos
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _DescribeUserScramCredentialsResult = DescribeUserScramCredentialsResult
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class DescribeUserScramCredentialsResponse(Response):
     """Kafka DescribeUserScramCredentialsResponse (response), versions 0-0."""
 
@@ -105,6 +135,23 @@ class DescribeUserScramCredentialsResponse(Response):
     _NAME = "DescribeUserScramCredentialsResponse"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = 0,
+        error_code: int = 0,
+        error_message: str | None = "",
+        results: list[_DescribeUserScramCredentialsResult] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.error_message = error_message
+        self.results = [] if results is FRESH else results
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = [

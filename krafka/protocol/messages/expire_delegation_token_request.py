@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.expire_delegation_token_response import (
@@ -18,7 +18,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ExpireDelegationTokenRequest(Request["ExpireDelegationTokenResponse"]):
     """Kafka ExpireDelegationTokenRequest (request), versions 0-2."""
 
@@ -41,6 +41,20 @@ class ExpireDelegationTokenRequest(Request["ExpireDelegationTokenResponse"]):
     _NAME = "ExpireDelegationTokenRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+    _HIDDEN = frozenset({"hmac"})
+
+    def __init__(
+        self,
+        *,
+        hmac: bytes = b"",
+        expiry_time_period_ms: int = 0,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.hmac = hmac
+        self.expiry_time_period_ms = expiry_time_period_ms
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["ExpireDelegationTokenRequest"]

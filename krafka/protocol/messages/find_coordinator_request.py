@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.find_coordinator_response import FindCoordinatorResponse
@@ -16,7 +16,7 @@ _FLEX_VERSIONS = (3, 32767)
 _VALID_VERSIONS = (0, 6)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class FindCoordinatorRequest(Request["FindCoordinatorResponse"]):
     """Kafka FindCoordinatorRequest (request), versions 0-6."""
 
@@ -49,6 +49,21 @@ class FindCoordinatorRequest(Request["FindCoordinatorResponse"]):
     _NAME = "FindCoordinatorRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        key: str = "",
+        key_type: int = 0,
+        coordinator_keys: list[str] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.key = key
+        self.key_type = key_type
+        self.coordinator_keys = [] if coordinator_keys is FRESH else coordinator_keys
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["FindCoordinatorRequest"]

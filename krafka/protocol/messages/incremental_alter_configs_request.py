@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.incremental_alter_configs_response import (
@@ -18,7 +18,7 @@ _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AlterableConfig(Struct):
     #: The configuration key name.
     name: str = ""
@@ -38,11 +38,26 @@ class AlterableConfig(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        config_operation: int = 0,
+        value: str | None = "",
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.config_operation = config_operation
+        self.value = value
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _AlterableConfig = AlterableConfig
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class AlterConfigsResource(Struct):
     AlterableConfig = AlterableConfig
     #: The resource type.
@@ -63,11 +78,26 @@ class AlterConfigsResource(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        resource_type: int = 0,
+        resource_name: str = "",
+        configs: list[_AlterableConfig] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.resource_type = resource_type
+        self.resource_name = resource_name
+        self.configs = [] if configs is FRESH else configs
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _AlterConfigsResource = AlterConfigsResource
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class IncrementalAlterConfigsRequest(Request["IncrementalAlterConfigsResponse"]):
     """Kafka IncrementalAlterConfigsRequest (request), versions 0-1."""
 
@@ -92,6 +122,19 @@ class IncrementalAlterConfigsRequest(Request["IncrementalAlterConfigsResponse"])
     _NAME = "IncrementalAlterConfigsRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        resources: list[_AlterConfigsResource] = FRESH,
+        validate_only: bool = False,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.resources = [] if resources is FRESH else resources
+        self.validate_only = validate_only
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["AlterConfigsResource", "AlterableConfig", "IncrementalAlterConfigsRequest"]

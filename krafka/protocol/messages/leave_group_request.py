@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.leave_group_response import LeaveGroupResponse
@@ -16,7 +16,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 5)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class MemberIdentity(Struct):
     #: The member ID to remove from the group.
     member_id: str = ""
@@ -44,11 +44,26 @@ class MemberIdentity(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        member_id: str = "",
+        group_instance_id: str | None = None,
+        reason: str | None = None,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.reason = reason
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _MemberIdentity = MemberIdentity
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LeaveGroupRequest(Request["LeaveGroupResponse"]):
     """Kafka LeaveGroupRequest (request), versions 0-5."""
 
@@ -82,6 +97,21 @@ class LeaveGroupRequest(Request["LeaveGroupResponse"]):
     _NAME = "LeaveGroupRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        group_id: str = "",
+        member_id: str = "",
+        members: list[_MemberIdentity] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.group_id = group_id
+        self.member_id = member_id
+        self.members = [] if members is FRESH else members
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["LeaveGroupRequest", "MemberIdentity"]

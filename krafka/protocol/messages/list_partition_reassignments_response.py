@@ -6,13 +6,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 0)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class OngoingPartitionReassignment(Struct):
     #: The index of the partition.
     partition_index: int = 0
@@ -35,11 +35,28 @@ class OngoingPartitionReassignment(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        partition_index: int = 0,
+        replicas: list[int] = FRESH,
+        adding_replicas: list[int] = FRESH,
+        removing_replicas: list[int] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.partition_index = partition_index
+        self.replicas = [] if replicas is FRESH else replicas
+        self.adding_replicas = [] if adding_replicas is FRESH else adding_replicas
+        self.removing_replicas = [] if removing_replicas is FRESH else removing_replicas
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _OngoingPartitionReassignment = OngoingPartitionReassignment
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class OngoingTopicReassignment(Struct):
     OngoingPartitionReassignment = OngoingPartitionReassignment
     #: The topic name.
@@ -64,11 +81,24 @@ class OngoingTopicReassignment(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        partitions: list[_OngoingPartitionReassignment] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FRESH else partitions
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _OngoingTopicReassignment = OngoingTopicReassignment
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ListPartitionReassignmentsResponse(Response):
     """Kafka ListPartitionReassignmentsResponse (response), versions 0-0."""
 
@@ -100,6 +130,23 @@ class ListPartitionReassignmentsResponse(Response):
     _NAME = "ListPartitionReassignmentsResponse"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = 0,
+        error_code: int = 0,
+        error_message: str | None = "",
+        topics: list[_OngoingTopicReassignment] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.throttle_time_ms = throttle_time_ms
+        self.error_code = error_code
+        self.error_message = error_message
+        self.topics = [] if topics is FRESH else topics
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = [

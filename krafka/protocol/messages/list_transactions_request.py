@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.list_transactions_response import ListTransactionsResponse
@@ -16,7 +16,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ListTransactionsRequest(Request["ListTransactionsResponse"]):
     """Kafka ListTransactionsRequest (request), versions 0-1."""
 
@@ -44,6 +44,21 @@ class ListTransactionsRequest(Request["ListTransactionsResponse"]):
     _NAME = "ListTransactionsRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        state_filters: list[str] = FRESH,
+        producer_id_filters: list[int] = FRESH,
+        duration_filter: int = -1,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.state_filters = [] if state_filters is FRESH else state_filters
+        self.producer_id_filters = [] if producer_id_filters is FRESH else producer_id_filters
+        self.duration_filter = duration_filter
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["ListTransactionsRequest"]

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.offset_for_leader_epoch_response import (
@@ -18,7 +18,7 @@ _FLEX_VERSIONS = (4, 32767)
 _VALID_VERSIONS = (0, 4)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class OffsetForLeaderPartition(Struct):
     #: The partition index.
     partition: int = 0
@@ -48,11 +48,26 @@ class OffsetForLeaderPartition(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        partition: int = 0,
+        current_leader_epoch: int = -1,
+        leader_epoch: int = 0,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.partition = partition
+        self.current_leader_epoch = current_leader_epoch
+        self.leader_epoch = leader_epoch
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _OffsetForLeaderPartition = OffsetForLeaderPartition
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class OffsetForLeaderTopic(Struct):
     OffsetForLeaderPartition = OffsetForLeaderPartition
     #: The topic name.
@@ -77,11 +92,24 @@ class OffsetForLeaderTopic(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        topic: str = "",
+        partitions: list[_OffsetForLeaderPartition] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.topic = topic
+        self.partitions = [] if partitions is FRESH else partitions
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _OffsetForLeaderTopic = OffsetForLeaderTopic
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class OffsetForLeaderEpochRequest(Request["OffsetForLeaderEpochResponse"]):
     """Kafka OffsetForLeaderEpochRequest (request), versions 0-4."""
 
@@ -109,6 +137,19 @@ class OffsetForLeaderEpochRequest(Request["OffsetForLeaderEpochResponse"]):
     _NAME = "OffsetForLeaderEpochRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        replica_id: int = -2,
+        topics: list[_OffsetForLeaderTopic] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.replica_id = replica_id
+        self.topics = [] if topics is FRESH else topics
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["OffsetForLeaderEpochRequest", "OffsetForLeaderPartition", "OffsetForLeaderTopic"]

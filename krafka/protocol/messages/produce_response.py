@@ -6,13 +6,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (9, 32767)
 _VALID_VERSIONS = (0, 11)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class BatchIndexAndErrorMessage(Struct):
     #: The batch index of the record that cause the batch to be dropped
     batch_index: int = 0
@@ -35,11 +35,24 @@ class BatchIndexAndErrorMessage(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        batch_index: int = 0,
+        batch_index_error_message: str | None = None,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.batch_index = batch_index
+        self.batch_index_error_message = batch_index_error_message
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _BatchIndexAndErrorMessage = BatchIndexAndErrorMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class LeaderIdAndEpoch(Struct):
     #: The ID of the current leader or -1 if the leader is unknown.
     leader_id: int = -1
@@ -56,11 +69,24 @@ class LeaderIdAndEpoch(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        leader_id: int = -1,
+        leader_epoch: int = -1,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _LeaderIdAndEpoch = LeaderIdAndEpoch
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class PartitionProduceResponse(Struct):
     BatchIndexAndErrorMessage = BatchIndexAndErrorMessage
     LeaderIdAndEpoch = LeaderIdAndEpoch
@@ -138,11 +164,36 @@ class PartitionProduceResponse(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        index: int = 0,
+        error_code: int = 0,
+        base_offset: int = 0,
+        log_append_time_ms: int = -1,
+        log_start_offset: int = -1,
+        record_errors: list[_BatchIndexAndErrorMessage] = FRESH,
+        error_message: str | None = None,
+        current_leader: _LeaderIdAndEpoch = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.index = index
+        self.error_code = error_code
+        self.base_offset = base_offset
+        self.log_append_time_ms = log_append_time_ms
+        self.log_start_offset = log_start_offset
+        self.record_errors = [] if record_errors is FRESH else record_errors
+        self.error_message = error_message
+        self.current_leader = _LeaderIdAndEpoch() if current_leader is FRESH else current_leader
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _PartitionProduceResponse = PartitionProduceResponse
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class TopicProduceResponse(Struct):
     PartitionProduceResponse = PartitionProduceResponse
     #: The topic name
@@ -167,11 +218,24 @@ class TopicProduceResponse(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        partition_responses: list[_PartitionProduceResponse] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.partition_responses = [] if partition_responses is FRESH else partition_responses
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _TopicProduceResponse = TopicProduceResponse
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class NodeEndpoint(Struct):
     #: The ID of the associated node.
     node_id: int = 0
@@ -194,11 +258,28 @@ class NodeEndpoint(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        node_id: int = 0,
+        host: str = "",
+        port: int = 0,
+        rack: str | None = None,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.rack = rack
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _NodeEndpoint = NodeEndpoint
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ProduceResponse(Response):
     """Kafka ProduceResponse (response), versions 0-11."""
 
@@ -246,6 +327,21 @@ class ProduceResponse(Response):
     _NAME = "ProduceResponse"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        responses: list[_TopicProduceResponse] = FRESH,
+        throttle_time_ms: int = 0,
+        node_endpoints: list[_NodeEndpoint] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.responses = [] if responses is FRESH else responses
+        self.throttle_time_ms = throttle_time_ms
+        self.node_endpoints = [] if node_endpoints is FRESH else node_endpoints
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = [

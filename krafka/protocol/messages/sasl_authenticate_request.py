@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.sasl_authenticate_response import SaslAuthenticateResponse
@@ -16,7 +16,7 @@ _FLEX_VERSIONS = (2, 32767)
 _VALID_VERSIONS = (0, 2)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class SaslAuthenticateRequest(Request["SaslAuthenticateResponse"]):
     """Kafka SaslAuthenticateRequest (request), versions 0-2."""
 
@@ -33,6 +33,18 @@ class SaslAuthenticateRequest(Request["SaslAuthenticateResponse"]):
     _NAME = "SaslAuthenticateRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+    _HIDDEN = frozenset({"auth_bytes"})
+
+    def __init__(
+        self,
+        *,
+        auth_bytes: bytes = b"",
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.auth_bytes = auth_bytes
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["SaslAuthenticateRequest"]

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Request, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Request, Struct
 
 if TYPE_CHECKING:
     from krafka.protocol.messages.share_group_heartbeat_response import ShareGroupHeartbeatResponse
@@ -16,7 +16,7 @@ _FLEX_VERSIONS = (0, 32767)
 _VALID_VERSIONS = (1, 1)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class ShareGroupHeartbeatRequest(Request["ShareGroupHeartbeatResponse"]):
     """Kafka ShareGroupHeartbeatRequest (request), versions 1-1."""
 
@@ -55,6 +55,25 @@ class ShareGroupHeartbeatRequest(Request["ShareGroupHeartbeatResponse"]):
     _NAME = "ShareGroupHeartbeatRequest"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        group_id: str = "",
+        member_id: str = "",
+        member_epoch: int = 0,
+        rack_id: str | None = None,
+        subscribed_topic_names: list[str] | None = None,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.group_id = group_id
+        self.member_id = member_id
+        self.member_epoch = member_epoch
+        self.rack_id = rack_id
+        self.subscribed_topic_names = subscribed_topic_names
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = ["ShareGroupHeartbeatRequest"]

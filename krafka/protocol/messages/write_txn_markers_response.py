@@ -6,13 +6,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from krafka.protocol.schema import ZERO_UUID, FieldSpec, Response, Struct
+from krafka.protocol.schema import FRESH, ZERO_UUID, FieldSpec, Response, Struct
 
 _FLEX_VERSIONS = (1, 32767)
 _VALID_VERSIONS = (0, 1)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class WritableTxnMarkerPartitionResult(Struct):
     #: The partition index.
     partition_index: int = 0
@@ -29,11 +29,24 @@ class WritableTxnMarkerPartitionResult(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        partition_index: int = 0,
+        error_code: int = 0,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.partition_index = partition_index
+        self.error_code = error_code
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _WritableTxnMarkerPartitionResult = WritableTxnMarkerPartitionResult
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class WritableTxnMarkerTopicResult(Struct):
     WritableTxnMarkerPartitionResult = WritableTxnMarkerPartitionResult
     #: The topic name.
@@ -58,11 +71,24 @@ class WritableTxnMarkerTopicResult(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        partitions: list[_WritableTxnMarkerPartitionResult] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.partitions = [] if partitions is FRESH else partitions
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _WritableTxnMarkerTopicResult = WritableTxnMarkerTopicResult
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class WritableTxnMarkerResult(Struct):
     WritableTxnMarkerTopicResult = WritableTxnMarkerTopicResult
     #: The current producer ID in use by the transactional ID.
@@ -87,11 +113,24 @@ class WritableTxnMarkerResult(Struct):
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
 
+    def __init__(
+        self,
+        *,
+        producer_id: int = 0,
+        topics: list[_WritableTxnMarkerTopicResult] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.producer_id = producer_id
+        self.topics = [] if topics is FRESH else topics
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
+
 
 _WritableTxnMarkerResult = WritableTxnMarkerResult
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False, repr=False, eq=False)
 class WriteTxnMarkersResponse(Response):
     """Kafka WriteTxnMarkersResponse (response), versions 0-1."""
 
@@ -113,6 +152,17 @@ class WriteTxnMarkersResponse(Response):
     _NAME = "WriteTxnMarkersResponse"
     _FLEX = _FLEX_VERSIONS
     _VERSIONS = _VALID_VERSIONS
+
+    def __init__(
+        self,
+        *,
+        markers: list[_WritableTxnMarkerResult] = FRESH,
+        unknown_tagged_fields: tuple[tuple[int, bytes], ...] = (),
+        explicit_tags: frozenset[int] = frozenset(),
+    ) -> None:
+        self.markers = [] if markers is FRESH else markers
+        self.unknown_tagged_fields = unknown_tagged_fields
+        self.explicit_tags = explicit_tags
 
 
 __all__ = [
