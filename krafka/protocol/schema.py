@@ -2,9 +2,10 @@
 
 The generated modules in `krafka.protocol.messages` declare one slotted dataclass per
 struct and describe its wire layout as a tuple of `FieldSpec`. Encoding and decoding are done by
-per-(class, version) functions that `krafka.protocol._compile` generates on first use; if a fast
-function fails, the reference interpreter in `krafka.protocol._interp` runs the same input again
-to raise a precise `LocalProtocolError` / `RemoteProtocolError` naming the field.
+per-(class, version) functions that `krafka.protocol._compile` generates (committed for the
+generated messages in `krafka.protocol.codecs`, loaded on first use); if a fast function fails,
+the reference interpreter in `krafka.protocol._interp` runs the same input again to raise a
+precise `LocalProtocolError` / `RemoteProtocolError` naming the field.
 """
 
 from __future__ import annotations
@@ -15,9 +16,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 MAX_VERSION = 0x7FFF
 NO_VERSIONS = (1, 0)
 ZERO_UUID = uuid.UUID(int=0)
-FRESH: Any = type("Fresh", (), {"__repr__": lambda self: "FRESH", "__slots__": ()})()
-"""Default of a generated `__init__`'s list and struct keywords: omitted, the field gets a new
-empty list or a new default struct (a dataclass's `default_factory`)."""
 
 Buffer = bytes | bytearray | memoryview
 S = TypeVar("S", bound="Struct")
@@ -34,6 +32,19 @@ INT_KINDS = {
     "bool": "?",
 }
 """Fixed-size scalar kinds and their `struct` format characters (big-endian)."""
+
+
+class _Fresh:
+    """Default of a generated `__init__`'s list and struct keywords: omitted, the field gets a
+    new empty list or a new default struct (a dataclass's `default_factory`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "FRESH"
+
+
+FRESH: Any = _Fresh()
 
 
 class FieldSpec(NamedTuple):
