@@ -4,7 +4,9 @@ Mutable bookkeeping owned by the accumulator and the sender; plain sans-IO state
 `done` with an `outcome` or an `error`), which whoever drives the producer reads. Records are
 written into the batch's `RecordsBuilder` as they are appended (no record objects are kept);
 `encode` frames them once (with the producer id, epoch and base sequence) and the same bytes
-are re-sent on retries, so a retry is byte-identical and the broker can de-duplicate it.
+are re-sent on retries, so a retry is byte-identical and the broker can de-duplicate it. A batch
+that finished (delivered, failed or split) lets go of its records and bytes, as Java returns a
+batch's buffer to its pool: the handles an application keeps hold only the outcome.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class ProducerBatch:
         "payload",
         "producer_epoch",
         "producer_id",
+        "records",
         "retry_at",
         "size",
         "span",
@@ -66,8 +69,10 @@ class ProducerBatch:
         self.created = created
         self.order = order
         self.span = 1.0
-        #: The records, encoded in send order.
+        #: The records, encoded in send order (None once the batch finished).
         self.builder: Any = RecordsBuilder(created_ms)
+        #: How many records the batch held when it finished (its builder then gone).
+        self.records = 0
         #: The timestamp of records that carry none: the wall clock (ms) when it was opened,
         #: an input like every clock reading.
         self.created_ms: int = created_ms
@@ -112,7 +117,8 @@ class ProducerBatch:
 
     @property
     def count(self) -> int:
-        return int(self.builder.count)
+        builder = self.builder
+        return self.records if builder is None else int(builder.count)
 
     def add(
         self,
@@ -173,6 +179,15 @@ class ProducerBatch:
     def _finish(self) -> None:
         self.state = BatchState.DONE
         self.done = True
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """Drop the records and their bytes: nothing sends or splits a finished batch again."""
+        builder = self.builder
+        if builder is not None:
+            self.records = int(builder.count)
+            self.builder = None
+        self.payload = None
 
     def split(self) -> tuple[ProducerBatch, ProducerBatch]:
         """Two halves (for MESSAGE_TOO_LARGE); sequences stay contiguous, and the halves'
@@ -197,6 +212,7 @@ class ProducerBatch:
         second.size = self.size - first.size + BATCH_OVERHEAD
         self.halves = (first, second)
         self.state = BatchState.DONE
+        self._let_go()
         if self.base_sequence >= 0:
             for piece, seq in ((first, self.base_sequence), (second, self.base_sequence + half)):
                 piece.base_sequence = seq

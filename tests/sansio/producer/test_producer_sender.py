@@ -581,3 +581,27 @@ def test_abandon_fails_queued_and_in_flight_batches() -> None:
     assert isinstance(sent.exception(), KafkaTimeoutError)
     assert isinstance(queued.exception(), KafkaTimeoutError)
     assert h.engine.in_flight == 0 and h.accumulator.buffered == 0
+
+
+def test_a_finished_batch_lets_go_of_its_records_while_its_handles_live_on() -> None:
+    """Java frees a batch's buffer once it completes; a handle the application keeps (every
+    confirmed `send` keeps one) must not keep the batch's records and request bytes alive."""
+    h = Harness(cfg(batch_size=10_000))
+    delivered = [h.send(b"d%d" % i) for i in range(3)]
+    (plan,) = h.drain()
+    h.answer(plan, base_offset=7)
+    split = [h.send(b"s%d" % i, tp=("t", 2)) for i in range(4)]
+    (plan,) = h.drain()
+    h.answer(plan, TOO_LARGE)
+    for _ in range(2):
+        (plan,) = h.drain()
+        h.answer(plan, base_offset=20)
+    failed = h.send(b"f", tp=("t", 1))
+    (plan,) = h.drain()
+    h.answer(plan, 29)
+    for handle in (delivered[0], failed, split[0]):
+        assert handle.batch.builder is None and handle.batch.payload is None
+    assert [x.result().offset for x in delivered] == [7, 8, 9]
+    assert delivered[0].batch.count == 3 and failed.batch.count == 1 and split[0].batch.count == 4
+    assert [x.result().offset for x in split] == [20, 21, 20, 21]
+    assert isinstance(failed.exception(), TopicAuthorizationFailedError)
