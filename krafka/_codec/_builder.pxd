@@ -12,3 +12,4 @@ cdef class RecordsBuilder:
 
     cdef int _reserve(self, Py_ssize_t more) except -1
     cdef int add(self, object timestamp, object key, object value, object headers) except -1
+    cdef object _compressed(self, object codec, object level)

@@ -3,6 +3,12 @@
 
 Each `append` writes its record into one growing C buffer: no record object is made, so none
 is kept alive, traversed, or freed later by the thread that sends the batch.
+
+Large buffers are recycled, as Java's `BufferPool` recycles a producer's batch buffers: a
+builder that dies with one of at least `_POOL_MIN` bytes leaves it in a small process-wide pool
+(at most `_POOL_SLOTS` buffers, `_POOL_BYTES` in all) and the next builder growing that large
+takes it. A megabyte batch in a fresh buffer costs a page fault per 4 KiB page (the allocator
+maps and unmaps buffers that large), about as much CPU as compressing it with lz4.
 """
 
 cimport cython
@@ -10,6 +16,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.list cimport PyList_CheckExact
 from cpython.long cimport PyLong_CheckExact
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.memoryview cimport PyMemoryView_FromMemory
 from cpython.object cimport PyObject
 from cpython.sequence cimport PySequence_Fast_GET_SIZE
 from cpython.tuple cimport PyTuple_CheckExact
@@ -37,6 +44,47 @@ _CODE_OF[None] = 0
 cdef tuple _CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY,
                       Compression.LZ4, Compression.ZSTD)
 cdef Py_ssize_t _FIRST_CAPACITY = 512
+cdef int _PyBUF_READ = 0x100
+
+cdef enum:
+    _POOL_SLOTS = 4
+cdef Py_ssize_t _POOL_MIN = 64 * 1024
+cdef Py_ssize_t _POOL_BYTES = 8 * 1024 * 1024
+cdef uint8_t* _pool[_POOL_SLOTS]
+cdef Py_ssize_t _pool_capacity[_POOL_SLOTS]
+cdef int _pooled = 0
+cdef Py_ssize_t _pooled_bytes = 0
+
+
+cdef bint _pool_put(uint8_t* buf, Py_ssize_t capacity) noexcept:
+    """Keep `buf` for a later builder; False when the pool is full."""
+    global _pooled, _pooled_bytes
+    if capacity < _POOL_MIN or _pooled == _POOL_SLOTS or _pooled_bytes + capacity > _POOL_BYTES:
+        return False
+    _pool[_pooled], _pool_capacity[_pooled] = buf, capacity
+    _pooled += 1
+    _pooled_bytes += capacity
+    return True
+
+
+cdef uint8_t* _pool_take(Py_ssize_t want, Py_ssize_t* capacity) noexcept:
+    """A pooled buffer of at least `want` bytes (its size in `capacity`), or NULL."""
+    global _pooled, _pooled_bytes
+    cdef int i
+    cdef uint8_t* buf
+    for i in range(_pooled):
+        if _pool_capacity[i] >= want:
+            buf, capacity[0] = _pool[i], _pool_capacity[i]
+            _pooled -= 1
+            _pooled_bytes -= capacity[0]
+            _pool[i], _pool_capacity[i] = _pool[_pooled], _pool_capacity[_pooled]
+            return buf
+    return NULL
+
+
+def pooled():
+    """(buffers, bytes) the pool holds now: for tests and diagnostics."""
+    return _pooled, _pooled_bytes
 
 
 cdef inline object _blob(object data):
@@ -53,7 +101,8 @@ cdef class RecordsBuilder:
         self.max_timestamp = -1
 
     def __dealloc__(self):
-        PyMem_Free(self._buf)
+        if not _pool_put(self._buf, self._capacity):
+            PyMem_Free(self._buf)
 
     @property
     def size(self):
@@ -69,6 +118,13 @@ cdef class RecordsBuilder:
             capacity = _FIRST_CAPACITY
         while capacity < want:
             capacity *= 2
+        if capacity >= _POOL_MIN:
+            grown = _pool_take(want, &capacity)
+            if grown != NULL:
+                memcpy(grown, self._buf, self._size)
+                PyMem_Free(self._buf)
+                self._buf, self._capacity = grown, capacity
+                return 0
         grown = <uint8_t*>PyMem_Realloc(self._buf, capacity)
         if grown == NULL:
             raise MemoryError()
@@ -135,14 +191,22 @@ cdef class RecordsBuilder:
             out = PyBytes_FromStringAndSize(NULL, BATCH_HEADER_SIZE + self._size)
             memcpy(PyBytes_AS_STRING(out) + BATCH_HEADER_SIZE, self._buf, self._size)
         else:
-            raw = PyBytes_FromStringAndSize(<char*>self._buf, self._size)
-            out = framed(_compression_mod.compress(_CODECS[code], raw, compression_level))
+            out = framed(self._compressed(_CODECS[code], compression_level))
         cdef int attributes = batch_attributes(code, timestamp_type, transactional, control)
         write_batch_header(<uint8_t*>PyBytes_AS_STRING(out), PyBytes_GET_SIZE(out), base_offset,
                            partition_leader_epoch, attributes, <int32_t>self.count,
                            self.first_timestamp, self.max_timestamp, producer_id, producer_epoch,
                            base_sequence, _crc32c)
         return out
+
+    cdef object _compressed(self, object codec, object level):
+        """The records compressed straight from the builder's buffer (not copied first: a
+        batch's records are about a megabyte); the view is released before this returns."""
+        view = PyMemoryView_FromMemory(<char*>self._buf, self._size, _PyBUF_READ)
+        try:
+            return _compression_mod.compress(codec, view, level)
+        finally:
+            view.release()
 
     def records(self):
         """The records written so far, decoded again (timestamps filled in)."""

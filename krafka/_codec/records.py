@@ -336,7 +336,8 @@ class RecordsBuilder:
         if not self.count:
             raise ValueError("a record batch needs at least one record")
         codec = Compression.parse(compression)
-        payload = _compression.compress(codec, bytes(self._body), compression_level)
+        with memoryview(self._body) as body:
+            payload = _compression.compress(codec, body, compression_level)
         attributes = codec.code | (int(timestamp_type) << 3)
         attributes |= 0x10 if transactional else 0
         attributes |= 0x20 if control else 0
