@@ -27,16 +27,23 @@ def _view(buffer: Buffer) -> memoryview:
 
 
 def encode(obj: Struct, version: int) -> bytes:
+    parts: list[Buffer] = []
+    encode_into(obj, version, parts)
+    return b"".join(parts)
+
+
+def encode_into(obj: Struct, version: int, parts: list[Buffer]) -> None:
+    """Append `obj`'s wire pieces to `parts` (left as it was if `obj` is invalid)."""
     cls = type(obj)
     _check_version(cls, version)
     fn = _compile.encoder(cls, version)
-    parts: list[Any] = []
+    mine: list[Any] = []
     try:
-        fn(obj, parts.append)
-        return b"".join(parts)
+        fn(obj, mine.append)
     except Exception as exc:
         _interp.encode(obj, version)  # raises the precise LocalProtocolError
         raise _errors.LocalProtocolError(f"{cls._NAME} v{version}: {exc!r}") from exc
+    parts += mine
 
 
 def decode_prefix(cls: type[S], buffer: Buffer, version: int, offset: int = 0) -> tuple[S, int]:

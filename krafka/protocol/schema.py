@@ -164,6 +164,14 @@ class Struct:
 
         return _codec.encode(self, version)
 
+    def encode_into(self, parts: list[Buffer], version: int) -> None:
+        """Append this struct's wire bytes in `version` to `parts` as pieces, unjoined (a
+        `bytes`/`records` field is its own object, not copied): a frame made of several
+        structs is joined once. Raises `LocalProtocolError` if invalid (`parts` unchanged)."""
+        from krafka.protocol import _codec
+
+        _codec.encode_into(self, version, parts)
+
     @classmethod
     def decode(cls: type[S], buffer: Buffer, version: int) -> S:
         """Decode the whole of `buffer`; trailing bytes are an error (`RemoteProtocolError`)."""

@@ -57,7 +57,7 @@ from krafka.sansio.events import (
     ResponseReceived,
     VersionRange,
 )
-from krafka.sansio.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader, frame
+from krafka.sansio.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader, frame_parts
 from krafka.sansio.responses import api_name, decode_response, versions_from_response
 from krafka.sansio.sasl.exchange import SaslExchange
 from krafka.sansio.sasl.mechanism import SaslMechanism, ServerBoundFactory
@@ -165,7 +165,8 @@ class BrokerConnection:
         self.request_size = 0
         self._frames = FrameReader(self.config.max_frame_size)
         self._ids = itertools.count()
-        self._out = bytearray()
+        #: Request frames to write, in order.
+        self._out: list[bytes] = []
         self._events: list[Event] = []
         self._queues: dict[Priority, deque[_Request]] = {p: deque() for p in Priority}
         self._in_flight: deque[_Request] = deque()
@@ -255,10 +256,15 @@ class BrokerConnection:
     # -- outputs --------------------------------------------------------------------------------
 
     def data_to_send(self) -> bytes:
-        """Bytes to write to the socket now (possibly empty)."""
-        out = bytes(self._out)
-        self._out.clear()
-        return out
+        """Bytes to write to the socket now (possibly empty). One request frame goes out as it
+        was encoded (a produce request's batches were copied once, into it); several waiting
+        frames are joined."""
+        out = self._out
+        if len(out) == 1:
+            return out.pop()
+        data = b"".join(out)
+        out.clear()
+        return data
 
     @property
     def has_data_to_send(self) -> bool:
@@ -376,7 +382,8 @@ class BrokerConnection:
                 self._events.append(RequestFailed(req.correlation_id, exc))
                 return
         assert req.payload is not None and req.version is not None
-        self._out += req.payload
+        self._out.append(req.payload)
+        req.payload = None
         if req.expects_response:
             self._in_flight.append(req)
         else:
@@ -407,7 +414,10 @@ class BrokerConnection:
             correlation_id=correlation_id,
             client_id=self.config.client_id,
         )
-        return frame(header.encode(req_hdr_v) + body.encode(version))
+        parts: list[bytes | bytearray | memoryview] = [b""]
+        header.encode_into(parts, req_hdr_v)
+        body.encode_into(parts, version)
+        return frame_parts(parts)
 
     def _send_internal(
         self, body: Any, version: int, now: float, on_response: _ResponseHandler
@@ -422,8 +432,7 @@ class BrokerConnection:
             priority=Priority.HIGH,
             on_response=on_response,
         )
-        req.payload = self._frame_request(body, req.api_key, version, req.correlation_id)
-        self._out += req.payload
+        self._out.append(self._frame_request(body, req.api_key, version, req.correlation_id))
         self._in_flight.append(req)
 
     # -- receive --------------------------------------------------------------------------------

@@ -30,6 +30,13 @@ def frame(payload: bytes | bytearray | memoryview) -> bytes:
     return _SIZE.pack(len(payload)) + bytes(payload)
 
 
+def frame_parts(parts: list[bytes | bytearray | memoryview]) -> bytes:
+    """The frame of `parts` concatenated, made in one copy: its first part is a placeholder
+    the size prefix replaces (a produce request's batches are copied once, into the frame)."""
+    parts[0] = _SIZE.pack(sum(map(len, parts)) - len(parts[0]))
+    return b"".join(parts)
+
+
 def _bad_size(prefix: bytes, size: int, limit: int) -> str:
     """Why a size prefix is refused, naming the peer when its first bytes give it away: a web
     server answers `HTTP/...`, a TLS listener a TLS alert record (`0x15 0x03`)."""

@@ -381,3 +381,35 @@ def test_pre_kip219_versions_are_not_throttled_by_the_client() -> None:
     assert hb.version == 1
     conn.receive_data(response_bytes(hb, HeartbeatResponse(throttle_time_ms=500)), 0.0)
     assert conn.throttle_until == 0.0  # the broker already delayed its answer
+
+
+def _produce(records: bytes) -> ProduceRequest:
+    part = ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=records)
+    topic = ProduceRequest.TopicProduceData(name="t", partition_data=[part])
+    return ProduceRequest(acks=1, timeout_ms=1000, topic_data=[topic])
+
+
+def test_a_request_reaches_the_socket_with_its_records_copied_once() -> None:
+    """Encoding, the header, the size prefix and the outgoing buffer share one copy of a
+    megabyte batch: the bytes `data_to_send` returns are the only new ones, and the connection
+    keeps no copy of a request once it went out."""
+    import gc
+    import tracemalloc
+
+    conn = _ready()
+    records = bytes(range(256)) * 4096
+    gc.collect()
+    tracemalloc.start()
+    try:
+        cid = conn.send_request(_produce(records), 1.0)
+        data = conn.data_to_send()
+        _, peak = tracemalloc.get_traced_memory()
+        del data
+        current, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(records) < peak < 1.2 * len(records)
+    assert current < 0.2 * len(records)
+    conn.send_request(_produce(records), 2.0)
+    (sent,) = sent_by(conn)
+    assert sent.correlation_id == cid + 1 and sent.body == _produce(records)
