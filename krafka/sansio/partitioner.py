@@ -10,8 +10,12 @@
 * `RoundRobinPartitioner` — every record, keyed or not, to the next partition in turn.
 * `CallablePartitioner` — any `fn(topic, key, num_partitions) -> int`.
 
-The accumulator calls `on_batch_sealed` so sticky partitioners can move on. Pure: the random
-source is injectable for tests.
+The accumulator calls `on_batch_sealed` so sticky partitioners can move on. A partitioner whose
+`sticky` is true (an optional attribute, false when absent) is asked again for a record when the
+batch of the partition it chose had no room for it: that batch is sealed first, so the record
+goes where the partitioner moved on to (KIP-480's `onNewBatch`), not into a batch of its own on
+the full partition. Others are asked once per record (a round robin asked twice would skip a
+partition, KAFKA-9965). Pure: the random source is injectable for tests.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ class DefaultPartitioner:
     """murmur2 for keys (identical to Java and librdkafka `murmur2_random`), sticky otherwise."""
 
     __slots__ = ("_rand", "_sticky")
+    sticky = True
 
     def __init__(self, rand: Callable[[int], int] | None = None) -> None:
         self._sticky: dict[str, int] = {}
@@ -59,6 +64,11 @@ class DefaultPartitioner:
             return
         choice = self._rand(num_partitions - 1)
         self._sticky[topic] = choice if choice < partition else choice + 1
+
+
+def sticky(partitioner: Partitioner) -> bool:
+    """Whether `partitioner` is asked again when its choice's batch was full (module doc)."""
+    return bool(getattr(partitioner, "sticky", False))
 
 
 class Keyless(Enum):
@@ -89,6 +99,7 @@ class KeyHashPartitioner:
     stick to a random partition until its batch is sealed, as librdkafka's sticky ones do."""
 
     __slots__ = ("_hash", "_keyless", "_random")
+    sticky = True
 
     def __init__(
         self,
@@ -118,6 +129,7 @@ class RoundRobinPartitioner:
     """Each record to the next partition of its topic, ignoring keys (Java's RoundRobin)."""
 
     __slots__ = ("_next",)
+    sticky = False
 
     def __init__(self) -> None:
         self._next: dict[str, int] = {}
@@ -135,6 +147,7 @@ class CallablePartitioner:
     """Adapts `fn(topic, key, num_partitions) -> int`; the result is checked against the range."""
 
     __slots__ = ("_fn",)
+    sticky = False
 
     def __init__(self, fn: PartitionFunction) -> None:
         self._fn = fn

@@ -74,15 +74,15 @@ cdef class DirectSend:
             try:
                 if outbox.idle and self._client.direct:
                     handle = None
+                    due = self._engine.due
                     if self._appender is not None:
                         handle = self._appender.open_c(topic, partition, timestamp, key, value,
                                                        &sealed, &used)
                         if handle is None and partition is None and used >= 0:
                             partition = used
                     if handle is None:
-                        due = self._engine.due
                         handle = self._append_new(topic, partition, timestamp, key, value)
-                        sealed = not due and self._engine.due
+                        sealed = sealed or (not due and self._engine.due)
                     if handle is not None:
                         future._handle = handle
                         if sealed:

@@ -8,6 +8,7 @@ cdef class OpenAppender:
     cdef dict _counts
     cdef Py_ssize_t _largest
     cdef bint _murmur_keys
+    cdef bint _sticky
     cdef public bint enabled
 
     cdef Py_ssize_t choose_c(self, object topic, object key, object count) except -1
@@ -21,3 +22,4 @@ cdef class OpenAppender:
                     bint* sealed) except *
     cdef object open_c(self, object topic, object partition, object timestamp, object key,
                        object value, bint* sealed, Py_ssize_t* used)
+    cdef bint _seal(self, object topic, Py_ssize_t partition) except -1

@@ -5,7 +5,8 @@
 `send` calls it for every record; as Python it is most of a record's cost on the caller's side.
 Same steps and results as the Python methods: choose the partition when none is given (the
 engine's partitioner, over the metadata's partition counts), then add the record to that
-partition's open batch if it has room. The engine binds it as its `append_open` when the
+partition's open batch if it has room (a sticky partitioner's full batch is sealed and the
+partitioner asked again). The engine binds it as its `append_open` when the
 extension is built (`engine.OPEN_APPENDER`); `krafka.sync`'s compiled `send` calls `open_c`.
 `append_many` runs the same steps over columns of records with no handle per record (the
 bulk `send_many`); `check_many` is its checks, made for every record before any is appended.
@@ -25,6 +26,8 @@ from krafka.sansio.partitioner import DefaultPartitioner
 from krafka.sansio.producer.batch import BATCH_OVERHEAD
 from krafka.sansio.producer.record import check_record
 
+from krafka.sansio.partitioner import sticky
+
 
 cdef inline Py_ssize_t _length(object data):
     if data is None:
@@ -41,6 +44,7 @@ cdef class OpenAppender:
     def __cinit__(self, engine):
         self._accumulator = engine.accumulator
         self._partitioner = engine.partitioner
+        self._sticky = sticky(engine.partitioner)
         self._open_by_topic = self._accumulator.open_by_topic
         self._counts = engine.metadata.partition_counts
         self.enabled = engine.open_appends
@@ -67,13 +71,19 @@ cdef class OpenAppender:
             return None
         cdef Py_ssize_t chosen
         cdef PyObject* count
-        if partition is None:
-            count = PyDict_GetItem(self._counts, topic)
-            if count == NULL:
-                return None
-            chosen = self.choose_c(topic, key, <object>count)
-        else:
-            chosen = partition
+        if partition is not None:
+            used[0] = partition
+            return self.append_c(topic, partition, key, value, timestamp, sealed)
+        count = PyDict_GetItem(self._counts, topic)
+        if count == NULL:
+            return None
+        chosen = self.choose_c(topic, key, <object>count)
+        used[0] = chosen
+        handle = self.append_c(topic, chosen, key, value, timestamp, sealed)
+        if handle is not None or not self._sticky or not self._seal(topic, chosen):
+            return handle
+        sealed[0] = True
+        chosen = self.choose_c(topic, key, <object>count)  # where it moved on to
         used[0] = chosen
         return self.append_c(topic, chosen, key, value, timestamp, sealed)
 
@@ -87,6 +97,20 @@ cdef class OpenAppender:
                 return (_murmur2(<const uint8_t*>PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key))
                         & 0x7FFFFFFF) % n
         return self._partitioner.partition(topic, key, count)
+
+    cdef bint _seal(self, object topic, Py_ssize_t partition) except -1:
+        """Seal the open batch of `partition` (one the record had no room in), if any."""
+        cdef PyObject* found = PyDict_GetItem(self._open_by_topic, topic)
+        if found == NULL or partition < 0:
+            return False
+        cdef object slots = <object>found
+        if not PyList_CheckExact(slots) or partition >= PyList_GET_SIZE(slots):
+            return False
+        cdef object batch = <object>PyList_GET_ITEM(slots, partition)
+        if batch is None:
+            return False
+        self._accumulator.seal(batch)
+        return True
 
     cdef object append_c(self, object topic, Py_ssize_t partition, object key, object value,
                          object timestamp, bint* sealed):

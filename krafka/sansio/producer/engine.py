@@ -55,7 +55,7 @@ from krafka.sansio.actions import (
 )
 from krafka.sansio.codes import UNUSABLE_TOPIC_CODES
 from krafka.sansio.metadata import PartitionInfo
-from krafka.sansio.partitioner import DefaultPartitioner, Partitioner
+from krafka.sansio.partitioner import DefaultPartitioner, Partitioner, sticky
 from krafka.sansio.producer import wire
 from krafka.sansio.producer.accumulator import OPENED, SEALED, RecordAccumulator
 from krafka.sansio.producer.batch import ProducerBatch
@@ -210,15 +210,23 @@ class ProducerEngine:
         """`append`'s clock-free first step for a record without headers: its handle if it
         joined its partition's open batch; otherwise the partition to give `append` (the one
         chosen here, or `partition`), or None when no partition could be chosen (the topic's
-        partitions are unknown). Sets `due` when the record sealed the batch."""
+        partitions are unknown). Sets `due` when the record sealed the batch. A sticky
+        partitioner's choice whose open batch has no room is sealed and the partitioner asked
+        again (KIP-480: the record opens the next sticky partition's batch)."""
         if not self.open_appends:
             return partition
-        if partition is None:
-            count = self._counts.get(topic)
-            if count is None:
-                return None
-            partition = self.partitioner.partition(topic, key, count)
-        handle, _ = self.accumulator.append_open(topic, partition, key, value, timestamp)
+        accumulator = self.accumulator
+        if partition is not None:
+            handle, _ = accumulator.append_open(topic, partition, key, value, timestamp)
+            return partition if handle is None else handle
+        count = self._counts.get(topic)
+        if count is None:
+            return None
+        partition = self.partitioner.partition(topic, key, count)
+        handle, _ = accumulator.append_open(topic, partition, key, value, timestamp)
+        if handle is None and sticky(self.partitioner) and self.seal_open(topic, partition):
+            partition = self.partitioner.partition(topic, key, count)  # where it moved on to
+            handle, _ = accumulator.append_open(topic, partition, key, value, timestamp)
         return partition if handle is None else handle
 
     def append_many(

@@ -9,6 +9,7 @@ import pytest
 from _producer_scripted import Cluster
 
 from krafka.codec import Compression
+from krafka.sansio.partitioner import DefaultPartitioner
 from krafka.sansio.producer import BatchState, Due, ProducerConfig, ProducerEngine, RecordHandle
 from krafka.sansio.producer.accumulator import APPENDED, OPENED, SEALED, RecordAccumulator
 from krafka.sansio.producer.batch import BATCH_OVERHEAD
@@ -230,3 +231,26 @@ def test_a_batch_never_grows_past_max_request_size() -> None:
     while acc.append_open("t", 0, None, b"x" * 100, None)[0] is not None:  # the Python twin
         appended += 1
     assert batch.size <= 1000 and appended < 10
+
+
+@pytest.mark.parametrize("kind", APPEND_OPEN)
+def test_a_keyless_record_that_overflows_its_sticky_batch_goes_to_the_next_sticky_partition(
+    kind: str,
+) -> None:
+    """KIP-480: a record the sticky partition's batch has no room for seals that batch, and the
+    partitioner's next choice takes the record. It did not go back to the full partition, in a
+    batch of its own that lingered and went out alone: half of all batches of 12 partitions x
+    1 KB held a single record."""
+    order = iter([0, 4, 8, 1, 5, 9])
+    engine = twin(kind, batch_size=BATCH_OVERHEAD + 3 * 31 + 5)
+    engine.partitioner = DefaultPartitioner(rand=lambda n: next(order))
+    if kind == "compiled":
+        engine._appender = OPEN_APPENDER(engine)
+        engine.append_open = engine._appender.append_open
+    handles = [engine.append("t", None, None, None, b"v%09d" % i, None, 0.0, 1) for i in range(10)]
+    placed = [(h.batch.partition, h.index) for h in handles]
+    assert placed == [(0, 0), (0, 1), (0, 2), (5, 0), (5, 1), (5, 2), (9, 0), (9, 1), (9, 2),
+                      (1, 0)]  # fmt: skip
+    assert [b.count for b in engine.accumulator.batches()] == [3, 3, 3, 1]
+    keyed = [engine.append("t", None, None, b"k", b"k%08d" % i, None, 0.0, 1) for i in range(4)]
+    assert len({h.batch.partition for h in keyed}) == 1  # a key's partition never changes
