@@ -3,10 +3,13 @@
 Runs a bench child (`e2e.py` or `consume.py --child NAME ...`) under `valgrind --tool=callgrind`
 twice, with N and 5N records, and prints (I(5N) - I(N)) / 4N: the marginal instructions per
 record of every thread of the process (librdkafka's included), start-up and imports cancelled
-out. The broker (`--cluster`) runs outside valgrind.
+out. The broker (`--cluster`) runs outside valgrind. Produce takes e2e.py's workload options
+(`--partitions`, `--value-size`, `--compression`) and its `NAME@base` clients (krafka from the
+`--baseline` source tree, for before/after counts of a change).
 
     python benches/instructions.py --cluster tansu [--records 20000]
         [--produce krafka-confirm,confluent-confirm] [--consume krafka,confluent-kafka]
+        [--partitions 12 --value-size 1000 --compression lz4] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cluster import CLUSTERS, broker, create_topic
+from _otel import child_env
 
 HERE = Path(__file__).resolve().parent
 
 
-def instructions(command: list[str]) -> int:
+def instructions(command: list[str], env: dict[str, str] | None = None) -> int:
     """Instructions executed by `command` (every thread) under callgrind."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
@@ -35,15 +39,17 @@ def instructions(command: list[str]) -> int:
         out = Path(tmp) / "callgrind.out"
         subprocess.run(
             [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", *command],
-            check=True, capture_output=True, timeout=1800,
+            check=True, capture_output=True, timeout=1800, env=env,
         )  # fmt: skip
         totals = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.MULTILINE)
         assert totals is not None
         return int(totals.group(1))
 
 
-def per_record(make: Callable[[int], list[str]], n: int) -> float:
-    small, large = instructions(make(n)), instructions(make(5 * n))
+def per_record(
+    make: Callable[[int], list[str]], n: int, env: dict[str, str] | None = None
+) -> float:
+    small, large = instructions(make(n), env), instructions(make(5 * n), env)
     return (large - small) / (4 * n)
 
 
@@ -55,19 +61,29 @@ def main() -> None:
         "--produce", default="krafka,confluent-kafka,krafka-confirm,confluent-confirm"
     )
     parser.add_argument("--consume", default="krafka,krafka-iter,krafka-arrow,confluent-kafka")
+    parser.add_argument("--partitions", type=int, default=1, help="produce: topic partitions")
+    parser.add_argument("--value-size", type=int, default=100, help="produce: value bytes")
+    parser.add_argument("--compression", default="none", choices=("none", "lz4", "zstd"))
+    parser.add_argument("--baseline", help="a krafka source tree for the produce NAME@base")
     args = parser.parse_args()
     with broker(args.cluster) as running:
         bootstrap = running.bootstrap
-        print(f"{args.cluster}: instructions per record (marginal, {args.records:,} -> "
-              f"{5 * args.records:,} records, 100 B, 1 partition)")  # fmt: skip
+        print(
+            f"{args.cluster}: instructions per record (marginal, {args.records:,} -> "
+            f"{5 * args.records:,} records; produce {args.value_size} B, {args.partitions} "
+            f"partition(s), compression {args.compression}; consume 100 B, 1 partition)"
+        )
+        workload = ["--value-size", str(args.value_size), "--partitions", str(args.partitions),
+                    "--compression", args.compression]  # fmt: skip
         for name in filter(None, args.produce.split(",")):
-            create_topic(bootstrap, f"bench-{name}", 1)
+            create_topic(bootstrap, f"bench-{name.replace('@', '-')}", args.partitions)
 
             def produce(n: int, name: str = name) -> list[str]:
                 return [sys.executable, str(HERE / "e2e.py"), "--child", name,
-                        "--bootstrap", bootstrap, "--records", str(n)]  # fmt: skip
+                        "--bootstrap", bootstrap, "--records", str(n), *workload]  # fmt: skip
 
-            print(f"  produce {name:20s} {per_record(produce, args.records):8,.0f}", flush=True)
+            count = per_record(produce, args.records, child_env(name, args.baseline))
+            print(f"  produce {name:20s} {count:8,.0f}", flush=True)
         if args.consume:
             sys.path.insert(0, str(HERE.parent))
             from consume import fill
