@@ -207,6 +207,11 @@ cdef class OpenAppender:
                     batches[batch] = None
                 size = used + 21 + _length(value) + _length(key)
                 if size > limit:
+                    if wanted is None and self._sticky:
+                        batch.size = used
+                        self._accumulator.seal(batch)
+                        batch = None
+                        return i, -1  # engine.SEALED_RUN: asked again once it went
                     return i, chosen
                 builder.add(timestamp, key, value, None)
                 used = size

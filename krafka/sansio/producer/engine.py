@@ -245,8 +245,9 @@ class ProducerEngine:
 
         Returns the index of the first record not appended and the partition chosen for it
         (None: none could be) for `append` to take, or `SEALED_RUN` when it stopped after a
-        record that sealed its batch (`due` is SEALED: the batch can go before the next one
-        fills; call again). Records are assumed checked (`check_many`)."""
+        record that sealed its batch, or sealed a sticky partition's full batch before the
+        record that did not fit (`due` is SEALED: the batch can go before the next one fills;
+        call again from the index returned). Records are assumed checked (`check_many`)."""
         accumulator, last = self.accumulator, None
         each = partition is not None and not isinstance(partition, int)
         for i in range(start, len(values)):
@@ -254,6 +255,7 @@ class ProducerEngine:
             wanted = partition[i] if each else partition  # type: ignore[index]
             if not self.open_appends:
                 return i, wanted  # type: ignore[return-value]
+            chosen = wanted is None
             if wanted is None:
                 count = self._counts.get(topic)
                 if count is None:
@@ -262,6 +264,8 @@ class ProducerEngine:
             stamp = None if timestamps is None else timestamps[i]
             batch, sealed = accumulator.add_open(topic, wanted, key, values[i], stamp)  # type: ignore[arg-type]
             if batch is None:
+                if chosen and sticky(self.partitioner) and self.seal_open(topic, wanted):  # type: ignore[arg-type]
+                    return i, SEALED_RUN  # as `append_open`: asked again once it went
                 return i, wanted  # type: ignore[return-value]
             if batch is not last:
                 batches[batch] = None

@@ -126,3 +126,35 @@ def test_the_compiled_run_leaves_the_batches_as_the_python_one_does() -> None:
             [(b.partition, b.count, b.size, b.stamps, b.state, records(b)) for b in batches]
         )
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_keyless_run_that_overflows_its_sticky_batch_moves_on_without_a_lone_record(
+    kind: str,
+) -> None:
+    """As `append_open` (KIP-480): the sticky partition's full batch is sealed and the run is
+    asked again, so the record that did not fit opens the next sticky partition's batch instead
+    of a batch of its own on the full one."""
+    from krafka.sansio.partitioner import DefaultPartitioner
+
+    order = iter([0, 4, 8, 1, 5, 9])
+    engine = twin(kind, batch_size=BATCH_OVERHEAD + 3 * 31 + 5)
+    engine.partitioner = DefaultPartitioner(rand=lambda n: next(order))
+    if kind == "compiled":
+        assert OPEN_APPENDER is not None
+        appender = OPEN_APPENDER(engine)
+        engine.append_open, engine.append_many = appender.append_open, appender.append_many  # type: ignore[method-assign]
+    values = [b"v%09d" % i for i in range(10)]
+    batches: dict[ProducerBatch, None] = {}
+    start = 0
+    while start < len(values):  # the driver's loop (`Producer.send_many`)
+        start, found = engine.append_many("t", None, None, values, None, start, batches)
+        if start >= len(values) or found == SEALED_RUN:
+            continue
+        assert found is not None and not engine.seal_open("t", found)
+        handle = engine.append("t", found, None, None, values[start], None, 0.0, 1)
+        batches[handle.batch] = None
+        start += 1
+    assert [(b.partition, b.count) for b in engine.accumulator.batches()] == [
+        (0, 3), (5, 3), (9, 3), (1, 1)
+    ]  # fmt: skip
