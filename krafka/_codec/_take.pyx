@@ -6,6 +6,8 @@ call per record. It is made untracked by the garbage collector when everything i
 the codec's records are: bytes, ints, None and an untracked header list): CPython would untrack
 it at its first collection anyway, but a poll of thousands of fresh tracked tuples first
 triggers collections that cost more than decoding them.
+
+`slot_fields` makes reading a record's fields (`record.value`) as cheap as reading a slot.
 """
 
 from cpython.object cimport PyObject, PyTypeObject
@@ -20,6 +22,89 @@ cdef extern from "Python.h":
     object PyType_GenericAlloc(PyTypeObject* tp, Py_ssize_t nitems)
     void PyObject_GC_UnTrack(object)
     bint PyObject_GC_IsTracked(object)
+
+
+# ---------------------------------------------------------------- field reads as slot reads
+# A NamedTuple's fields are `_tuplegetter` descriptors, which CPython's specialising interpreter
+# does not inline: `record.value` is a generic attribute lookup (~150 instructions, as much as
+# decoding the record's value). A tuple's item i lives at a fixed offset from the object, so a
+# read-only T_OBJECT_EX member descriptor at that offset returns the same object, and reads of
+# it are specialised (LOAD_ATTR_SLOT: a type-version check and a load). A member read must never
+# go past the object: the type's `tp_alloc` is replaced by one that always allocates room for
+# every field (slots past the tuple's length stay NULL, which reads as AttributeError), so even
+# a short `tuple.__new__(cls, ...)` cannot make one read out of bounds.
+cdef extern from *:
+    """
+    #include <structmember.h>
+    #define KRAFKA_SLOT_TYPES 8
+    static PyTypeObject *krafka_slot_types[KRAFKA_SLOT_TYPES];
+    static Py_ssize_t krafka_slot_sizes[KRAFKA_SLOT_TYPES];
+    static int krafka_slot_ntypes = 0;
+
+    static PyObject *krafka_slot_alloc(PyTypeObject *t, Py_ssize_t n) {
+        Py_ssize_t room = n;
+        PyObject *o;
+        int i;
+        for (i = 0; i < krafka_slot_ntypes; i++)
+            if (krafka_slot_types[i] == t && krafka_slot_sizes[i] > room)
+                room = krafka_slot_sizes[i];
+        o = PyType_GenericAlloc(t, room);
+        if (o != NULL) Py_SET_SIZE(o, n);
+        return o;
+    }
+
+    /* Member descriptors reading item i of `t`'s instances for each name of `names`. */
+    static int krafka_slot_install(PyTypeObject *t, PyObject *names) {
+        Py_ssize_t n = PyTuple_GET_SIZE(names), i;
+        PyMemberDef *defs;
+        if (krafka_slot_ntypes == KRAFKA_SLOT_TYPES) {
+            PyErr_SetString(PyExc_RuntimeError, "too many record types with slot fields");
+            return -1;
+        }
+        defs = PyMem_Calloc((size_t)n, sizeof(PyMemberDef));  /* lives as long as the type */
+        if (defs == NULL) { PyErr_NoMemory(); return -1; }
+        for (i = 0; i < n; i++) {
+            PyObject *name = PyTuple_GET_ITEM(names, i), *descr;
+            const char *utf8 = PyUnicode_AsUTF8(name);  /* kept alive by the tuple below */
+            if (utf8 == NULL) return -1;
+            defs[i].name = utf8;
+            defs[i].type = T_OBJECT_EX;
+            defs[i].offset = offsetof(PyTupleObject, ob_item) + i * sizeof(PyObject *);
+            defs[i].flags = READONLY;
+            descr = PyDescr_NewMember(t, &defs[i]);
+            if (descr == NULL) return -1;
+            if (PyDict_SetItem(t->tp_dict, name, descr) < 0) { Py_DECREF(descr); return -1; }
+            Py_DECREF(descr);
+        }
+        Py_INCREF(names);
+        krafka_slot_types[krafka_slot_ntypes] = t;
+        krafka_slot_sizes[krafka_slot_ntypes++] = n;
+        t->tp_alloc = krafka_slot_alloc;
+        PyType_Modified(t);
+        return 0;
+    }
+    """
+    int krafka_slot_install(PyTypeObject* t, object names) except -1
+
+
+def slot_fields(type cls):
+    """Make `cls`'s fields (a NamedTuple's `_fields`) read as slots; returns `cls`. Reads give
+    the same objects as before and the fields stay read-only."""
+    cdef tuple names = tuple(cls._fields)
+    cdef PyTypeObject* tp = <PyTypeObject*>cls
+    if not issubclass(cls, tuple) or tp.tp_basicsize != (<PyTypeObject*>tuple).tp_basicsize:
+        raise TypeError(f"{cls.__name__} is not a tuple type without instance slots or dict")
+    if all(type(cls.__dict__.get(name)) is _MEMBER for name in names):
+        return cls
+    krafka_slot_install(tp, names)
+    return cls
+
+
+class _Probe:
+    __slots__ = ("x",)
+
+
+_MEMBER = type(_Probe.x)
 
 
 cdef inline object _make(PyTypeObject* tp, object topic, object partition, object offset,

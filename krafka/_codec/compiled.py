@@ -15,7 +15,7 @@ from krafka._codec._records import (
     iter_batches,
     scan_batches,
 )
-from krafka._codec._take import take_records
+from krafka._codec._take import slot_fields, take_records
 from krafka._codec._types import BatchHeader, Record, RecordBatch
 from krafka._codec._varint import (
     decode_unsigned_varint,
@@ -48,5 +48,6 @@ __all__ = [
     "murmur2_partition",
     "name",
     "scan_batches",
+    "slot_fields",
     "take_records",
 ]

@@ -7,11 +7,13 @@ below; `krafka._codec.impl` is the one in use. Differential tests run both again
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from krafka._codec.types import BatchHeader as BatchHeaderT
 from krafka._codec.types import RecordBatch as RecordBatchT
 from krafka._codec.types import RecordLike, RecordTuple
+
+_T = TypeVar("_T")
 
 Buffer = bytes | bytearray | memoryview
 
@@ -85,3 +87,5 @@ class CodecImplementation(Protocol):
         record_type: type,
         out: list[Any],
     ) -> tuple[int, int, int, bool]: ...
+
+    def slot_fields(self, cls: type[_T]) -> type[_T]: ...

@@ -11,7 +11,7 @@ from krafka._codec.batches import (
 )
 from krafka._codec.murmur import murmur2, murmur2_partition
 from krafka._codec.records import RecordsBuilder, encode_batch
-from krafka._codec.take import take_records
+from krafka._codec.take import slot_fields, take_records
 from krafka._codec.types import BatchHeader, Record, RecordBatch
 from krafka._codec.varint import (
     decode_unsigned_varint,
@@ -44,5 +44,6 @@ __all__ = [
     "murmur2_partition",
     "name",
     "scan_batches",
+    "slot_fields",
     "take_records",
 ]

@@ -89,3 +89,75 @@ def test_compiled_records_stay_out_of_the_collector_when_their_contents_do() -> 
     out = []
     compiled.take_records(tracked, 0, 10, 0, -1, "t", 0, 0, None, Rec, out)
     assert gc.is_tracked(tracked[0].headers) and gc.is_tracked(out[0])
+
+
+def fresh_record_type() -> type[Any]:
+    class Fresh(NamedTuple):
+        topic: str
+        partition: int
+        offset: int
+        value: Any
+
+        def doubled(self) -> int:
+            return self.offset * 2
+
+    return Fresh
+
+
+@pytest.mark.parametrize("name", sorted(IMPLS))
+def test_slot_fields_read_what_the_tuple_holds(name: str) -> None:
+    """After `slot_fields` every field reads its tuple item (the same object), fields stay
+    read-only, and the NamedTuple's methods, copies and subclasses work as before."""
+    import copy
+
+    cls = IMPLS[name].slot_fields(fresh_record_type())
+    value = b"v" * 100
+    made = [
+        cls("t", 3, 7, value),
+        cls._make(["t", 3, 7, value]),
+        tuple.__new__(cls, ("t", 3, 7, value)),
+    ]
+    for record in made:
+        assert (record.topic, record.partition, record.offset) == ("t", 3, 7)
+        assert record.value is value and record.doubled() == 14
+        assert record == ("t", 3, 7, value) and len(record) == 4
+        with pytest.raises(AttributeError):
+            record.value = b"x"  # type: ignore[misc]
+    assert copy.deepcopy(made[0]) == made[0] and copy.deepcopy(made[0]).value == value
+    assert made[0]._replace(value=None).value is None
+    assert made[0]._asdict() == {"topic": "t", "partition": 3, "offset": 7, "value": value}
+
+    class Sub(cls):  # type: ignore[misc, valid-type]
+        __slots__ = ()
+
+    assert Sub("u", 1, 2, None).topic == "u"
+    assert IMPLS[name].slot_fields(cls) is cls  # twice is once
+
+
+def test_compiled_slot_fields_never_read_past_a_short_tuple() -> None:
+    """A tuple of the type made shorter than its fields (`tuple.__new__` allows it) reads its
+    missing fields as absent, never past the object."""
+    if "compiled" not in IMPLS:
+        pytest.skip("the compiled codec is not built")
+    cls = IMPLS["compiled"].slot_fields(fresh_record_type())
+    for items in [(), ("t",), ("t", 3, 7)]:
+        short = tuple.__new__(cls, items)
+        assert tuple(short) == items
+        for i, field in enumerate(cls._fields):
+            if i < len(items):
+                assert getattr(short, field) is items[i]
+            else:
+                with pytest.raises(AttributeError):
+                    getattr(short, field)
+
+
+@pytest.mark.parametrize("name", sorted(IMPLS))
+def test_slot_fields_refuse_what_is_not_a_plain_tuple(name: str) -> None:
+    class Loose(tuple):  # type: ignore[type-arg]
+        _fields = ("a",)
+
+    with pytest.raises(TypeError):
+        IMPLS[name].slot_fields(type("NotTuple", (), {"_fields": ("a",)}))
+    if name == "compiled":
+        with pytest.raises(TypeError):  # instances have a __dict__: not a bare tuple
+            IMPLS[name].slot_fields(Loose)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from krafka._codec import impl
 from krafka.structs import TopicPartition
 
 Header = tuple[str, "bytes | None"]
@@ -31,6 +32,9 @@ class ConsumerRecord(NamedTuple):
     def is_tombstone(self) -> bool:
         """A record with a null value: in a compacted topic, the deletion of its key."""
         return self.value is None
+
+
+impl.slot_fields(ConsumerRecord)  # `record.value` read as a slot: see `krafka._codec.take`
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,6 +47,9 @@ class ShareRecord(NamedTuple):
         return self.value is None
 
 
+impl.slot_fields(ShareRecord)  # `record.value` read as a slot: see `krafka._codec.take`
+
+
 @dataclass(slots=True)
 class DecodedShareData:
     """One partition's share-fetched records, the settlements decided while decoding, and the
