@@ -6,11 +6,19 @@ per record.
 a coroutine for every record; here a record already buffered comes back in a `Ready`, a tiny C
 awaitable whose `am_send` slot returns the record at once (no frame, no StopIteration). Only
 an empty buffer goes through `refill`, a real coroutine that may wait.
+
+Per buffered record, `__anext__` reads the deque's length from its header and calls its
+`popleft` through vectorcall, and hands the record out in the iterator's own `Ready` again
+when the last one was awaited (nothing else holds it): no allocation per record.
 """
 
 cimport cython
 from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_XDECREF
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
+
+from collections import deque
 
 cdef extern from *:
     """
@@ -65,9 +73,31 @@ cdef extern from *:
         self->value = value;
         return (PyObject *)self;
     }
+    /* `*cache` refilled with `value` (a new reference, stolen) when only the cache holds it
+       (its last value was taken by an await), else a new Ready that becomes the cache. */
+    static PyObject *krafka_ready_reuse(PyObject **cache, PyObject *value) {
+        PyObject *ready = *cache;
+        if (ready != NULL && Py_REFCNT(ready) == 1) {
+            Py_XSETREF(((KrafkaReady *)ready)->value, value);
+        } else {
+            ready = (PyObject *)PyObject_New(KrafkaReady, &KrafkaReadyType);
+            if (ready == NULL) { Py_DECREF(value); return NULL; }
+            ((KrafkaReady *)ready)->value = value;
+            Py_XSETREF(*cache, ready);
+        }
+        Py_INCREF(ready);
+        return ready;
+    }
+    /* Records in `pending`: a deque's length is its header's size field. */
+    static Py_ssize_t krafka_pending(PyObject *pending) {
+        return Py_SIZE(pending);
+    }
     """
     int krafka_ready_init() except -1
     object krafka_ready_new(object value)
+    object krafka_ready_reuse(PyObject** cache, PyObject* value)
+    Py_ssize_t krafka_pending(object pending)
+    PyObject* PyObject_CallNoArgs(object callable) except NULL
 
 krafka_ready_init()
 
@@ -85,18 +115,30 @@ cdef class RecordIterator:
     cdef object _popleft
     cdef object _pending
     cdef object _refill
+    cdef PyObject* _ready  # owned: the Ready handed out last, or NULL
+    cdef bint _deque
 
     def __cinit__(self, object pending, object refill):
         self._pending = pending
         self._popleft = pending.popleft
         self._refill = refill
+        self._ready = NULL
+        self._deque = type(pending) is deque
+
+    def __dealloc__(self):
+        Py_XDECREF(self._ready)
 
     def __aiter__(self):
         return self
 
     def __anext__(self):
-        if self._pending:
-            return krafka_ready_new(self._popleft())
+        cdef bint pending
+        if self._deque:
+            pending = krafka_pending(self._pending) > 0
+        else:
+            pending = bool(self._pending)
+        if pending:
+            return krafka_ready_reuse(&self._ready, PyObject_CallNoArgs(self._popleft))
         return self._refill()
 
 

@@ -75,6 +75,44 @@ async def test_a_refill_error_propagates_and_iteration_can_resume(iterator_type:
     assert (await iterator.__anext__()).offset == 7
 
 
+async def test_awaitables_taken_ahead_keep_their_own_records(iterator_type: Any) -> None:
+    """Several `__anext__()` taken before any is awaited (as `gather` does) each give their
+    own record, in order, and an awaitable held after its await does not change later ones."""
+    pending: deque[ConsumerRecord] = deque(record(i) for i in range(6))
+
+    async def refill() -> ConsumerRecord:
+        raise StopAsyncIteration
+
+    iterator = iterator_type(pending, refill)
+    first, second, third = iterator.__anext__(), iterator.__anext__(), iterator.__anext__()
+    assert [(await a).offset for a in (first, second, third)] == [0, 1, 2]
+    held = iterator.__anext__()
+    assert (await held).offset == 3
+    assert [(await iterator.__anext__()).offset for _ in range(2)] == [4, 5]
+    with pytest.raises(StopAsyncIteration):
+        await iterator.__anext__()
+
+
+async def test_records_handed_out_are_not_kept_alive(iterator_type: Any) -> None:
+    """Once awaited, a record is referenced only by whoever took it (the iterator keeps none)."""
+    import weakref
+
+    class Value:
+        pass
+
+    pending: deque[ConsumerRecord] = deque(
+        ConsumerRecord("t", 0, i, 0, 0, None, Value(), [], None) for i in range(2)
+    )
+
+    async def refill() -> ConsumerRecord:
+        raise StopAsyncIteration
+
+    iterator = iterator_type(pending, refill)
+    value = weakref.ref((await iterator.__anext__()).value)
+    assert value() is None
+    assert (await iterator.__anext__()).offset == 1
+
+
 def test_the_compiled_awaitable_gives_a_tuple_back_whole() -> None:
     """A record is a tuple: driven by hand, StopIteration carries it whole (not as args)."""
     compiled = pytest.importorskip("krafka.io._iteration")
