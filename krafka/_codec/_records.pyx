@@ -16,7 +16,7 @@ from cpython.bytes cimport (
 from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_CheckExact
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.object cimport PyObject
+from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.sequence cimport PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
 from cpython.tuple cimport (
@@ -43,6 +43,7 @@ from krafka._codec._types cimport BatchHeader, Record, RecordBatch, new_record
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
+    object PyType_GenericAlloc(PyTypeObject* tp, Py_ssize_t nitems)
 
 from crc32c import crc32c as _crc32c
 
@@ -219,6 +220,8 @@ cdef class _RecordReader:
     cdef bint log_append
     cdef int64_t last_ts
     cdef object last_ts_obj
+    # the fields of the record `step` decoded last
+    cdef object offset, ts, key, value, headers
 
     def __iter__(self):
         return self
@@ -251,6 +254,29 @@ cdef class _RecordReader:
         return self.last_ts_obj
 
     cdef Record next_record(self):
+        self.step()
+        return new_record(self.offset, self.ts, self.key, self.value, self.headers)
+
+    cdef object next_consumer(self, PyTypeObject* tp, object topic, object partition,
+                              object tstype, object epoch):
+        """The next record as a consumer's record: a `tp` tuple (see `consumer_records`)."""
+        cdef object t
+        self.step()
+        t = PyType_GenericAlloc(tp, 9)
+        _set(t, 0, topic)
+        _set(t, 1, partition)
+        _set(t, 2, self.offset)
+        _set(t, 3, self.ts)
+        _set(t, 4, tstype)
+        _set(t, 5, self.key)
+        _set(t, 6, self.value)
+        _set(t, 7, self.headers)
+        _set(t, 8, epoch)
+        PyObject_GC_UnTrack(t)  # ints, bytes, None, an untracked header list: no cycle
+        return t
+
+    cdef int step(self) except -1:
+        """Decode the next record into `offset`, `ts`, `key`, `value`, `headers`."""
         cdef const uint8_t* p = self.body.p
         cdef Py_ssize_t pos = self.pos
         cdef RecordSpan r
@@ -283,9 +309,12 @@ cdef class _RecordReader:
         PyObject_GC_UnTrack(headers)
         self.pos = pos
         self.i += 1
-        return new_record(
-            <int64_t>(<uint64_t>self.body.base_offset + <uint64_t><int64_t>r.offset_delta),
-            self.timestamp(r.ts_delta), key, value, headers)
+        self.offset = <int64_t>(<uint64_t>self.body.base_offset + <uint64_t><int64_t>r.offset_delta)
+        self.ts = self.timestamp(r.ts_delta)
+        self.key = key
+        self.value = value
+        self.headers = headers
+        return 0
 
 
 cdef list _read_all(_RecordReader reader):
@@ -345,6 +374,45 @@ cdef RecordBatch _v2_batch(BufferView v, Py_ssize_t start, Py_ssize_t length, bi
 cdef object _legacy(object buf, BufferView v, Py_ssize_t pos, bint check_crc, object max_size):
     return _legacy_mod.decode_entry(
         buf, _read_header(v.p, pos), check_crc, max_size, Record, RecordBatch)
+
+
+cdef inline void _set(object t, Py_ssize_t i, object item):
+    Py_INCREF(item)
+    PyTuple_SET_ITEM(t, i, item)
+
+
+cdef object _TSTYPE_CODES = (0, 1)
+
+
+def consumer_records(buf, header, bint check_crc, max_decompressed_size, object topic,
+                     object partition, type record_type):
+    """The records of one entry as a consumer hands them out, each a `record_type` tuple
+    `(topic, partition, offset, timestamp, timestamp_type, key, value, headers, leader_epoch)`
+    made straight from the batch's bytes (no `Record` in between)."""
+    cdef BufferView v = view_of(buf)
+    cdef _RecordReader reader
+    cdef int32_t i
+    cdef list out
+    cdef PyTypeObject* tp = <PyTypeObject*>record_type
+    if header.magic != 2:
+        batch = _legacy(buf, v, header.byte_offset, check_crc, max_decompressed_size)
+        tstype = int(batch.timestamp_type or 0)
+        return [tuple.__new__(record_type, (topic, partition, r.offset, r.timestamp, tstype,
+                                            r.key, r.value, r.headers, None))
+                for r in batch.records]
+    reader = _v2_reader(v, header.byte_offset, header.byte_length, check_crc,
+                        max_decompressed_size)
+    epoch = header.partition_leader_epoch
+    if epoch < 0:
+        epoch = None
+    tstype = _TSTYPE_CODES[1 if reader.log_append else 0]
+    out = PyList_New(reader.body.count)
+    for i in range(reader.body.count):
+        rec = reader.next_consumer(tp, topic, partition, tstype, epoch)
+        Py_INCREF(rec)
+        PyList_SET_ITEM(out, i, rec)
+    reader.finish()
+    return out
 
 
 def decode_entry(buf, header, bint check_crc=True, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from krafka._codec._builder import RecordsBuilder
 from krafka._codec._murmur import murmur2, murmur2_partition
 from krafka._codec._records import (
+    consumer_records,
     decode_batches,
     decode_entry,
     encode_batch,
@@ -15,7 +16,7 @@ from krafka._codec._records import (
     iter_batches,
     scan_batches,
 )
-from krafka._codec._take import slot_fields, take_records
+from krafka._codec._take import slot_fields
 from krafka._codec._types import BatchHeader, Record, RecordBatch
 from krafka._codec._varint import (
     decode_unsigned_varint,
@@ -33,6 +34,7 @@ __all__ = [
     "Record",
     "RecordBatch",
     "RecordsBuilder",
+    "consumer_records",
     "decode_batches",
     "decode_entry",
     "decode_unsigned_varint",
@@ -49,5 +51,4 @@ __all__ = [
     "name",
     "scan_batches",
     "slot_fields",
-    "take_records",
 ]

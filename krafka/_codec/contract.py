@@ -73,19 +73,15 @@ class CodecImplementation(Protocol):
 
     def encode_unsigned_varint(self, value: int) -> bytes: ...
 
-    def take_records(
+    def consumer_records(
         self,
-        records: list[Any],
-        index: int,
-        limit: int,
-        min_offset: int,
-        stop_offset: int,
+        buf: Buffer,
+        header: BatchHeaderT,
+        check_crc: bool,
+        max_decompressed_size: int,
         topic: str,
         partition: int,
-        timestamp_type: int,
-        leader_epoch: int | None,
         record_type: type,
-        out: list[Any],
-    ) -> tuple[int, int, int, bool]: ...
+    ) -> list[Any]: ...
 
     def slot_fields(self, cls: type[_T]) -> type[_T]: ...

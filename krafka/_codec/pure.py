@@ -11,7 +11,7 @@ from krafka._codec.batches import (
 )
 from krafka._codec.murmur import murmur2, murmur2_partition
 from krafka._codec.records import RecordsBuilder, encode_batch
-from krafka._codec.take import slot_fields, take_records
+from krafka._codec.take import consumer_records, slot_fields
 from krafka._codec.types import BatchHeader, Record, RecordBatch
 from krafka._codec.varint import (
     decode_unsigned_varint,
@@ -29,6 +29,7 @@ __all__ = [
     "Record",
     "RecordBatch",
     "RecordsBuilder",
+    "consumer_records",
     "decode_batches",
     "decode_entry",
     "decode_unsigned_varint",
@@ -45,5 +46,4 @@ __all__ = [
     "name",
     "scan_batches",
     "slot_fields",
-    "take_records",
 ]

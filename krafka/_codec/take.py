@@ -1,11 +1,10 @@
-"""Turning decoded records into a consumer's records in bulk (pure-Python twin of `_take.pyx`).
+"""A consumer's records made from a batch (pure-Python twins of `_records.consumer_records` and
+`_take.slot_fields`).
 
-`take_records` walks `records` (a batch's decoded `Record`s) from `index`, skips those below
-`min_offset`, stops before `stop_offset` (>= 0: the last stable offset under read_committed)
-or after `limit` records, and appends one `record_type` tuple per record to `out`:
-`(topic, partition, offset, timestamp, timestamp_type, key, value, headers, leader_epoch)`.
-Returns `(index, taken, next_offset, stopped)`: where to resume, how many were appended, the
-offset after the last one appended (-1 if none), and whether `stop_offset` was reached.
+`consumer_records` decodes one entry (a v2 batch or a legacy message) into one `record_type`
+tuple per record, `(topic, partition, offset, timestamp, timestamp_type, key, value, headers,
+leader_epoch)`: the batch's timestamp type as 0 or 1, its leader epoch (None when it has none).
+The compiled twin makes them straight from the batch's bytes, with no `Record` in between.
 
 `slot_fields(cls)` makes a NamedTuple's field reads cheap; the compiled twin turns them into
 slot reads, here they stay as they are (the same objects are read either way).
@@ -15,52 +14,32 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from krafka._codec.batches import decode_entry
+from krafka._codec.types import BatchHeader
+
 T = TypeVar("T")
 
 
-def take_records(
-    records: list[Any],
-    index: int,
-    limit: int,
-    min_offset: int,
-    stop_offset: int,
+def consumer_records(
+    buf: bytes | bytearray | memoryview,
+    header: BatchHeader,
+    check_crc: bool,
+    max_decompressed_size: int,
     topic: str,
     partition: int,
-    timestamp_type: int,
-    leader_epoch: int | None,
     record_type: type,
-    out: list[Any],
-) -> tuple[int, int, int, bool]:
+) -> list[Any]:
+    batch = decode_entry(buf, header, check_crc, max_decompressed_size)
+    tstype = int(batch.timestamp_type or 0)
+    epoch = batch.partition_leader_epoch
+    if epoch is not None and epoch < 0:
+        epoch = None
     new = tuple.__new__
-    taken, next_offset, n = 0, -1, len(records)
-    while index < n and taken < limit:
-        rec = records[index]
-        offset = rec.offset
-        if offset < min_offset:
-            index += 1
-            continue
-        if 0 <= stop_offset <= offset:
-            return index, taken, next_offset, True
-        out.append(
-            new(
-                record_type,
-                (
-                    topic,
-                    partition,
-                    offset,
-                    rec.timestamp,
-                    timestamp_type,
-                    rec.key,
-                    rec.value,
-                    rec.headers,
-                    leader_epoch,
-                ),
-            )
-        )
-        index += 1
-        taken += 1
-        next_offset = offset + 1
-    return index, taken, next_offset, False
+    return [
+        new(record_type, (topic, partition, r.offset, r.timestamp, tstype, r.key, r.value,
+                          r.headers, epoch))
+        for r in batch.records
+    ]  # fmt: skip
 
 
 def slot_fields(cls: type[T]) -> type[T]:
@@ -70,4 +49,4 @@ def slot_fields(cls: type[T]) -> type[T]:
     return cls
 
 
-__all__ = ["slot_fields", "take_records"]
+__all__ = ["consumer_records", "slot_fields"]

@@ -1,7 +1,9 @@
-"""`take_records`: the compiled loop and its pure twin build the same consumer records."""
+"""A consumer's records from a batch (`consumer_records`) and their fields read as slots
+(`slot_fields`): the compiled twins and the pure ones agree."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
@@ -9,6 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from krafka._codec import implementations
+from krafka._codec.records import encode_batch
+from krafka._codec.types import TimestampType
+from krafka.errors import CorruptRecordError
+from tests._codec.strategies import batch_options, build, record_fields
 
 
 class Rec(NamedTuple):
@@ -24,71 +30,87 @@ class Rec(NamedTuple):
 
 
 IMPLS = implementations()
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "testdata"
+CORPUS = sorted((SHARED / "corpus").glob("*.bin")) if SHARED.is_dir() else []
 
 
-def records_of(impl: Any, offsets: list[int]) -> list[Any]:
+def expected(impl: Any, data: bytes, header: Any) -> list[tuple[Any, ...]]:
+    """A consumer's records of one entry made the long way: decode it, then copy fields."""
+    batch = impl.decode_entry(data, header, True, 1 << 24)
+    epoch = batch.partition_leader_epoch
+    tstype = int(batch.timestamp_type or 0)
     return [
-        impl.Record(o, 1000 + o, b"k%d" % o, None if o % 3 else b"v", [("h", b"x")])
-        for o in offsets
-    ]
+        ("t", 3, r.offset, r.timestamp, tstype, r.key, r.value, list(r.headers),
+         None if epoch is None or epoch < 0 else epoch)
+        for r in batch.records
+    ]  # fmt: skip
+
+
+def consumer_records_of(impl: Any, data: bytes) -> list[list[tuple[Any, ...]]]:
+    out = []
+    for header in impl.scan_batches(data):
+        records = impl.consumer_records(data, header, True, 1 << 24, "t", 3, Rec)
+        assert {type(r) for r in records} <= {Rec}
+        assert [tuple(r) for r in records] == expected(impl, data, header)
+        out.append([tuple(r) for r in records])
+    return out
 
 
 @given(
-    offsets=st.lists(st.integers(0, 1000), unique=True, max_size=40).map(sorted),
-    index=st.integers(0, 5),
-    limit=st.integers(0, 50),
-    min_offset=st.integers(0, 1000),
-    stop=st.integers(-1, 1000),
+    fields=st.lists(record_fields, min_size=1, max_size=20),
+    options=batch_options,
+    log_append=st.booleans(),
+    epoch=st.integers(-1, 2**31 - 1),
 )
 def test_implementations_agree(
-    offsets: list[int], index: int, limit: int, min_offset: int, stop: int
+    fields: list[dict[str, Any]], options: dict[str, Any], log_append: bool, epoch: int
 ) -> None:
-    results = []
-    for impl in IMPLS.values():
-        out: list[Any] = []
-        state = impl.take_records(
-            records_of(impl, offsets), index, limit, min_offset, stop, "t", 3, 1, 7, Rec, out
-        )
-        results.append((state, [tuple(r) for r in out], {type(r) for r in out}))
+    """Each implementation's consumer records are the decoded records' fields, with the batch's
+    timestamp type and leader epoch (-1: None), and the implementations agree."""
+    tstype = TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME
+    data = encode_batch(
+        build(IMPLS["pure"], fields), timestamp_type=tstype, partition_leader_epoch=epoch,
+        now_ms=1_700_000_000_000, **options,
+    )  # fmt: skip
+    results = [consumer_records_of(impl, data) for impl in IMPLS.values()]
     assert all(r == results[0] for r in results)
-    state, out, types = results[0]
-    assert types <= {Rec}
-    assert len(out) <= limit
-    assert all(min_offset <= r[2] and (stop < 0 or r[2] < stop) for r in out)
+    (records,) = results[0]
+    assert len(records) == len(fields)
+    assert all(r[4] == int(log_append) and r[8] == (None if epoch < 0 else epoch) for r in records)
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])
+def test_implementations_agree_on_the_corpus(path: Path) -> None:
+    """Real clients' batches, legacy messages and compressed wrappers included."""
+    data = path.read_bytes()
+    results = [consumer_records_of(impl, data) for impl in IMPLS.values()]
+    assert all(r == results[0] for r in results)
 
 
 @pytest.mark.parametrize("name", sorted(IMPLS))
-def test_stops_at_the_stop_offset(name: str) -> None:
+def test_a_corrupt_batch_raises(name: str) -> None:
     impl = IMPLS[name]
-    out: list[Any] = []
-    state = impl.take_records(
-        records_of(impl, [5, 6, 7, 8]), 0, 10, 6, 8, "t", 0, 0, None, Rec, out
-    )
-    assert state == (3, 2, 8, True)
-    assert [r.offset for r in out] == [6, 7]
-    assert out[0] == Rec("t", 0, 6, 1006, 0, b"k6", b"v", [("h", b"x")], None)
+    data = bytearray(encode_batch([impl.Record(0, 1, None, b"v" * 50, [])]))
+    data[-3] ^= 0xFF
+    (header,) = impl.scan_batches(bytes(data))
+    with pytest.raises(CorruptRecordError):
+        impl.consumer_records(bytes(data), header, True, 1 << 24, "t", 3, Rec)
+    assert len(impl.consumer_records(bytes(data), header, False, 1 << 24, "t", 3, Rec)) == 1
 
 
-def test_compiled_records_stay_out_of_the_collector_when_their_contents_do() -> None:
-    """Decoded records (untracked header lists) give untracked consumer records, as CPython's
-    first collection would make them; a tracked header list keeps its record tracked."""
+def test_compiled_records_stay_out_of_the_collector() -> None:
+    """Decoded records hold ints, bytes, None and untracked header lists: their tuples are
+    untracked, as CPython's first collection would make them."""
     import gc
-
-    from krafka.codec import encode_batch
 
     if "compiled" not in IMPLS:
         pytest.skip("the compiled codec is not built")
     compiled = IMPLS["compiled"]
-    blob = encode_batch([(b"k", b"v", [("h", b"x")], 5), (None, b"w", None, 6)])
-    (batch,) = compiled.iter_batches(blob, True, 1 << 20)
-    out: list[Any] = []
-    compiled.take_records(batch.records, 0, 10, 0, -1, "t", 0, 0, None, Rec, out)
+    data = encode_batch([(b"k", b"v", [("h", b"x")], 5), (None, b"w", None, 6)])
+    (header,) = compiled.scan_batches(data)
+    out = compiled.consumer_records(data, header, True, 1 << 20, "t", 0, Rec)
     assert [r.value for r in out] == [b"v", b"w"]
     assert not any(gc.is_tracked(r) for r in out)
-    tracked = [compiled.Record(0, 1, None, b"v", [("h", [b"mutable"])])]
-    out = []
-    compiled.take_records(tracked, 0, 10, 0, -1, "t", 0, 0, None, Rec, out)
-    assert gc.is_tracked(tracked[0].headers) and gc.is_tracked(out[0])
 
 
 def fresh_record_type() -> type[Any]:
