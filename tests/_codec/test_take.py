@@ -183,3 +183,29 @@ def test_slot_fields_refuse_what_is_not_a_plain_tuple(name: str) -> None:
     if name == "compiled":
         with pytest.raises(TypeError):  # instances have a __dict__: not a bare tuple
             IMPLS[name].slot_fields(Loose)
+
+
+@pytest.mark.parametrize("name", sorted(IMPLS))
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_left_as_it_was(name: str, enabled: bool) -> None:
+    """Decoding pauses the collector at most while it runs: enabled or disabled by the
+    application, it is so afterwards, a corrupt batch's error included."""
+    import gc
+
+    impl = IMPLS[name]
+    good = encode_batch([impl.Record(i, 1, None, b"v", []) for i in range(3)])
+    bad = bytearray(good)
+    bad[-1] = 0x04  # the last record's header count: 2 headers, no bytes for them
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        for data, check_crc in ((good, True), (bytes(bad), False)):
+            (header,) = impl.scan_batches(data)
+            if data is good:
+                impl.consumer_records(data, header, check_crc, 1 << 20, "t", 0, Rec)
+            else:
+                with pytest.raises(CorruptRecordError):
+                    impl.consumer_records(data, header, check_crc, 1 << 20, "t", 0, Rec)
+            assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
