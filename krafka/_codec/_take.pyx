@@ -16,7 +16,8 @@ from cpython.object cimport PyTypeObject
 # it are specialised (LOAD_ATTR_SLOT: a type-version check and a load). A member read must never
 # go past the object: the type's `tp_alloc` is replaced by one that always allocates room for
 # every field (slots past the tuple's length stay NULL, which reads as AttributeError), so even
-# a short `tuple.__new__(cls, ...)` cannot make one read out of bounds.
+# a short `tuple.__new__(cls, ...)` cannot make one read out of bounds. Freeing a record (as
+# many as are made) skips `subtype_dealloc`'s generic steps when the type has none to take.
 cdef extern from *:
     """
     #include <structmember.h>
@@ -35,6 +36,22 @@ cdef extern from *:
         o = PyType_GenericAlloc(t, room);
         if (o != NULL) Py_SET_SIZE(o, n);
         return o;
+    }
+
+    /* Freeing a record: what `subtype_dealloc` + `tupledealloc` do for a type with no
+       finalizer, weak references, dict or slots (checked at install), without their generic
+       steps. Also the base dealloc of a subclass's `subtype_dealloc`, which expects the base
+       to release the reference its instance holds to its (heap) type, as done here. */
+    static void krafka_slot_dealloc(PyObject *o) {
+        PyTypeObject *t = Py_TYPE(o);
+        Py_ssize_t i = Py_SIZE(o);
+        PyObject_GC_UnTrack(o);
+        Py_TRASHCAN_BEGIN(o, krafka_slot_dealloc)
+        while (--i >= 0)
+            Py_XDECREF(((PyTupleObject *)o)->ob_item[i]);
+        t->tp_free(o);
+        Py_TRASHCAN_END
+        Py_DECREF(t);
     }
 
     /* Member descriptors reading item i of `t`'s instances for each name of `names`. */
@@ -64,6 +81,9 @@ cdef extern from *:
         krafka_slot_types[krafka_slot_ntypes] = t;
         krafka_slot_sizes[krafka_slot_ntypes++] = n;
         t->tp_alloc = krafka_slot_alloc;
+        if (t->tp_finalize == NULL && t->tp_del == NULL && t->tp_weaklistoffset == 0
+                && t->tp_dictoffset == 0 && t->tp_free == PyObject_GC_Del)
+            t->tp_dealloc = krafka_slot_dealloc;
         PyType_Modified(t);
         return 0;
     }

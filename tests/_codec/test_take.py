@@ -209,3 +209,35 @@ def test_the_collector_is_left_as_it_was(name: str, enabled: bool) -> None:
             assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+@pytest.mark.parametrize("name", sorted(IMPLS))
+def test_records_and_subclass_records_are_freed_whole(name: str) -> None:
+    """Freeing records (of the type, and of a subclass with a dict and a finalizer) releases
+    their items and their type's reference, once."""
+    import sys
+    import weakref
+
+    cls = IMPLS[name].slot_fields(fresh_record_type())
+    finalized: list[int] = []
+
+    class Rich(cls):  # type: ignore[misc, valid-type]
+        def __del__(self) -> None:
+            finalized.append(self.offset)
+
+    class Item:
+        pass
+
+    for kind in (cls, Rich):
+        types_before = sys.getrefcount(kind)
+        items = [Item() for _ in range(100)]
+        alive = [weakref.ref(i) for i in items]
+        records = [kind("t", 0, n, item) for n, item in enumerate(items)]
+        if kind is Rich:
+            records[0].note = "a dict"
+        del items
+        assert all(a() is not None for a in alive)
+        del records
+        assert all(a() is None for a in alive)
+        assert sys.getrefcount(kind) == types_before
+    assert sorted(finalized) == list(range(100))
