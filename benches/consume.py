@@ -49,6 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cluster import CLUSTERS, Broker, bench_classes, broker, create_topic, java, run_java
+from _installed import compile_krafka
 from _otel import child_env, noop_provider, source_root, split, tracing_options
 
 source_root(__file__)
@@ -506,6 +507,9 @@ def main() -> None:
     )
     parser.add_argument("--baseline", help="a krafka source tree for the NAME@base clients")
     args = parser.parse_args()
+    compile_krafka()
+    if args.baseline:
+        compile_krafka(Path(args.baseline))
     clients = args.clients.split(",")
     topic = f"bench-consume-{time.time_ns()}"
     if args.mock:

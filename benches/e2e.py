@@ -60,6 +60,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cluster import CLUSTERS, Broker, broker, create_topic
+from _installed import compile_krafka
 from _otel import child_env, source_root, split, tracing_options
 
 source_root(__file__)
@@ -542,6 +543,9 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--bootstrap", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    compile_krafka()
+    if args.baseline:
+        compile_krafka(Path(args.baseline))
     configure(args.value_size, args.partitions, args.compression)
     if args.child:
         child(args.child, args.bootstrap, args.records)

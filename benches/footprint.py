@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cluster import CLUSTERS, bench_classes, broker, create_topic, java, run_java
+from _installed import compile_krafka
 from _otel import source_root
 
 source_root(__file__)
@@ -323,6 +324,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--clients", default=",".join(CLIENTS))
     args = parser.parse_args()
+    compile_krafka()
     clients = args.clients.split(",")
     topic = f"bench-footprint-{time.time_ns()}"
     with broker(args.cluster) as running:

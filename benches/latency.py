@@ -37,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cluster import CLUSTERS, Broker, bench_classes, broker, create_topic, java, run_java
+from _installed import compile_krafka
 from _otel import source_root
 
 source_root(__file__)
@@ -342,6 +343,7 @@ def main() -> None:
     parser.add_argument("--commit-only", action="store_true", help="commit latency only")
     parser.add_argument("--commits", type=int, default=500)
     args = parser.parse_args()
+    compile_krafka()
     clients = args.clients.split(",")
     with broker(args.cluster) as running:
         for name in clients:

@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benches"))
 
+from _installed import compile_krafka  # noqa: E402
 from spark import start_spark  # noqa: E402
 
 from krafka import NewTopic  # noqa: E402
@@ -296,6 +297,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1.0, help="records x this (quick runs)")
     args = parser.parse_args()
+    compile_krafka()
     from krafka.testing import KafkaCluster
     from krafka.testing.spark_kafka import pyspark_version, spark_kafka_jars
 
