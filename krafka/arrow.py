@@ -21,7 +21,20 @@ from types import ModuleType
 from typing import Any
 
 from krafka._codec import impl, implementations
-from krafka._codec.arrow import INT64_MAX, INT64_MIN, arrow_schema
+from krafka._codec.arrow import (
+    INT64_MAX,
+    INT64_MIN,
+    arrow_schema,
+)
+from krafka._codec.arrow import (
+    KAFKA_COLUMNS as KAFKA_COLUMNS,
+)
+from krafka._codec.arrow import (
+    kafka_rows as kafka_rows,
+)
+from krafka._codec.arrow import (
+    kafka_schema as kafka_schema,
+)
 from krafka._codec.compression import DEFAULT_MAX_DECOMPRESSED
 from krafka._codec.records import parse_control
 from krafka._codec.types import BatchHeader, ControlType
@@ -206,10 +219,20 @@ class Options:
     implementation: str | None = None
 
 
+def wide_rows(sink: Any) -> Any:
+    """A sink's rows in the wide schema (`arrow_schema`)."""
+    return sink.finish()
+
+
 def decode_into(
-    sink: Any, buf: Buffer, options: Options, max_rows: int = DEFAULT_MAX_ROWS
+    sink: Any,
+    buf: Buffer,
+    options: Options,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    finish: Callable[[Any], Any] = wide_rows,
 ) -> Iterator[Any]:
-    """Add the rows of every batch of `buf` to `sink`, yielding a chunk whenever it is full.
+    """Add the rows of every batch of `buf` to `sink`, yielding `finish(sink)` (a chunk)
+    whenever it is full.
 
     Rows left in the sink at the end stay there (the caller finishes it), so rows of several
     buffers can share chunks.
@@ -234,7 +257,7 @@ def decode_into(
                 raise
             options.on_corrupt(exc, header.byte_offset, header.byte_length)
         if sink.rows >= max_rows or sink.nbytes >= FLUSH_BYTES:
-            yield sink.finish()
+            yield finish(sink)
 
 
 def new_sink(
@@ -309,61 +332,6 @@ def decode_to_arrow(
     return table if include_control else table.drop_columns(list(PUBLIC_DROP))
 
 
-#: Spark's Kafka source columns in its order (then `headers`, when included): the rows of
-#: `format("krafka")` and of `Consumer.poll_arrow`.
-KAFKA_COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType")
-
-
-def kafka_schema(include_headers: bool = True, timestamp_unit: str = "us") -> Any:
-    """The Arrow schema of `kafka_rows` (Spark's Kafka source row, in Spark's Arrow types)."""
-    import pyarrow as pa
-
-    wide = arrow_schema(timestamp_unit)
-    fields = [
-        pa.field(name, pa.int32()) if name == "timestampType" else wide.field(name)
-        for name in KAFKA_COLUMNS
-    ]
-    if include_headers:
-        fields.append(wide.field("headers"))
-    return pa.schema(fields)
-
-
-def kafka_rows(wide: Any, include_headers: bool = True) -> Any:
-    """A wide chunk in Spark's Kafka source columns, with its values: `timestampType` 0 for
-    CreateTime and 1 for LogAppendTime (null for magic 0 records, which have no timestamp),
-    `headers` null for a record without headers."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    arrays = [wide.column(name) for name in KAFKA_COLUMNS[:-1]]
-    log_append = pc.equal(wide.column("timestamp_type"), "LogAppendTime")
-    arrays.append(log_append.cast(pa.int32()))
-    if include_headers:
-        arrays.append(_null_when_empty(wide.column("headers")))
-    return pa.RecordBatch.from_arrays(arrays, schema=kafka_schema(include_headers, _unit(wide)))
-
-
-def _null_when_empty(headers: Any) -> Any:
-    """`headers` with its empty lists made null (a validity bitmap over the same buffers)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    present = pc.not_equal(pc.list_value_length(headers), 0)
-    nulls = len(headers) - pc.sum(present).as_py() if len(headers) else 0
-    if nulls == 0:
-        return headers
-    if headers.offset:  # a bitmap of our own starts at bit 0
-        headers = pa.concat_arrays([headers])
-    return pa.Array.from_buffers(
-        headers.type, len(headers), [present.buffers()[1], headers.buffers()[1]],
-        null_count=nulls, children=[headers.values],
-    )  # fmt: skip
-
-
-def _unit(wide: Any) -> str:
-    return str(wide.schema.field("timestamp").type.unit)
-
-
 def live_abort_index(buf: Buffer, listed: Iterable[tuple[int, int]]) -> AbortIndex:
     """The aborted transactions of one fetched buffer under read_committed, below the last
     stable offset: an ABORT marker in the buffer decides its transaction, and one whose marker
@@ -387,14 +355,22 @@ def decode_fetched(
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED,
     timestamp_unit: str = "us",
     max_rows: int = DEFAULT_MAX_ROWS,
+    finish: Callable[[Any], Any] = wide_rows,
 ) -> Iterator[Any]:
-    """Wide chunks of the records of one partition's fetched batches with offsets in
-    [start, end) (batches come whole: the first may begin before the fetch position), control
-    records left out and, when `aborted` is given, read_committed filtering by it."""
+    """Wide chunks (or what `finish` makes of a full sink) of the records of one partition's
+    fetched batches with offsets in [start, end) (batches come whole: the first may begin
+    before the fetch position), control records left out and, when `aborted` is given,
+    read_committed filtering by it."""
     window = Window(start, end)
     sink = new_sink(None, topic, partition, timestamp_unit, window)
     options = Options(read_committed=aborted is not None, aborted=aborted, window=window,
                       check_crc=check_crc, max_decompressed_size=max_decompressed_size)  # fmt: skip
-    yield from decode_into(sink, buf, options, max_rows)
+    yield from decode_into(sink, buf, options, max_rows, finish)
     if sink.rows:
-        yield sink.finish()
+        yield finish(sink)
+
+
+def spark_rows(sink: Any) -> Any:
+    """A sink's rows in Spark's Kafka source columns with headers (`kafka_schema()`), made by
+    the sink itself: `kafka_rows` of its wide rows, without the wide columns in between."""
+    return sink.finish_kafka(True)

@@ -11,6 +11,7 @@ pyarrow is imported lazily: importing this module never requires it.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from krafka._codec import pure
@@ -30,6 +31,7 @@ COLUMNS = (
 )  # fmt: skip
 
 
+@cache
 def arrow_schema(timestamp_unit: str = "ms") -> Any:
     """The wide row schema every sink produces (Spark's row schema plus `is_control`).
 
@@ -37,6 +39,7 @@ def arrow_schema(timestamp_unit: str = "ms") -> Any:
     `topic string, partition int, offset long, timestamp timestamp, timestamp_type string,
     key binary, value binary, headers array<struct<key:string,value:binary>>,
     producer_id long, is_transactional boolean` (with `timestamp_unit="us"`).
+    Built once per unit (a schema is immutable): every chunk a sink finishes shares it.
     """
     pa = require("pyarrow", "arrow_schema")
     if timestamp_unit not in UNIT_FACTORS:
@@ -57,6 +60,63 @@ def arrow_schema(timestamp_unit: str = "ms") -> Any:
             pa.field("is_control", pa.bool_()),
         ]
     )
+
+
+#: Spark's Kafka source columns in its order (then `headers`, when included): the rows of
+#: `format("krafka")` and of `Consumer.poll_arrow`.
+KAFKA_COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "timestampType")
+
+
+@cache
+def kafka_schema(include_headers: bool = True, timestamp_unit: str = "us") -> Any:
+    """The Arrow schema of `kafka_rows` (Spark's Kafka source row, in Spark's Arrow types),
+    built once per variant."""
+    import pyarrow as pa
+
+    wide = arrow_schema(timestamp_unit)
+    fields = [
+        pa.field(name, pa.int32()) if name == "timestampType" else wide.field(name)
+        for name in KAFKA_COLUMNS
+    ]
+    if include_headers:
+        fields.append(wide.field("headers"))
+    return pa.schema(fields)
+
+
+def kafka_rows(wide: Any, include_headers: bool = True) -> Any:
+    """A wide chunk in Spark's Kafka source columns, with its values: `timestampType` 0 for
+    CreateTime and 1 for LogAppendTime (null for magic 0 records, which have no timestamp),
+    `headers` null for a record without headers."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arrays = [wide.column(name) for name in KAFKA_COLUMNS[:-1]]
+    log_append = pc.equal(wide.column("timestamp_type"), "LogAppendTime")
+    arrays.append(log_append.cast(pa.int32()))
+    if include_headers:
+        arrays.append(_null_when_empty(wide.column("headers")))
+    return pa.RecordBatch.from_arrays(arrays, schema=kafka_schema(include_headers, _unit(wide)))
+
+
+def _null_when_empty(headers: Any) -> Any:
+    """`headers` with its empty lists made null (a validity bitmap over the same buffers)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    present = pc.not_equal(pc.list_value_length(headers), 0)
+    nulls = len(headers) - pc.sum(present).as_py() if len(headers) else 0
+    if nulls == 0:
+        return headers
+    if headers.offset:  # a bitmap of our own starts at bit 0
+        headers = pa.concat_arrays([headers])
+    return pa.Array.from_buffers(
+        headers.type, len(headers), [present.buffers()[1], headers.buffers()[1]],
+        null_count=nulls, children=[headers.values],
+    )  # fmt: skip
+
+
+def _unit(wide: Any) -> str:
+    return str(wide.schema.field("timestamp").type.unit)
 
 
 def _wrap64(v: int) -> int:
@@ -162,3 +222,8 @@ class ArrowSink:
         schema = arrow_schema(self.timestamp_unit)
         arrays = [pa.array(v, f.type) for v, f in zip(values, schema, strict=True)]
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    def finish_kafka(self, include_headers: bool = True) -> Any:
+        """The rows so far straight in Spark's Kafka source columns (`kafka_rows` of `finish()`,
+        which is what this twin does); the sink is emptied."""
+        return kafka_rows(self.finish(), include_headers)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from krafka.arrow import (
@@ -78,6 +79,11 @@ def spark_schema(include_headers: bool) -> Any:
 def shape(wide: Any, include_headers: bool) -> Any:
     """The codec's wide Arrow rows in the Kafka source's columns."""
     return kafka_rows(wide, include_headers)
+
+
+def sink_rows(sink: Any, include_headers: bool) -> Any:
+    """A sink's rows made straight in the Kafka source's columns (`shape` of its wide rows)."""
+    return sink.finish_kafka(include_headers)
 
 
 def read_range(r: OffsetRange, options: SourceOptions) -> Iterator[Any]:
@@ -188,7 +194,7 @@ class _RangeReader:
             self.index.settle(self.listed)
             yield from self._flush()
         if self.sink.rows:
-            yield shape(self.sink.finish(), self.options.include_headers)
+            yield sink_rows(self.sink, self.options.include_headers)
 
     def _flush(self) -> Iterator[Any]:
         pending, self.pending = self.pending, []
@@ -201,8 +207,8 @@ class _RangeReader:
             aborted=aborted,
             window=Window(self.floor, self.range.end),
         )
-        for chunk in decode_into(self.sink, data, options, TASK_CHUNK_ROWS):
-            yield shape(chunk, self.options.include_headers)
+        rows = partial(sink_rows, include_headers=self.options.include_headers)
+        yield from decode_into(self.sink, data, options, TASK_CHUNK_ROWS, rows)
 
 
 def _lost(r: OffsetRange, options: SourceOptions, exc: KrafkaError | None, now_from: int) -> int:

@@ -10,7 +10,18 @@ from typing import Any
 import pytest
 
 from krafka._codec import implementations
-from krafka.arrow import AbortIndex, Window, decode_to_arrow, iter_arrow_batches, scan_headers
+from krafka.arrow import (
+    AbortIndex,
+    Options,
+    Window,
+    decode_into,
+    decode_to_arrow,
+    iter_arrow_batches,
+    kafka_rows,
+    new_sink,
+    scan_headers,
+    wide_rows,
+)
 from krafka.codec import Record, decode_batches, encode_batch
 from krafka.errors import CorruptRecordError
 
@@ -236,3 +247,62 @@ def test_bytearray_and_memoryview_inputs(testdata: Path, sink: str) -> None:
     padded = memoryview(b"xx" + raw)[2:]
     for buf in (bytearray(raw), memoryview(raw), padded):
         assert table_rows(decode_to_arrow(buf, implementation=sink)) == want
+
+
+def chunks(buf: bytes, sink: str, finish: Any, check_crc: bool = True) -> list[Any]:
+    """`buf`'s rows in chunks of 50 as `finish` makes them, from one sink."""
+    into = new_sink(sink, "t", 3, "us", Window())
+    options = Options(include_control=False, check_crc=check_crc, implementation=sink)
+    out = list(decode_into(into, buf, options, 50, finish))
+    return [*out, finish(into)] if into.rows else out
+
+
+@pytest.mark.parametrize("sink", SINKS)
+@pytest.mark.parametrize("include_headers", [True, False])
+def test_spark_rows_made_by_the_sink_are_kafka_rows_of_its_wide_rows(
+    testdata: Path, sink: str, include_headers: bool
+) -> None:
+    for path in golden_files(testdata):
+        buf = path.read_bytes()
+        want = [kafka_rows(c, include_headers) for c in chunks(buf, sink, wide_rows)]
+        got = chunks(buf, sink, lambda s: s.finish_kafka(include_headers))
+        assert [c.schema for c in got] == [c.schema for c in want], path.name
+        assert [c.to_pylist() for c in got] == [c.to_pylist() for c in want], path.name
+
+
+def log_append_time(batch: bytes) -> bytes:
+    """`batch` with its LogAppendTime attribute set (its CRC left stale)."""
+    out = bytearray(batch)
+    out[22] |= 0x08
+    return bytes(out)
+
+
+@pytest.mark.parametrize("include_headers", [True, False])
+def test_spark_rows_mixing_headers_nulls_and_timestamp_types_match_between_sinks(
+    include_headers: bool,
+) -> None:
+    """Rows with and without headers, null keys and values, CreateTime and LogAppendTime in
+    one chunk."""
+    with_headers = [
+        Record(i, 1_700_000_000_000 + i, None if i % 3 == 0 else b"k%d" % i,
+               None if i % 4 == 0 else b"v" * i, [("h", b"x"), ("n", None)] if i % 2 else [])
+        for i in range(40)
+    ]  # fmt: skip
+    plain = [Record(i, 1_700_000_000_100 + i, b"p", b"q", []) for i in range(40)]
+    buf = (
+        encode_batch(with_headers, "none", 0, -1, -1, -1, False)
+        + log_append_time(encode_batch(plain, "none", 40, -1, -1, -1, False))
+        + encode_batch(with_headers, "none", 80, -1, -1, -1, False)
+    )
+    got = {
+        sink: chunks(buf, sink, lambda s: s.finish_kafka(include_headers), check_crc=False)
+        for sink in SINKS
+    }
+    rows = {sink: [r for c in cs for r in c.to_pylist()] for sink, cs in got.items()}
+    assert len({json.dumps(r, default=repr) for r in rows.values()}) == 1
+    sample = rows["pure"]
+    assert [r["timestampType"] for r in sample[:80:40]] == [0, 1]
+    if include_headers:
+        assert sample[1]["headers"] == [{"key": "h", "value": b"x"}, {"key": "n", "value": None}]
+        assert sample[0]["headers"] is None and sample[40]["headers"] is None
+        assert sample[81]["headers"] == sample[1]["headers"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from krafka.arrow import decode_fetched, kafka_rows, live_abort_index
+from krafka.arrow import decode_fetched, live_abort_index, spark_rows
 
 if TYPE_CHECKING:
     from krafka.io.consumer.consumer import Consumer
@@ -68,8 +68,9 @@ def _decode(
         batch.data, topic=tp.topic, partition=tp.partition, start=batch.start, end=stop,
         aborted=aborted, check_crc=settings.check_crcs,
         max_decompressed_size=settings.max_decompressed_size, max_rows=max_records or _ONE_CHUNK,
+        finish=spark_rows,
     )  # fmt: skip
-    return map(kafka_rows, chunks), stop, stop < batch.next_offset
+    return chunks, stop, stop < batch.next_offset
 
 
 __all__ = ["poll_arrow"]
