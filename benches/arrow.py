@@ -1,13 +1,14 @@
 """Fetched batches to Arrow on one core: `poll_arrow`'s decode beside aiokafka + pyarrow.
 
     python benches/arrow.py [--records 1000000] [--per-batch 1000] [--codec none,zstd]
+                            [--max-records N]
 
 One fetched buffer (what a Fetch response holds for a partition) of `--records` records
 (`key-<i>` keys, 100-byte values, no headers) in batches of `--per-batch`, per codec. Each side
 turns it into a `pyarrow.RecordBatch` in `poll_arrow`'s schema (`krafka.arrow.kafka_schema()`:
 Spark's Kafka row with headers):
 
-- `krafka`: `decode_fetched` + `kafka_rows`, the decode `Consumer.poll_arrow` runs (records
+- `krafka`: `decode_fetched` with `spark_rows`, the decode `Consumer.poll_arrow` runs (records
   decoded by the compiled codec straight into Arrow buffers, no Python object per record);
 - `aiokafka+pyarrow`: aiokafka's compiled codec (`MemoryRecords`, its consumer's path) reading
   every record, then `pa.array` per column from those records (what a user of it would write).
@@ -35,7 +36,7 @@ import pyarrow as pa
 from _timing import rate, table
 from aiokafka.record.memory_records import MemoryRecords
 
-from krafka.arrow import decode_fetched, kafka_rows, kafka_schema
+from krafka.arrow import decode_fetched, kafka_schema, spark_rows
 from krafka.codec import Record, encode_batch
 
 VALUE = b"x" * 100
@@ -53,11 +54,10 @@ def fetched(records: int, per_batch: int, codec: str) -> bytes:
     return b"".join(parts)
 
 
-def krafka(buf: bytes, records: int) -> Callable[[], Any]:
+def krafka(buf: bytes, records: int, max_rows: int = 1 << 62) -> Callable[[], Any]:
     def run() -> Any:
-        chunks = decode_fetched(buf, topic="t", partition=0, start=0, end=records,
-                                max_rows=1 << 62)  # fmt: skip
-        out = [kafka_rows(chunk) for chunk in chunks]
+        out = list(decode_fetched(buf, topic="t", partition=0, start=0, end=records,
+                                  max_rows=max_rows, finish=spark_rows))  # fmt: skip
         assert sum(b.num_rows for b in out) == records
         return out
 
@@ -110,13 +110,17 @@ def main() -> None:
     parser.add_argument("--per-batch", type=int, default=1000)
     parser.add_argument("--codec", default="none,zstd")
     parser.add_argument("--samples", type=int, default=7)
+    parser.add_argument("--max-records", type=int, default=None,
+                        help="krafka's rows per Arrow batch, as poll_arrow(max_records=...); "
+                        "default: one batch per fetched buffer")  # fmt: skip
     args = parser.parse_args()
     rows = []
     for codec in args.codec.split(","):
         buf = fetched(args.records, args.per_batch, codec)
-        assert krafka(buf, args.records)()[0].schema == aiokafka(buf, args.records)().schema
+        mine_run = krafka(buf, args.records, args.max_records or 1 << 62)
+        assert mine_run()[0].schema == aiokafka(buf, args.records)().schema
         timings = measure(
-            {"krafka": krafka(buf, args.records), "aiokafka": aiokafka(buf, args.records)},
+            {"krafka": mine_run, "aiokafka": aiokafka(buf, args.records)},
             args.samples,
         )
         n, mine, peer = args.records, timings["krafka"], timings["aiokafka"]
