@@ -14,19 +14,14 @@ Decoders have the signature `(buf: memoryview, pos: int) -> (obj, pos)`; encoder
 The source of every generated message's codecs, all versions, is committed in
 `krafka.protocol.codecs` (one module per message module, written by
 `tools/generate_protocol.py` with `module_source`), so a client imports compiled functions
-instead of generating and exec'ing them at start. Where that module's bytecode is not cached
-and will not be (PYTHONDONTWRITEBYTECODE), importing it would compile every version's functions
-from source, which costs more than generating the one version used: then, as for a struct
-outside the generated messages, the codec is generated here on first use.
+instead of generating and exec'ing them at start; a struct outside the generated messages has
+its codec generated here on first use.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import os
 import struct
-import sys
 import uuid
 from collections.abc import Callable
 from types import ModuleType
@@ -42,7 +37,6 @@ _DECODERS: dict[tuple[type[Struct], int], Decoder] = {}
 _ENCODERS: dict[tuple[type[Struct], int], Encoder] = {}
 _MESSAGES = "krafka.protocol.messages."
 _CODECS = "krafka.protocol.codecs."
-_CODEC_MODULES: dict[str, ModuleType | None] = {}
 
 
 _UNSET = object()
@@ -256,36 +250,17 @@ def decoder(cls: type[Struct], version: int) -> Decoder:
 def build_decoder(cls: type[Struct], version: int) -> Decoder:
     """Generate and compile the decoder (what `krafka.protocol.codecs` holds for messages)."""
     unit = _Unit(committed=False)
-    name = unit.function(
-        ("d", cls, version, ""), f"d_{cls.__name__}_{version}", _emit_decoder, cls, version
-    )
+    name = unit.function(("d", cls, version, ""), "_decode", _emit_decoder, cls, version)
     return unit.compiled(name)  # type: ignore[no-any-return]
 
 
 def _committed(cls: type[Struct], name: str) -> Any:
     """The committed function `name` of a generated message's struct, or None for a struct
-    defined elsewhere (or whose codec module would be compiled from source)."""
+    defined elsewhere."""
     module = cls.__module__
     if not module.startswith(_MESSAGES):
         return None
-    stem = module[len(_MESSAGES) :]
-    if stem not in _CODEC_MODULES:
-        codecs = _CODECS + stem
-        _CODEC_MODULES[stem] = importlib.import_module(codecs) if _loads_bytecode(codecs) else None
-    return getattr(_CODEC_MODULES[stem], name, None)
-
-
-def _loads_bytecode(module: str) -> bool:
-    """Whether importing `module` loads bytecode: cached already, or cached by this first
-    import (bytecode writing on), or shipped without source."""
-    if module in sys.modules or not sys.dont_write_bytecode:
-        return True
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None:
-        return False
-    if not spec.origin.endswith(".py"):
-        return True
-    return os.path.exists(importlib.util.cache_from_source(spec.origin))
+    return getattr(importlib.import_module(_CODECS + module[len(_MESSAGES) :]), name, None)
 
 
 def _read_uvarint(src: _Source, ind: int, var: str) -> None:
@@ -478,9 +453,7 @@ def encoder(cls: type[Struct], version: int) -> Encoder:
 def build_encoder(cls: type[Struct], version: int) -> Encoder:
     """Generate and compile the encoder (what `krafka.protocol.codecs` holds for messages)."""
     unit = _Unit(committed=False)
-    name = unit.function(
-        ("e", cls, version, ""), f"e_{cls.__name__}_{version}", _emit_encoder, cls, version
-    )
+    name = unit.function(("e", cls, version, ""), "_encode", _emit_encoder, cls, version)
     return unit.compiled(name)  # type: ignore[no-any-return]
 
 
