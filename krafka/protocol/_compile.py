@@ -1,4 +1,4 @@
-"""Specialised encoders and decoders per (struct class, version).
+"""Specialised encoders and decoders, generated per (struct class, version) on first use.
 
 For one version a struct's layout is fixed, so its codec can be straight-line code: runs of
 fixed-size fields become a single precompiled `struct.Struct` call, fields the version lacks
@@ -10,21 +10,13 @@ bytes before it is used, so hostile input never drives an allocation.
 
 Decoders have the signature `(buf: memoryview, pos: int) -> (obj, pos)`; encoders
 `(obj, ap) -> None`, where `ap` appends a bytes-like part.
-
-The source of every generated message's codecs, all versions, is committed in
-`krafka.protocol.codecs` (one module per message module, written by
-`tools/generate_protocol.py` with `module_source`), so a client imports compiled functions
-instead of generating and exec'ing them at start; a struct outside the generated messages has
-its codec generated here on first use.
 """
 
 from __future__ import annotations
 
-import importlib
 import struct
 import uuid
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 from krafka.protocol.schema import INT_KINDS, FieldSpec, Struct
@@ -35,8 +27,6 @@ Encoder = Callable[[Any, Callable[[Any], None]], None]
 _SIZES = {kind: struct.calcsize(">" + fmt) for kind, fmt in INT_KINDS.items()}
 _DECODERS: dict[tuple[type[Struct], int], Decoder] = {}
 _ENCODERS: dict[tuple[type[Struct], int], Encoder] = {}
-_MESSAGES = "krafka.protocol.messages."
-_CODECS = "krafka.protocol.codecs."
 
 
 _UNSET = object()
@@ -88,10 +78,8 @@ def _write_tags(ap: Callable[[Any], None], known: list[tuple[int, bytes]], unkno
         ap(data)
 
 
-def base_namespace() -> dict[str, Any]:
-    """The helpers every generated function refers to (a committed codec module's globals)."""
+def _base_namespace() -> dict[str, Any]:
     return {
-        "_Struct": struct.Struct,
         "_Bad": _Bad,
         "_uvs": _uvarint_slow,
         "_uvb": _uvarint_bytes,
@@ -116,103 +104,19 @@ def _in(rng: tuple[int, int], version: int) -> bool:
     return rng[0] <= version <= rng[1]
 
 
-_SAFE = str.maketrans({"?": "Z"})
-
-
-class _Unit:
-    """Functions generated together and the names they refer to: at run time one struct's
-    codec (nested structs' codecs are referred to, built on their own), for the committed source
-    every struct of a message module in every version (nested ones emitted alongside; a function
-    whose text another version already has is an alias of it)."""
-
-    def __init__(self, committed: bool) -> None:
-        self.committed = committed
-        self.functions: list[str] = []
-        self.consts: dict[str, tuple[Any, str]] = {}
-        self.classes: dict[str, type[Struct]] = {}
-        self.names: dict[tuple[str, type[Struct], int, str], str] = {}
-        self.bodies: dict[str, str] = {}
-        self.aliases: list[tuple[str, str]] = []
-
-    def const(self, name: str, value: Any, expr: str) -> str:
-        self.consts[name] = (value, expr)
-        return name
-
-    def struct_method(self, fmt: str, method: str) -> str:
-        """`struct.Struct(">" + fmt).<method>` (`unpack_from` or `pack`)."""
-        name = f"_{method[0].upper()}_{fmt.translate(_SAFE)}"
-        value = getattr(struct.Struct(">" + fmt), method)
-        return self.const(name, value, f"_Struct({'>' + fmt!r}).{method}")
-
-    def cls(self, cls: type[Struct]) -> str:
-        self.classes[cls.__name__] = cls
-        return self.const(cls.__name__, cls, cls.__name__)
-
-    def spec(self, cls: type[Struct], index: int) -> str:
-        name = f"_f_{cls.__name__}_{index}"
-        return self.const(name, cls._FIELDS[index], f"{cls.__name__}._FIELDS[{index}]")
-
-    def decoder(self, cls: type[Struct], version: int) -> str:
-        name = f"d_{cls.__name__}_{version}"
-        if not self.committed:
-            return self.const(name, decoder(cls, version), name)
-        return self.function(("d", cls, version, ""), name, _emit_decoder, cls, version)
-
-    def encoder(self, cls: type[Struct], version: int) -> str:
-        name = f"e_{cls.__name__}_{version}"
-        if not self.committed:
-            return self.const(name, encoder(cls, version), name)
-        return self.function(("e", cls, version, ""), name, _emit_encoder, cls, version)
-
-    def tag_reader(self, cls: type[Struct], f: FieldSpec, version: int) -> str:
-        name = f"r_{cls.__name__}_{f.name}_{version}"
-        return self.function(("r", cls, version, f.name), name, _emit_tag_reader, f, version)
-
-    def tag_writer(self, cls: type[Struct], f: FieldSpec, version: int) -> str:
-        name = f"w_{cls.__name__}_{f.name}_{version}"
-        return self.function(("w", cls, version, f.name), name, _emit_tag_writer, f, version)
-
-    def function(
-        self,
-        key: tuple[str, type[Struct], int, str],
-        name: str,
-        emit: Callable[..., None],
-        *args: Any,
-    ) -> str:
-        """The name of the function `emit(src, *args)` writes, emitting it on first use."""
-        known = self.names.get(key)
-        if known is not None:
-            return known
-        src = _Source(self, name)
-        emit(src, *args)
-        text = "\n".join(src.lines)
-        canonical = name
-        if self.committed:
-            canonical = self.bodies.setdefault(text.replace(f"def {name}(", "def _(", 1), name)
-        if canonical == name:
-            self.functions.append(text)
-        else:
-            self.aliases.append((name, canonical))
-        self.names[key] = canonical
-        return canonical
-
-    def compiled(self, name: str) -> Any:
-        """Compile and run every function of the unit; the one called `name`."""
-        ns = base_namespace()
-        ns.update((const, value) for const, (value, _) in self.consts.items())
-        code = compile("\n\n".join(self.functions) + "\n", f"<krafka.protocol {name}>", "exec")
-        exec(code, ns)
-        return ns[name]
-
-
 class _Source:
-    """Lines of one generated function."""
+    """Lines of one generated function plus the constants it refers to."""
 
-    def __init__(self, unit: _Unit, name: str) -> None:
+    def __init__(self, ns: dict[str, Any]) -> None:
         self.lines: list[str] = []
-        self.unit = unit
-        self.name = name
+        self.ns = ns
         self.counter = 0
+
+    def const(self, value: Any, prefix: str = "_k") -> str:
+        self.counter += 1
+        name = f"{prefix}{self.counter}"
+        self.ns[name] = value
+        return name
 
     def tmp(self, prefix: str = "t") -> str:
         self.counter += 1
@@ -242,25 +146,9 @@ def _fixed_run(fields: list[FieldSpec], i: int, version: int, flex: bool) -> int
 def decoder(cls: type[Struct], version: int) -> Decoder:
     fn = _DECODERS.get((cls, version))
     if fn is None:
-        fn = _committed(cls, f"d_{cls.__name__}_{version}") or build_decoder(cls, version)
+        fn = _build_decoder(cls, version)
         _DECODERS[(cls, version)] = fn
     return fn
-
-
-def build_decoder(cls: type[Struct], version: int) -> Decoder:
-    """Generate and compile the decoder (what `krafka.protocol.codecs` holds for messages)."""
-    unit = _Unit(committed=False)
-    name = unit.function(("d", cls, version, ""), "_decode", _emit_decoder, cls, version)
-    return unit.compiled(name)  # type: ignore[no-any-return]
-
-
-def _committed(cls: type[Struct], name: str) -> Any:
-    """The committed function `name` of a generated message's struct, or None for a struct
-    defined elsewhere."""
-    module = cls.__module__
-    if not module.startswith(_MESSAGES):
-        return None
-    return getattr(importlib.import_module(_CODECS + module[len(_MESSAGES) :]), name, None)
 
 
 def _read_uvarint(src: _Source, ind: int, var: str) -> None:
@@ -310,11 +198,11 @@ def _emit_read_element(
 ) -> None:
     kind = f.kind
     if kind in INT_KINDS:
-        unpack = src.unit.struct_method(INT_KINDS[kind], "unpack_from")
+        unpack = src.const(struct.Struct(">" + INT_KINDS[kind]).unpack_from, "_U")
         src.add(ind, f"{var}, = {unpack}(buf, pos)")
         src.add(ind, f"pos += {_SIZES[kind]}")
     elif kind == "struct":
-        dec = src.unit.decoder(f.struct, version)
+        dec = src.const(decoder(f.struct, version), "_d")
         if nullable and not f.array:
             src.add(ind, "if buf[pos] > 127:")
             src.add(ind + 1, "pos += 1")
@@ -352,11 +240,13 @@ def _field_flex(f: FieldSpec, flex: bool, version: int) -> bool:
     return flex if f.flexible is None else _in(f.flexible, version)
 
 
-def _emit_decoder(src: _Source, cls: type[Struct], version: int) -> None:
+def _build_decoder(cls: type[Struct], version: int) -> Decoder:
+    ns = _base_namespace()
+    src = _Source(ns)
     flex = _in(cls._FLEX, version)
     fields = list(cls._FIELDS)
     names = [f"v{i}" for i in range(len(fields))]
-    src.add(0, f"def {src.name}(buf, pos):")
+    src.add(0, "def _decode(buf, pos):")
     src.add(1, "end = len(buf)")
     tagged: list[int] = []
     i = 0
@@ -364,10 +254,11 @@ def _emit_decoder(src: _Source, cls: type[Struct], version: int) -> None:
         f = fields[i]
         j = _fixed_run(fields, i, version, flex)
         if j > i:
-            fmt = "".join(INT_KINDS[g.kind] for g in fields[i:j])
-            unpack = src.unit.struct_method(fmt, "unpack_from")
+            fmt = ">" + "".join(INT_KINDS[g.kind] for g in fields[i:j])
+            st = struct.Struct(fmt)
+            unpack = src.const(st.unpack_from, "_G")
             src.add(1, f"{', '.join(names[i:j])}, = {unpack}(buf, pos)")
-            src.add(1, f"pos += {struct.calcsize('>' + fmt)}")
+            src.add(1, f"pos += {st.size}")
             i = j
             continue
         if flex and f.is_tagged(version):
@@ -377,8 +268,8 @@ def _emit_decoder(src: _Source, cls: type[Struct], version: int) -> None:
             _emit_read(src, 1, f, names[i], version, _field_flex(f, flex, version))
         i += 1
     if flex:
-        _emit_read_tags(src, cls, [(fields[k], names[k]) for k in tagged], version)
-    src.add(1, f"o = _new({src.unit.cls(cls)})")
+        _emit_read_tags(src, [(fields[k], names[k]) for k in tagged], version)
+    src.add(1, f"o = _new({src.const(cls, '_C')})")
     # Fields this version lacks are left unset: `Struct.__getattr__` fills in their default on
     # first access, which saves building default sub-structs for every decoded partition.
     for k, (f, name) in enumerate(zip(fields, names, strict=True)):
@@ -393,18 +284,19 @@ def _emit_decoder(src: _Source, cls: type[Struct], version: int) -> None:
         src.add(1, "if ex:")
         src.add(2, "o.explicit_tags = ex")
     src.add(1, "return o, pos")
+    return _exec(src, "_decode", f"{cls.__name__}_v{version}_decode")  # type: ignore[no-any-return]
 
 
-def _emit_tag_reader(src: _Source, f: FieldSpec, version: int) -> None:
-    src.add(0, f"def {src.name}(buf, pos):")
+def _tag_reader(f: FieldSpec, version: int) -> Decoder:
+    src = _Source(_base_namespace())
+    src.add(0, "def _read(buf, pos):")
     src.add(1, "end = len(buf)")
     _emit_read(src, 1, f, "v", version, True)
     src.add(1, "return v, pos")
+    return _exec(src, "_read", f"{f.name}_v{version}_tag")  # type: ignore[no-any-return]
 
 
-def _emit_read_tags(
-    src: _Source, cls: type[Struct], known: list[tuple[FieldSpec, str]], version: int
-) -> None:
+def _emit_read_tags(src: _Source, known: list[tuple[FieldSpec, str]], version: int) -> None:
     _read_uvarint(src, 1, "nt")
     src.add(1, "if nt:")
     src.add(2, "if nt > end - pos:")
@@ -418,7 +310,7 @@ def _emit_read_tags(
     src.add(4, "raise _Bad")
     kw = "if"
     for f, name in known:
-        reader = src.unit.tag_reader(cls, f, version)
+        reader = src.const(_tag_reader(f, version), "_r")
         src.add(3, f"{kw} tg == {f.tag}:")
         src.add(4, f"{name}, used = {reader}(buf[pos:pos + sz], 0)")
         src.add(4, f"ex.append({f.tag})")
@@ -438,6 +330,12 @@ def _emit_read_tags(
     src.add(2, "ex = _EMPTY")
 
 
+def _exec(src: _Source, name: str, filename: str) -> Any:
+    code = compile("\n".join(src.lines) + "\n", f"<krafka.protocol {filename}>", "exec")
+    exec(code, src.ns)
+    return src.ns[name]
+
+
 # --------------------------------------------------------------------------------------------
 # Encoders
 
@@ -445,16 +343,9 @@ def _emit_read_tags(
 def encoder(cls: type[Struct], version: int) -> Encoder:
     fn = _ENCODERS.get((cls, version))
     if fn is None:
-        fn = _committed(cls, f"e_{cls.__name__}_{version}") or build_encoder(cls, version)
+        fn = _build_encoder(cls, version)
         _ENCODERS[(cls, version)] = fn
     return fn
-
-
-def build_encoder(cls: type[Struct], version: int) -> Encoder:
-    """Generate and compile the encoder (what `krafka.protocol.codecs` holds for messages)."""
-    unit = _Unit(committed=False)
-    name = unit.function(("e", cls, version, ""), "_encode", _emit_encoder, cls, version)
-    return unit.compiled(name)  # type: ignore[no-any-return]
 
 
 def _write_length(src: _Source, ind: int, expr: str, ap: str, flex: bool, wide: bool) -> None:
@@ -500,12 +391,12 @@ def _emit_write_element(
 ) -> None:
     kind = f.kind
     if kind in INT_KINDS:
-        pack = src.unit.struct_method(INT_KINDS[kind], "pack")
+        pack = src.const(struct.Struct(">" + INT_KINDS[kind]).pack, "_P")
         src.add(ind, f"{ap}({pack}({var}))")
         return
     if kind == "struct":
-        enc = src.unit.encoder(f.struct, version)
-        cls = src.unit.cls(f.struct)
+        enc = src.const(encoder(f.struct, version), "_e")
+        cls = src.const(f.struct, "_C")
         if nullable and not f.array:
             src.add(ind, f"if {var} is None:")
             src.add(ind + 1, f"{ap}(b'\\xff')")
@@ -532,35 +423,38 @@ def _emit_write_element(
     src.add(ind + 1, f"{ap}({data})")
 
 
-def _emit_tag_writer(src: _Source, f: FieldSpec, version: int) -> None:
-    src.add(0, f"def {src.name}(v, ap):")
+def _tag_writer(f: FieldSpec, version: int) -> Encoder:
+    src = _Source(_base_namespace())
+    src.add(0, "def _write(v, ap):")
     _emit_write(src, 1, f, "v", "ap", version, True)
+    return _exec(src, "_write", f"{f.name}_v{version}_tagw")  # type: ignore[no-any-return]
 
 
-def _emit_encoder(src: _Source, cls: type[Struct], version: int) -> None:
+def _build_encoder(cls: type[Struct], version: int) -> Encoder:
+    src = _Source(_base_namespace())
     flex = _in(cls._FLEX, version)
     fields = list(cls._FIELDS)
-    src.add(0, f"def {src.name}(o, ap):")
-    tagged: list[int] = []
+    src.add(0, "def _encode(o, ap):")
+    tagged: list[FieldSpec] = []
     i = 0
     while i < len(fields):
         f = fields[i]
         j = _fixed_run(fields, i, version, flex)
         if j > i:
-            fmt = "".join(INT_KINDS[g.kind] for g in fields[i:j])
-            pack = src.unit.struct_method(fmt, "pack")
+            fmt = ">" + "".join(INT_KINDS[g.kind] for g in fields[i:j])
+            pack = src.const(struct.Struct(fmt).pack, "_G")
             args = ", ".join(f"o.{g.name}" for g in fields[i:j])
             src.add(1, f"ap({pack}({args}))")
             i = j
             continue
         if flex and f.is_tagged(version):
-            tagged.append(i)
+            tagged.append(f)
         elif f.present(version):
             var = src.tmp("v")
             src.add(1, f"{var} = o.{f.name}")
             _emit_write(src, 1, f, var, "ap", version, _field_flex(f, flex, version))
         elif not f.ignorable:
-            spec = src.unit.spec(cls, i)
+            spec = src.const(f, "_F")
             src.add(1, f"if not {spec}.is_default(o.{f.name}):")
             src.add(2, "raise _Bad")
         i += 1
@@ -576,10 +470,9 @@ def _emit_encoder(src: _Source, cls: type[Struct], version: int) -> None:
     else:
         src.add(1, "known = []")
         src.add(1, "et = o.explicit_tags")
-        for k in tagged:
-            f = fields[k]
-            spec = src.unit.spec(cls, k)
-            writer = src.unit.tag_writer(cls, f, version)
+        for f in tagged:
+            spec = src.const(f, "_F")
+            writer = src.const(_tag_writer(f, version), "_w")
             src.add(1, f"v = o.{f.name}")
             src.add(1, f"if {f.tag} in et or not {spec}.is_default(v):")
             src.add(2, "p = []")
@@ -591,46 +484,4 @@ def _emit_encoder(src: _Source, cls: type[Struct], version: int) -> None:
         src.add(2, "ap(b'\\x00')")
     if len(src.lines) == 1:
         src.add(1, "pass")
-
-
-# --------------------------------------------------------------------------------------------
-# Committed source
-
-
-def module_source(module: ModuleType, import_name: str) -> str:
-    """The source of `krafka.protocol.codecs.<name>` for the generated message module `module`
-    (importable as `import_name`): the decoder and encoder of each of its structs in every
-    version, named `d_<Struct>_<version>` and `e_<Struct>_<version>`."""
-    structs = [
-        value
-        for key, value in vars(module).items()
-        if isinstance(value, type)
-        and issubclass(value, Struct)
-        and value.__module__ == module.__name__
-        and not key.startswith("_")
-    ]
-    unit = _Unit(committed=True)
-    for cls in structs:
-        for version in range(cls._VERSIONS[0], cls._VERSIONS[1] + 1):
-            unit.decoder(cls, version)
-            unit.encoder(cls, version)
-    lines = [
-        "# Generated by tools/generate_protocol.py. Do not edit.",
-        f'"""The decoder and encoder of every struct of `{import_name}`',
-        "in every version, as `krafka.protocol._compile` generates them: committed, so that",
-        'none is generated and exec\'d at run time."""',
-        "",
-        "from krafka.protocol._compile import base_namespace",
-        f"from {import_name} import (",
-        *(f"    {name}," for name in sorted(unit.classes)),
-        ")",
-        "",
-        "globals().update(base_namespace())",
-        "",
-        *(f"{name} = {expr}" for name, (_, expr) in sorted(unit.consts.items()) if name != expr),
-    ]
-    for text in unit.functions:
-        lines += ["", "", text]
-    lines += ["", ""]
-    lines += [f"{name} = {canonical}" for name, canonical in unit.aliases]
-    return "\n".join(lines) + "\n"
+    return _exec(src, "_encode", f"{cls.__name__}_v{version}_encode")  # type: ignore[no-any-return]
