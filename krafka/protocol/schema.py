@@ -2,10 +2,9 @@
 
 The generated modules in `krafka.protocol.messages` declare one slotted dataclass per
 struct and describe its wire layout as a tuple of `FieldSpec`. Encoding and decoding are done by
-per-(class, version) functions that `krafka.protocol._compile` generates (committed for the
-generated messages in `krafka.protocol.codecs`, loaded on first use); if a fast function fails,
-the reference interpreter in `krafka.protocol._interp` runs the same input again to raise a
-precise `LocalProtocolError` / `RemoteProtocolError` naming the field.
+per-(class, version) functions that `krafka.protocol._compile` generates on first use; if a fast
+function fails, the reference interpreter in `krafka.protocol._interp` runs the same input again
+to raise a precise `LocalProtocolError` / `RemoteProtocolError` naming the field.
 """
 
 from __future__ import annotations

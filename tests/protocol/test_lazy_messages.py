@@ -1,6 +1,5 @@
 """What using the protocol layer loads: a message module when one of its names is first used,
-a class of `REQUESTS` / `RESPONSES` when it is looked up, and the committed codecs
-(`krafka.protocol.codecs`) rather than code generated at run time. Imports are observed in a
+a class of `REQUESTS` / `RESPONSES` when it is looked up. Imports are observed in a
 fresh interpreter (`sys.modules`), since this one has loaded everything."""
 
 from __future__ import annotations
@@ -10,13 +9,10 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from krafka.protocol import REQUESTS, RESPONSES, _compile, messages
-from krafka.protocol.api_table import ApiTable
-from krafka.protocol.messages.fetch_response import FetchResponse
+from krafka.protocol import messages
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,26 +56,3 @@ def test_every_exported_name_resolves_and_is_listed() -> None:
     assert set(messages.__all__) <= set(namespace)
     with pytest.raises(AttributeError, match="NoSuchRequest"):
         _ = messages.NoSuchRequest
-
-
-def test_a_message_codec_is_the_committed_one() -> None:
-    for function in (_compile.decoder(FetchResponse, 16), _compile.encoder(FetchResponse, 16)):
-        assert Path(function.__code__.co_filename).parts[-2:] == ("codecs", "fetch_response.py")
-
-
-@pytest.mark.parametrize("table", [REQUESTS, RESPONSES], ids=["requests", "responses"])
-def test_the_committed_codecs_do_what_generated_ones_do(table: ApiTable[Any, Any]) -> None:
-    """The committed functions and the ones `_compile` generates at run time for a struct
-    outside the messages write the same bytes and read them back alike."""
-    for cls in table.values():
-        for version in range(cls.MIN_VERSION, cls.MAX_VERSION + 1):
-            committed: list[bytes] = []
-            generated: list[bytes] = []
-            _compile.encoder(cls, version)(cls(), committed.append)
-            _compile.build_encoder(cls, version)(cls(), generated.append)
-            data = b"".join(committed)
-            assert data == b"".join(generated), (cls.__name__, version)
-            view = memoryview(data)
-            assert _compile.decoder(cls, version)(view, 0) == _compile.build_decoder(cls, version)(
-                view, 0
-            )
