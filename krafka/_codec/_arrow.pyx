@@ -633,7 +633,7 @@ cdef class ArrowSink:
         """The rows so far as a `pyarrow.RecordBatch` (wide schema); the sink is emptied."""
         pa = _pyarrow()
         schema = arrow_schema(self.timestamp_unit)
-        cdef Py_ssize_t n = self._rows, nh = self._nh
+        cdef Py_ssize_t n = self._rows
         self._remember_sizes()
         key_ok, key_nulls = self._validity(F_KEY)
         value_ok, value_nulls = self._validity(F_VALUE)
@@ -642,17 +642,8 @@ cdef class ArrowSink:
         txn = self._bits(F_TXN)
         control = self._bits(F_CONTROL)
         ts_type = self._timestamp_types()
-        hv_ok, hv_nulls = _pack(self.hvok.p, nh)
         header_type = schema.field("headers").type
-        struct = pa.Array.from_buffers(
-            header_type.value_type, nh, [None],
-            children=[
-                pa.Array.from_buffers(pa.string(), nh,
-                                      [None, _buf(_take(&self.hkoff)), _buf(_take(&self.hkdat))]),
-                pa.Array.from_buffers(pa.binary(), nh,
-                                      [hv_ok, _buf(_take(&self.hvoff)), _buf(_take(&self.hvdat))],
-                                      null_count=hv_nulls),
-            ])
+        struct = self._header_pairs(header_type)
         arrays = [
             self._constant("topic", n),
             self._constant("partition", n),
@@ -737,8 +728,16 @@ cdef class ArrowSink:
                 present.p[i >> 3] |= <uint8_t>(1 << (i & 7))
             else:
                 nulls += 1
+        return pa.Array.from_buffers(
+            header_type, n, [_buf(present) if nulls else None, _buf(_take(&self.hoff))],
+            null_count=nulls, children=[self._header_pairs(header_type)])
+
+    cdef object _header_pairs(self, object header_type):
+        """The (key, value) structs of every header so far, the headers column's child."""
+        pa = _pyarrow()
+        cdef Py_ssize_t nh = self._nh
         hv_ok, hv_nulls = _pack(self.hvok.p, nh)
-        struct = pa.Array.from_buffers(
+        return pa.Array.from_buffers(
             header_type.value_type, nh, [None],
             children=[
                 pa.Array.from_buffers(pa.string(), nh,
@@ -747,9 +746,6 @@ cdef class ArrowSink:
                                       [hv_ok, _buf(_take(&self.hvoff)), _buf(_take(&self.hvdat))],
                                       null_count=hv_nulls),
             ])
-        return pa.Array.from_buffers(
-            header_type, n, [_buf(present) if nulls else None, _buf(_take(&self.hoff))],
-            null_count=nulls, children=[struct])
 
     cdef _Mem _bits(self, uint8_t bit):
         """A bitmap of the rows whose flag byte has `bit`."""
