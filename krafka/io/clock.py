@@ -1,10 +1,10 @@
 """The one clock of krafka's io: `anyio.current_time()`, the event loop's clock.
 
 Every `now` handed to a sans-IO machine and every deadline slept on come from it, so times
-from different parts of a client compare (trio's clock is offset from `time.monotonic` by a
-random amount: two clocks made a producer's topics look idle for hours to its metadata).
-Wall-clock timestamps (record timestamps, token expiry) are a different quantity and come
-from `time.time()`, as inputs.
+from different parts of a client compare (trio's clock is offset from the process's monotonic
+clock by a random amount: two clocks made a producer's topics look idle for hours to its
+metadata). Wall-clock timestamps (record timestamps, token expiry) are a different quantity,
+handed to the machines as inputs.
 """
 
 from __future__ import annotations
