@@ -11,6 +11,11 @@ new batch goes on to the engine's `append` (the producer's `_append_new`), with 
 chosen; the async producer's driver is woken (on the loop) when a batch opened or sealed.
 Otherwise hand the record over (the producer's `_queue`). It refers to its producer weakly (the producer holds
 it), so a producer nobody closed is still collected.
+
+Per record it reads no more than it must: closing is a flag of its own (`close()`, which the
+producer calls first when it closes; the producer's weak reference is followed only to queue),
+`engine.due` is read only for a record `open_c` could not take, and the future's `_handle` slot
+is set through its member descriptor (no attribute lookup by name).
 """
 
 cimport cython
@@ -19,6 +24,15 @@ from krafka.sansio.producer._append cimport OpenAppender
 from krafka.sansio.producer.record import check_record, check_timestamp
 from krafka.sync._parking cimport ParkingLock
 from krafka.sync._untracked cimport alloc_untracked
+
+
+cdef extern from *:
+    """
+    static int krafka_set_member(PyObject *member, PyObject *obj, PyObject *value) {
+        return Py_TYPE(member)->tp_descr_set(member, obj, value);
+    }
+    """
+    int set_member "krafka_set_member" (object member, object obj, object value) except -1
 
 
 @cython.final
@@ -36,6 +50,8 @@ cdef class DirectSend:
     cdef object _closed_error
     cdef object _wake
     cdef OpenAppender _appender
+    cdef object _handle_slot  # the futures' `_handle` member descriptor
+    cdef bint _closed
 
     def __cinit__(self, producer_ref, ParkingLock parking, outbox, type future_type, client,
                   call_soon, append_new, closed_error):
@@ -51,12 +67,16 @@ cdef class DirectSend:
         self._wake = client.driver.wake
         appender = getattr(self._engine.append_open, "__self__", None)
         self._appender = appender if isinstance(appender, OpenAppender) else None
+        self._handle_slot = _member(future_type, "_handle")
+
+    def close(self):
+        """Refuse every later `send` (the producer is closing)."""
+        self._closed = True
 
     def send(self, topic, value=None, key=None, *, headers=None, partition=None,
              timestamp=None):
         """Send one record; returns its future at once."""
-        producer = self._producer()
-        if producer is None or producer._closed:
+        if self._closed:
             raise self._closed_error("producer is closed")
         cdef object future = alloc_untracked(self._future_type)
         cdef object outbox = self._outbox
@@ -74,17 +94,17 @@ cdef class DirectSend:
             try:
                 if outbox.idle and self._client.direct:
                     handle = None
-                    due = self._engine.due
                     if self._appender is not None:
                         handle = self._appender.open_c(topic, partition, timestamp, key, value,
                                                        &sealed, &used)
                         if handle is None and partition is None and used >= 0:
                             partition = used
                     if handle is None:
+                        due = self._engine.due  # (`open_c` changes it only when it seals)
                         handle = self._append_new(topic, partition, timestamp, key, value)
                         sealed = sealed or (not due and self._engine.due)
                     if handle is not None:
-                        future._handle = handle
+                        set_member(self._handle_slot, future, handle)
                         if sealed:
                             self._call_soon(self._wake)
                         return future
@@ -93,4 +113,18 @@ cdef class DirectSend:
                 raise
             finally:
                 self._parking.resume_c()
+        producer = self._producer()
+        if producer is None:
+            raise self._closed_error("producer is closed")
         return producer._queue(topic, value, key, headers, partition, timestamp, future)
+
+
+cdef object _member(type cls, str name):
+    """The member descriptor (slot) `name` of `cls` or of the nearest base defining it."""
+    for base in cls.__mro__:
+        found = base.__dict__.get(name)
+        if found is not None:
+            if type(found).__name__ != "member_descriptor":
+                raise TypeError(f"{cls.__name__}.{name} is not a slot")
+            return found
+    raise TypeError(f"{cls.__name__} has no slot {name}")

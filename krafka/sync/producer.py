@@ -98,6 +98,8 @@ class Producer(SyncClient[AsyncProducer]):
     _async_class = AsyncProducer
     #: Records queued for the background thread before `send` waits (bounds memory).
     queue_limit = 1000
+    #: The compiled `send`'s object (`_send.pyx`), told when the producer closes.
+    _direct: Any = None
 
     def _started(self) -> None:
         self._outbox = Outbox(self._client, self._thread, self.queue_limit)
@@ -115,10 +117,11 @@ class Producer(SyncClient[AsyncProducer]):
             self.send = self._traced_send  # type: ignore[method-assign]
             return
         if compiled is not None:
-            self.send = compiled(  # type: ignore[method-assign]
+            self._direct = compiled(
                 weakref.ref(self), parking, self._outbox, self._future_type, self._client,
                 self._thread.call_soon, self._append_new, InvalidStateError,
-            ).send  # fmt: skip
+            )  # fmt: skip
+            self.send = self._direct.send  # type: ignore[method-assign]
         if tracing is not None:
             self.send = context_send(tracing, self.send)  # type: ignore[method-assign]
 
@@ -325,6 +328,13 @@ class Producer(SyncClient[AsyncProducer]):
     ) -> Any:
         await self._outbox.pump()  # records sent before a call reach the producer first
         return await method(self._client, *args, **kwargs)
+
+    def close(self, timeout: float | None = None) -> None:
+        """Close the producer (as the async `close(timeout)`: records sent before are
+        delivered first, within the timeout), then stop its thread; `send` refuses from now."""
+        if self._direct is not None:
+            self._direct.close()
+        super().close(timeout)
 
     async def _close_on_loop(self, timeout: float | None) -> None:
         """Hand over the queued records (within the timeout: a send may wait for metadata or
