@@ -4,9 +4,6 @@
 (pending, failed, split, completed the standard way) goes to the Python method, the reference
 (`krafka.sync.delivery`), given once by `configure`."""
 
-#: `Future._state` while pending (`krafka.sync.delivery.RUNNING`).
-cdef str _RUNNING = "RUNNING"
-
 cdef object _python_result = None
 
 
@@ -17,11 +14,11 @@ def configure(python_result):
 
 
 def result(self, timeout=None):
-    """See `DeliveryFuture.result`."""
-    if self._state == _RUNNING:
-        handle = getattr(self, "_handle", None)
-        if handle is not None:
-            metadata = handle.delivered()
-            if metadata is not None:
-                return metadata
+    """See `DeliveryFuture.result`. A delivered handle's metadata is the answer whatever the
+    future's state (completing it sets that same metadata), so the state is not read."""
+    handle = getattr(self, "_handle", None)
+    if handle is not None:
+        metadata = handle.delivered()
+        if metadata is not None:
+            return metadata
     return _python_result(self, timeout)

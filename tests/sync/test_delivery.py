@@ -55,3 +55,12 @@ def test_a_pending_record_waits_for_its_timeout(compiled: bool) -> None:
         future_on(batch_of(None), 0, compiled).result(timeout=0.01)
     with pytest.raises(TimeoutError):  # not even appended yet
         future_on(None, 0, compiled).result(timeout=0.01)
+
+
+@pytest.mark.parametrize("compiled", KINDS)
+def test_a_future_completed_the_standard_way_still_gives_its_metadata(compiled: bool) -> None:
+    batch = batch_of(7)
+    batch.complete(3)
+    future = future_on(batch, 0, compiled)
+    future.complete()  # what the loop does for a watched future
+    assert future.done() and future.result() == RecordMetadata("t", 2, 3, 7)
