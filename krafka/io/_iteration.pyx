@@ -9,7 +9,9 @@ an empty buffer goes through `refill`, a real coroutine that may wait.
 
 Per buffered record, `__anext__` reads the deque's length from its header and calls its
 `popleft` through vectorcall, and hands the record out in the iterator's own `Ready` again
-when the last one was awaited (nothing else holds it): no allocation per record.
+when the last one was awaited (nothing else holds it): no allocation per record. Every
+`every`-th record goes out through `pause` instead (the consumer's lets the loop read the
+next fetch's answer while the application works through this one).
 """
 
 cimport cython
@@ -110,18 +112,26 @@ def ready(value):
 @cython.final
 cdef class RecordIterator:
     """`async for` over `pending` (a deque the consumer fills), calling `refill()` (a coroutine
-    function returning the next record, or raising StopAsyncIteration) when it is empty."""
+    function returning the next record, or raising StopAsyncIteration) when it is empty; every
+    `every`-th buffered record (0: none) goes out through `pause(record)`, an awaitable that
+    may let the loop's other tasks run first."""
 
     cdef object _popleft
     cdef object _pending
     cdef object _refill
+    cdef object _pause
     cdef PyObject* _ready  # owned: the Ready handed out last, or NULL
+    cdef Py_ssize_t _every
+    cdef Py_ssize_t _count
     cdef bint _deque
 
-    def __cinit__(self, object pending, object refill):
+    def __cinit__(self, object pending, object refill, object pause=None, Py_ssize_t every=0):
         self._pending = pending
         self._popleft = pending.popleft
         self._refill = refill
+        self._pause = pause
+        self._every = every if pause is not None and every > 0 else 0
+        self._count = 0
         self._ready = NULL
         self._deque = type(pending) is deque
 
@@ -138,6 +148,11 @@ cdef class RecordIterator:
         else:
             pending = bool(self._pending)
         if pending:
+            if self._every:
+                self._count += 1
+                if self._count >= self._every:
+                    self._count = 0
+                    return self._pause(self._popleft())
             return krafka_ready_reuse(&self._ready, PyObject_CallNoArgs(self._popleft))
         return self._refill()
 

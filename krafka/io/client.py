@@ -61,6 +61,7 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from krafka.errors import (
     ConfigError,
@@ -114,6 +115,9 @@ from krafka.sansio.secret import Secret
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
+#: Scheduling rounds `send_pending` yields at most (trio runs a round's tasks in either
+#: order: a writer woken with the caller may run after it in the first).
+_WRITER_ROUNDS = 3
 
 
 class _Answer:
@@ -442,6 +446,19 @@ class KafkaClient:
             return False
         self._turn()
         return True
+
+    async def send_pending(self) -> None:
+        """Let the writers put what the core has for them on the wire before the caller goes
+        on. A task that keeps the loop busy (a consumer handing out the records it just took)
+        calls this after stepping an input that asked for requests (the next Fetch): they
+        would otherwise wait until it next waits. Shielded checkpoints, one per scheduling
+        round until the writers took the bytes (at most `_WRITER_ROUNDS`): never raises a
+        cancellation, as its caller may hold records it must not lose."""
+        core = self._core
+        for _ in range(_WRITER_ROUNDS):
+            if self._sockets is None or not core.writes_pending():
+                return
+            await anyio.lowlevel.cancel_shielded_checkpoint()
 
     def start_soon(
         self, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any, name: str = ""

@@ -2,9 +2,10 @@
 
 The consumer keeps the records of its last fetch in a deque; the iterator hands them out and
 calls `refill()` (a coroutine function that waits for the next record or raises
-StopAsyncIteration) only when the deque is empty. The compiled twin (`_iteration.pyx`) returns
-buffered records without making a coroutine per record; this pure one is the readable
-reference and the fallback (`KRAFKA_NO_EXTENSIONS=1`).
+StopAsyncIteration) only when the deque is empty; every `every`-th record goes out through
+`pause(record)` (the consumer's lets the loop's I/O tasks read the next fetch meanwhile). The
+compiled twin (`_iteration.pyx`) returns buffered records without making a coroutine per
+record; this pure one is the readable reference and the fallback (`KRAFKA_NO_EXTENSIONS=1`).
 """
 
 from __future__ import annotations
@@ -19,19 +20,36 @@ T = TypeVar("T")
 
 
 class PureRecordIterator(Generic[T]):
-    """`async for` over `pending`, refilled by `refill()` when it runs dry."""
+    """`async for` over `pending`, refilled by `refill()` when it runs dry; every `every`-th
+    buffered record (0: none) goes out through `pause(record)`, an awaitable that may let the
+    loop's other tasks run first."""
 
-    __slots__ = ("_pending", "_refill")
+    __slots__ = ("_count", "_every", "_pause", "_pending", "_refill")
 
-    def __init__(self, pending: deque[T], refill: Callable[[], Awaitable[T]]) -> None:
+    def __init__(
+        self,
+        pending: deque[T],
+        refill: Callable[[], Awaitable[T]],
+        pause: Callable[[T], Awaitable[T]] | None = None,
+        every: int = 0,
+    ) -> None:
         self._pending = pending
         self._refill = refill
+        self._pause = pause
+        self._every = every if pause is not None and every > 0 else 0
+        self._count = 0
 
     def __aiter__(self) -> PureRecordIterator[T]:
         return self
 
     async def __anext__(self) -> T:
         if self._pending:
+            if self._every:
+                self._count += 1
+                if self._count >= self._every:
+                    self._count = 0
+                    assert self._pause is not None
+                    return await self._pause(self._pending.popleft())
             return self._pending.popleft()
         return await self._refill()
 

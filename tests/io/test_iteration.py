@@ -195,3 +195,40 @@ async def test_traced_iteration_spans_only_traced_records(tracing_twins: Any) ->
     assert [traceparent(r) for r in (records[0], records[1])] == [None, b"00-1-2-01"]
     assert [r.offset for r in traced(records)] == [1, 3]
     assert scan(records) == ({"t"}, [records[1], records[3]])
+
+
+async def test_every_nth_buffered_record_goes_out_through_pause(iterator_type: Any) -> None:
+    """`pause` gets every `every`-th buffered record (counted across refills, never a refilled
+    one) and its awaitable's result is what the iteration yields; order is kept."""
+    pending: deque[ConsumerRecord] = deque(record(i) for i in range(7))
+    paused: list[int] = []
+    refilled = False
+
+    async def refill() -> ConsumerRecord:
+        nonlocal refilled
+        if refilled:
+            raise StopAsyncIteration
+        refilled = True
+        pending.extend(record(i) for i in range(8, 12))
+        return record(7)
+
+    async def pause(r: ConsumerRecord) -> ConsumerRecord:
+        paused.append(r.offset)
+        await anyio.sleep(0)
+        return r
+
+    got = [r.offset async for r in iterator_type(pending, refill, pause, 3)]
+    assert got == list(range(12))
+    assert paused == [2, 5, 9]
+
+
+async def test_no_pause_when_every_is_zero(iterator_type: Any) -> None:
+    pending: deque[ConsumerRecord] = deque(record(i) for i in range(4))
+
+    async def refill() -> ConsumerRecord:
+        raise StopAsyncIteration
+
+    async def pause(r: ConsumerRecord) -> ConsumerRecord:
+        raise AssertionError("not paused")
+
+    assert [r.offset async for r in iterator_type(pending, refill, pause, 0)] == [0, 1, 2, 3]

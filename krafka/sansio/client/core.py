@@ -261,6 +261,13 @@ class ClientCore:
         link = self._links.by_id.get(conn_id)
         return link is not None and link.machine is not None and link.machine.has_data_to_send
 
+    def writes_pending(self) -> bool:
+        """Whether any connection has bytes its writer has not taken yet."""
+        return any(
+            link.machine is not None and link.machine.has_data_to_send
+            for link in self._links.by_id.values()
+        )
+
     def next_deadline(self) -> float | None:
         """When `step` has something to do if nothing else happens (None: nothing timed, and
         always once closed)."""

@@ -119,6 +119,9 @@ class Fetcher:
         self.metrics = ConsumerMetrics()
         #: How many records of each partition the last `fetched_records` returned.
         self.taken: dict[TopicPartition, int] = {}
+        #: The last `fetched_records` / `fetched_batches` used a buffered fetch up: the next
+        #: Fetch may be planned now (a driver steps at once instead of when it next runs).
+        self.drained = False
         self._sessions: dict[int, FetchSessionHandler] = {}
         self._in_flight: dict[SendRequest[Any], _InFlight] = {}
         self._busy_nodes: set[int] = set()
@@ -206,6 +209,7 @@ class Fetcher:
         out: list[ConsumerRecord] = []
         taken: dict[TopicPartition, int] = {}
         self.taken = taken
+        self.drained = False
         self._raise_pending()
         subscription = self.subscription
         for completed in list(self._buffer):
@@ -230,10 +234,12 @@ class Fetcher:
                 taken[tp] = taken.get(tp, 0) + len(out) - before
             if completed.drained:
                 self._drop(completed)
+                self.drained = True
         return out
 
     def fetched_batches(self) -> list[FetchedBatch]:
         """Every buffered partition's data undecoded; positions move past all of it."""
+        self.drained = False
         self._raise_pending()
         out: list[FetchedBatch] = []
         for completed in list(self._buffer):
@@ -246,6 +252,7 @@ class Fetcher:
             batch = completed.raw()
             self.subscription.advance(tp, batch.next_offset, None)
             self._drop(completed)
+            self.drained = True
             if batch.data:
                 out.append(batch)
         return out
@@ -257,6 +264,11 @@ class Fetcher:
         return any(
             self._current(c) and not self.subscription.is_paused(c.partition) for c in self._buffer
         )
+
+    @property
+    def in_flight(self) -> bool:
+        """A Fetch is sent and not answered yet."""
+        return bool(self._in_flight)
 
     def buffered_records(self) -> int:
         return sum(c.record_count for c in self._buffer)
