@@ -201,19 +201,32 @@ def traced(object records):
 cdef class TracedRecordIterator:
     """`RecordIterator` with tracing on: a record carrying a trace context is handed out in a
     `process` span (`tracing.process(record)`), ended at the next record; a record without
-    one costs a look at its headers."""
+    one costs a look at its headers. `pause` and `every` as `RecordIterator`'s."""
 
     cdef object _popleft
     cdef object _pending
     cdef object _refill
     cdef object _tracing
+    cdef object _pause
+    cdef Py_ssize_t _every
+    cdef Py_ssize_t _count
     cdef bint _open
 
-    def __cinit__(self, object pending, object refill, object tracing):
+    def __cinit__(
+        self,
+        object pending,
+        object refill,
+        object tracing,
+        object pause=None,
+        Py_ssize_t every=0,
+    ):
         self._pending = pending
         self._popleft = pending.popleft
         self._refill = refill
         self._tracing = tracing
+        self._pause = pause
+        self._every = every if pause is not None and every > 0 else 0
+        self._count = 0
         self._open = False
 
     def __aiter__(self):
@@ -229,6 +242,11 @@ cdef class TracedRecordIterator:
             if _traceparent(record) is not None:
                 self._tracing.process(record)
                 self._open = True
+            if self._every:
+                self._count += 1
+                if self._count >= self._every:
+                    self._count = 0
+                    return self._pause(record)
             return krafka_ready_new(record)
         return self._refilled()
 

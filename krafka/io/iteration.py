@@ -79,14 +79,25 @@ def pure_scan(records: Iterable[Any]) -> tuple[set[str], list[Any]]:
 
 class PureTracedRecordIterator(Generic[T]):
     """`PureRecordIterator` with tracing on: a record carrying a trace context is handed out
-    in a `process` span (`tracing.process(record)`), ended at the next record."""
+    in a `process` span (`tracing.process(record)`), ended at the next record. `pause` and
+    `every` as `PureRecordIterator`'s."""
 
-    __slots__ = ("_open", "_pending", "_refill", "_tracing")
+    __slots__ = ("_count", "_every", "_open", "_pause", "_pending", "_refill", "_tracing")
 
-    def __init__(self, pending: deque[T], refill: Callable[[], Awaitable[T]], tracing: Any) -> None:
+    def __init__(
+        self,
+        pending: deque[T],
+        refill: Callable[[], Awaitable[T]],
+        tracing: Any,
+        pause: Callable[[T], Awaitable[T]] | None = None,
+        every: int = 0,
+    ) -> None:
         self._pending = pending
         self._refill = refill
         self._tracing = tracing
+        self._pause = pause
+        self._every = every if pause is not None and every > 0 else 0
+        self._count = 0
         self._open = False
 
     def __aiter__(self) -> PureTracedRecordIterator[T]:
@@ -96,10 +107,17 @@ class PureTracedRecordIterator(Generic[T]):
         if self._open:
             self._open = False
             self._tracing.finish_current()
-        record = self._pending.popleft() if self._pending else await self._refill()
+        buffered = bool(self._pending)
+        record = self._pending.popleft() if buffered else await self._refill()
         if pure_traceparent(record) is not None:
             self._tracing.process(record)
             self._open = True
+        if buffered and self._every:
+            self._count += 1
+            if self._count >= self._every:
+                self._count = 0
+                assert self._pause is not None
+                return await self._pause(record)
         return record
 
 

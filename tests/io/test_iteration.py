@@ -232,3 +232,28 @@ async def test_no_pause_when_every_is_zero(iterator_type: Any) -> None:
         raise AssertionError("not paused")
 
     assert [r.offset async for r in iterator_type(pending, refill, pause, 0)] == [0, 1, 2, 3]
+
+
+async def test_traced_iteration_pauses_every_nth_buffered_record(tracing_twins: Any) -> None:
+    """With tracing on, every `every`-th buffered record goes out through `pause` too, in its
+    `process` span when it carries a trace context."""
+    iterator_type = tracing_twins[0]
+    parent = [("traceparent", b"00-1-2-01")]
+    pending: deque[ConsumerRecord] = deque(
+        traced_record(i, parent if i % 2 else []) for i in range(5)
+    )
+    paused: list[int] = []
+
+    async def refill() -> ConsumerRecord:
+        raise StopAsyncIteration
+
+    async def pause(r: ConsumerRecord) -> ConsumerRecord:
+        paused.append(r.offset)
+        await anyio.sleep(0)
+        return r
+
+    tracing = FakeTracing()
+    got = [r.offset async for r in iterator_type(pending, refill, tracing, pause, 2)]
+    assert got == [0, 1, 2, 3, 4]
+    assert paused == [1, 3]
+    assert tracing.calls == ["process 1", "finish", "process 3", "finish"]

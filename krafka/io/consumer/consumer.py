@@ -356,7 +356,9 @@ class Consumer(OffsetLookups):
         each: `krafka.io.iteration`; with tracing on, each in its `process` span)."""
         if self.tracing is not None:
             self.tracing.finish_current()
-            return TracedRecordIterator(self._buffer, self._next_record, self.tracing)
+            return TracedRecordIterator(
+                self._buffer, self._next_record, self.tracing, self._let_io_run, _IO_EVERY
+            )
         return RecordIterator(self._buffer, self._next_record, self._let_io_run, _IO_EVERY)
 
     async def _let_io_run(self, record: ConsumerRecord) -> ConsumerRecord:
