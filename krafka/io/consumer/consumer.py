@@ -353,7 +353,9 @@ class Consumer(OffsetLookups):
 
     def __aiter__(self) -> AsyncIterator[ConsumerRecord]:
         """Records one by one until the consumer is closed (buffered ones without a coroutine
-        each: `krafka.io.iteration`; with tracing on, each in its `process` span)."""
+        each: `krafka.io.iteration`; with tracing on, each in its `process` span). While a
+        Fetch is under way the loop's other tasks run once per `_IO_EVERY` records handed
+        out, so its answer is read while the application works through this batch."""
         if self.tracing is not None:
             self.tracing.finish_current()
             return TracedRecordIterator(
