@@ -49,7 +49,7 @@ cdef extern from "Python.h":
 cdef extern from *:
     """
     /* A `tp` tuple of `n` items the caller sets at once, never tracked by the collector: it
-       holds ints, bytes, None and an untracked header list, so it cannot be in a cycle (the
+       holds ints, bytes, None and an untracked header tuple, so it cannot be in a cycle (the
        collector would untrack it at its first pass anyway), and no memset, track, untrack. */
     static PyObject *krafka_untracked_tuple(PyTypeObject *tp, Py_ssize_t n) {
         return (PyObject *)PyObject_GC_NewVar(PyTupleObject, tp, n);
@@ -88,7 +88,8 @@ cdef object _TS_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIM
 # Header keys repeat from record to record, and so do many header values (content types, schema
 # ids, sources): a key's string is decoded once and kept, and the last (key, value) tuple seen
 # for a key is handed out again while the value bytes are the same. Both are immutable, so
-# sharing them is invisible; each record still gets its own headers list.
+# sharing them is invisible; each codec record still gets its own headers list (a consumer's
+# record gets a tuple, the shared `()` when it has none).
 cdef enum:
     HEADER_SLOTS = 256
     MAX_CACHED_KEY = 64
@@ -266,14 +267,14 @@ cdef class _RecordReader:
         return self.last_ts_obj
 
     cdef Record next_record(self):
-        self.step()
+        self.step(False)
         return new_record(self.offset, self.ts, self.key, self.value, self.headers)
 
     cdef object next_consumer(self, PyTypeObject* tp, object topic, object partition,
                               object tstype, object epoch):
         """The next record as a consumer's record: a `tp` tuple (see `consumer_records`)."""
         cdef object t
-        self.step()
+        self.step(True)
         t = krafka_untracked_tuple(tp, 9)
         _set(t, 0, topic)
         _set(t, 1, partition)
@@ -286,8 +287,9 @@ cdef class _RecordReader:
         _set(t, 8, epoch)
         return t
 
-    cdef int step(self) except -1:
-        """Decode the next record into `offset`, `ts`, `key`, `value`, `headers`."""
+    cdef int step(self, bint consumer) except -1:
+        """Decode the next record into `offset`, `ts`, `key`, `value`, `headers`: a list for a
+        codec `Record`, a tuple for a `consumer` record (the shared `()` when it has none)."""
         cdef const uint8_t* p = self.body.p
         cdef Py_ssize_t pos = self.pos
         cdef RecordSpan r
@@ -295,7 +297,7 @@ cdef class _RecordReader:
         cdef int err = walk_record(p, &pos, self.body.n, &r)
         cdef int32_t j
         cdef object key = None, value = None
-        cdef list headers
+        cdef object headers
         cdef tuple pair
         if err:
             self.fail(err, &r)
@@ -303,21 +305,28 @@ cdef class _RecordReader:
             key = PyBytes_FromStringAndSize(<const char*>p + r.key, r.klen)
         if r.vlen >= 0:
             value = PyBytes_FromStringAndSize(<const char*>p + r.value, r.vlen)
-        # filled slot by slot below; on an error list_dealloc skips the NULL slots
-        headers = PyList_New(r.hcount)
-        for j in range(r.hcount):
-            err = walk_header(p, &pos, &r, &h)
-            if err:
-                self.fail(err, &r)
-            pair = _header(p, &h)
-            Py_INCREF(pair)
-            PyList_SET_ITEM(headers, j, pair)
+        if consumer and r.hcount == 0:
+            headers = ()
+        else:
+            # filled slot by slot below; on an error the dealloc skips the NULL slots
+            headers = PyTuple_New(r.hcount) if consumer else PyList_New(r.hcount)
+            for j in range(r.hcount):
+                err = walk_header(p, &pos, &r, &h)
+                if err:
+                    self.fail(err, &r)
+                pair = _header(p, &h)
+                Py_INCREF(pair)
+                if consumer:
+                    PyTuple_SET_ITEM(headers, j, pair)
+                else:
+                    PyList_SET_ITEM(headers, j, pair)
+            # Holds only untracked (str, bytes) tuples, so it cannot be part of a cycle; keeping
+            # it out of the GC stops thousands of young containers per batch from triggering
+            # collections.
+            PyObject_GC_UnTrack(headers)
         err = end_record(pos, &r)
         if err:
             self.fail(err, &r)
-        # Holds only untracked (str, bytes) tuples, so it cannot be part of a cycle; keeping it
-        # out of the GC stops thousands of young containers per batch from triggering collections.
-        PyObject_GC_UnTrack(headers)
         self.pos = pos
         self.i += 1
         self.offset = <int64_t>(<uint64_t>self.body.base_offset + <uint64_t><int64_t>r.offset_delta)
@@ -409,7 +418,7 @@ def consumer_records(buf, header, bint check_crc, max_decompressed_size, object 
         batch = _legacy(buf, v, header.byte_offset, check_crc, max_decompressed_size)
         tstype = int(batch.timestamp_type or 0)
         return [tuple.__new__(record_type, (topic, partition, r.offset, r.timestamp, tstype,
-                                            r.key, r.value, r.headers, None))
+                                            r.key, r.value, tuple(r.headers), None))
                 for r in batch.records]
     reader = _v2_reader(v, header.byte_offset, header.byte_length, check_crc,
                         max_decompressed_size)

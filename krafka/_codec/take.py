@@ -3,7 +3,8 @@
 
 `consumer_records` decodes one entry (a v2 batch or a legacy message) into one `record_type`
 tuple per record, `(topic, partition, offset, timestamp, timestamp_type, key, value, headers,
-leader_epoch)`: the batch's timestamp type as 0 or 1, its leader epoch (None when it has none).
+leader_epoch)`: the batch's timestamp type as 0 or 1, its leader epoch (None when it has none),
+the headers as a tuple of (key, value) pairs (the shared `()` when the record has none).
 The compiled twin makes them straight from the batch's bytes, with no `Record` in between.
 
 `slot_fields(cls)` makes a NamedTuple's field reads cheap; the compiled twin turns them into
@@ -37,7 +38,7 @@ def consumer_records(
     new = tuple.__new__
     return [
         new(record_type, (topic, partition, r.offset, r.timestamp, tstype, r.key, r.value,
-                          r.headers, epoch))
+                          tuple(r.headers), epoch))
         for r in batch.records
     ]  # fmt: skip
 

@@ -18,7 +18,7 @@ cimport cython
 from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_XDECREF
-from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.tuple cimport PyTuple_Check, PyTuple_CheckExact, PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
 from collections import deque
 
@@ -158,15 +158,15 @@ cdef class RecordIterator:
 
 
 cdef inline object _traceparent(object record):
-    """The `traceparent` header's value of `record`, or None (no header list walked for a
-    record without headers: that is the untraced record's whole cost)."""
+    """The `traceparent` header's value of `record`, or None (no headers walked for a
+    record without any: that is the untraced record's whole cost)."""
     cdef object headers
     if PyTuple_Check(record) and PyTuple_GET_SIZE(record) > 7:
         headers = <object>PyTuple_GET_ITEM(record, 7)
     else:
         headers = getattr(record, "headers", None)
-    if PyList_CheckExact(headers):
-        if PyList_GET_SIZE(headers) == 0:
+    if PyTuple_CheckExact(headers):
+        if PyTuple_GET_SIZE(headers) == 0:
             return None
     elif not headers:
         return None

@@ -25,13 +25,14 @@ class Rec(NamedTuple):
     timestamp_type: int
     key: Any
     value: Any
-    headers: list[Any]
+    headers: tuple[Any, ...]
     leader_epoch: int | None
 
 
 IMPLS = implementations()
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "testdata"
 CORPUS = sorted((SHARED / "corpus").glob("*.bin")) if SHARED.is_dir() else []
+EMPTY: tuple[()] = ()  # CPython's one empty tuple (`x is ()` is a syntax warning)
 
 
 def expected(impl: Any, data: bytes, header: Any) -> list[tuple[Any, ...]]:
@@ -40,7 +41,7 @@ def expected(impl: Any, data: bytes, header: Any) -> list[tuple[Any, ...]]:
     epoch = batch.partition_leader_epoch
     tstype = int(batch.timestamp_type or 0)
     return [
-        ("t", 3, r.offset, r.timestamp, tstype, r.key, r.value, list(r.headers),
+        ("t", 3, r.offset, r.timestamp, tstype, r.key, r.value, tuple(r.headers),
          None if epoch is None or epoch < 0 else epoch)
         for r in batch.records
     ]  # fmt: skip
@@ -98,8 +99,28 @@ def test_a_corrupt_batch_raises(name: str) -> None:
     assert len(impl.consumer_records(bytes(data), header, False, 1 << 24, "t", 3, Rec)) == 1
 
 
+@pytest.mark.parametrize("name", sorted(IMPLS))
+def test_headers_are_a_tuple_and_the_shared_empty_one_without_any(name: str) -> None:
+    """A consumer's record is an immutable value: its headers a tuple of (key, value) pairs,
+    `()` itself when the record has none (no object made for it), in v2 and legacy entries."""
+    impl = IMPLS[name]
+    data = encode_batch([(b"k", b"v", [("h", b"x"), ("n", None)], 5), (None, b"w", None, 6)])
+    (header,) = impl.scan_batches(data)
+    with_headers, without = impl.consumer_records(data, header, True, 1 << 20, "t", 0, Rec)
+    assert type(with_headers.headers) is tuple
+    assert with_headers.headers == (("h", b"x"), ("n", None))
+    assert without.headers == () and without.headers is EMPTY
+    assert hash(without) == hash(tuple(without))
+    for path in CORPUS:
+        legacy = path.read_bytes()
+        for entry in impl.scan_batches(legacy):
+            for record in impl.consumer_records(legacy, entry, True, 1 << 24, "t", 0, Rec):
+                assert type(record.headers) is tuple
+                assert record.headers or record.headers is EMPTY
+
+
 def test_compiled_records_stay_out_of_the_collector() -> None:
-    """Decoded records hold ints, bytes, None and untracked header lists: their tuples are
+    """Decoded records hold ints, bytes, None and untracked header tuples: their tuples are
     untracked, as CPython's first collection would make them."""
     import gc
 

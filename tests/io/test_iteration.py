@@ -165,7 +165,7 @@ class FakeTracing:
 
 
 def traced_record(offset: int, headers: list[tuple[str, bytes | None]]) -> ConsumerRecord:
-    return ConsumerRecord("t", 0, offset, 0, 0, None, b"v", headers, None)
+    return ConsumerRecord("t", 0, offset, 0, 0, None, b"v", tuple(headers), None)
 
 
 async def test_traced_iteration_spans_only_traced_records(tracing_twins: Any) -> None:

@@ -266,8 +266,8 @@ class CompletedFetch:
         tstype = int(batch.timestamp_type or 0)
         return batch, [
             _new_record(ConsumerRecord,
-                        (topic, part, r.offset, r.timestamp, tstype, r.key, r.value, r.headers,
-                         None))
+                        (topic, part, r.offset, r.timestamp, tstype, r.key, r.value,
+                         tuple(r.headers), None))
             for r in batch.records
         ]  # fmt: skip
 

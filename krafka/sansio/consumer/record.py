@@ -13,7 +13,9 @@ Header = tuple[str, "bytes | None"]
 
 class ConsumerRecord(NamedTuple):
     """One record as consumed. A named tuple (as aiokafka's and kafka-python's records are
-    plain value objects): one is made for every record, so it must be cheap to make.
+    plain value objects): one is made for every record, so it must be cheap to make. It is an
+    immutable value: `headers` is a tuple of (key, value) pairs, `()` when the record has none
+    (as aiokafka's), so a record is hashable when its key and value are.
 
     `timestamp_type` is 0 (CreateTime) or 1 (LogAppendTime); `leader_epoch` is None when the
     batch does not carry one (legacy formats).
@@ -26,7 +28,7 @@ class ConsumerRecord(NamedTuple):
     timestamp_type: int
     key: Any
     value: Any
-    headers: list[Header]
+    headers: tuple[Header, ...]
     leader_epoch: int | None
 
     def is_tombstone(self) -> bool:

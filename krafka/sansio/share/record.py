@@ -39,7 +39,7 @@ class ShareRecord(NamedTuple):
     timestamp_type: int
     key: Any
     value: Any
-    headers: list[Header]
+    headers: tuple[Header, ...]
     leader_epoch: int | None
     delivery_count: int
 
@@ -133,7 +133,7 @@ def _decode(
                 continue
             out.records.append(
                 ShareRecord(topic, part, rec.offset, rec.timestamp, tstype, key, value,
-                            rec.headers, leader_epoch, count)
+                            tuple(rec.headers), leader_epoch, count)
             )  # fmt: skip
 
 

@@ -93,7 +93,7 @@ async def test_krafka_reads_what_kafka_producer_wrote_in_every_codec(
         assert (mine.key, mine.value, mine.headers) == (
             record.key,
             record.value,
-            list(record.headers),
+            tuple(record.headers),
         )
         assert mine.timestamp == delivery.timestamp
         if record.topic == topics[0]:
@@ -157,7 +157,7 @@ async def test_krafka_reads_kafka_producer_transactions(cluster: KafkaCluster) -
         assert (mine.key, mine.value, mine.headers) == (
             record.key,
             record.value,
-            list(record.headers),
+            tuple(record.headers),
         )
         assert mine.timestamp == delivery.timestamp
 
@@ -220,7 +220,7 @@ async def test_kafka_consumer_reads_what_krafka_wrote_in_every_codec(
             assert (r.key, r.value, r.headers, r.timestamp, r.leader_epoch) == (
                 peer.key,
                 peer.value,
-                list(peer.headers),
+                tuple(peer.headers),
                 peer.timestamp,
                 peer.leader_epoch,
             )

@@ -65,6 +65,7 @@ def test_only_acquired_offsets_are_delivered_and_the_rest_gapped() -> None:
     data = batch(0, [b"0", b"1", b"2", b"3"]) + batch(6, [b"6"])
     out = decode_share_data(TP, data, [(1, 2, 3), (4, 6, 1)])
     assert [(r.offset, r.delivery_count) for r in out.records] == [(1, 3), (2, 3), (6, 1)]
+    assert all(type(r.headers) is tuple and r.headers == () for r in out.records)
     assert out.settled == {4: GAP, 5: GAP}
     assert out.errors == []
 
