@@ -396,7 +396,7 @@ cdef object _legacy(object buf, BufferView v, Py_ssize_t pos, bint check_crc, ob
         buf, _read_header(v.p, pos), check_crc, max_size, Record, RecordBatch)
 
 
-cdef inline void _set(object t, Py_ssize_t i, object item):
+cdef inline void _set(object t, Py_ssize_t i, object item) noexcept:
     Py_INCREF(item)
     PyTuple_SET_ITEM(t, i, item)
 
@@ -408,7 +408,9 @@ def consumer_records(buf, header, bint check_crc, max_decompressed_size, object 
                      object partition, type record_type):
     """The records of one entry as a consumer hands them out, each a `record_type` tuple
     `(topic, partition, offset, timestamp, timestamp_type, key, value, headers, leader_epoch)`
-    made straight from the batch's bytes (no `Record` in between)."""
+    made straight from the batch's bytes (no `Record` in between). A v2 batch's list and
+    records are untracked by the collector (nothing in them can be in a cycle): the caller
+    keeps them so, adding no container to the list."""
     cdef BufferView v = view_of(buf)
     cdef _RecordReader reader
     cdef int32_t i
@@ -441,6 +443,9 @@ def consumer_records(buf, header, bint check_crc, max_decompressed_size, object 
         if collecting:
             PyGC_Enable()
     reader.finish()
+    # It holds only those records, so it cannot be in a cycle either: left tracked, every
+    # collection while it is young (the first one right after this call) would walk it.
+    PyObject_GC_UnTrack(out)
     return out
 
 
