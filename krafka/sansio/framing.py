@@ -8,7 +8,8 @@ before anything is allocated.
 
 A large frame (a Fetch response of megabytes) is not grown in the buffer and copied out: once
 its size prefix has passed the checks, the reader keeps the chunks received for it as they are
-and joins them once, when the last one arrives (one copy, into memory nobody zeroed first).
+and joins them once, when the last one arrives (one copy, into memory nobody zeroed first). A
+chunk starting with such a frame's size prefix (nothing buffered before it) is kept as it is too.
 """
 
 from __future__ import annotations
@@ -127,7 +128,23 @@ class FrameReader:
             self._parts.append(view[: self._missing])
             data = view[self._missing :]
             self._missing = 0
+        elif not self._buffer and self._starts_large_frame(data):
+            return
         self._buffer.feed(data)
+
+    def _starts_large_frame(self, data: bytes | bytearray | memoryview) -> bool:
+        """Begin a large frame whose size prefix starts `data` (nothing buffered before it)
+        with the rest of `data` as its first chunk, not copied through the buffer; False (and
+        nothing done) for any other data, a size the checks refuse included."""
+        if len(data) < SIZE_PREFIX:
+            return False
+        (size,) = _SIZE.unpack_from(data)
+        if not LARGE_FRAME_SIZE <= size <= self.max_frame_size or len(data) - SIZE_PREFIX >= size:
+            return False
+        rest = memoryview(data)[SIZE_PREFIX:]
+        self._parts = [rest if isinstance(data, bytes) else bytes(rest)]
+        self._missing = size - len(rest)
+        return True
 
     def next_frame(self) -> bytes | None:
         """The next complete frame's payload (without its size prefix), or None."""

@@ -74,12 +74,14 @@ def test_a_peer_speaking_another_protocol_is_named(first: bytes, says: str) -> N
 @given(
     st.lists(st.sampled_from([0, 5, 65_535, 65_536, 70_001, 200_000]), min_size=1, max_size=5),
     st.data(),
+    st.sampled_from([bytes, bytearray, memoryview]),
 )
 def test_large_frames_are_kept_in_chunks_under_any_chunking(
-    sizes: list[int], data: st.DataObject
+    sizes: list[int], data: st.DataObject, chunk_type: type
 ) -> None:
     """Frames from the large-frame size up are kept as the chunks that brought them and joined
-    once; any cut of the stream, small frames around them included, gives the same payloads."""
+    once; any cut of the stream, small frames around them included, gives the same payloads,
+    whatever the type of the chunks (bytes, as sockets give them, are kept without a copy)."""
     payloads = [bytes([i % 251]) * size for i, size in enumerate(sizes)]
     stream = b"".join(frame(p) for p in payloads)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=30)))
@@ -87,7 +89,7 @@ def test_large_frames_are_kept_in_chunks_under_any_chunking(
     out: list[bytes] = []
     start = 0
     for cut in [*cuts, len(stream)]:
-        reader.feed(memoryview(stream)[start:cut])
+        reader.feed(chunk_type(stream[start:cut]))
         start = cut
         out += reader.frames()
     assert out == payloads
@@ -119,3 +121,21 @@ def test_a_large_frame_does_not_keep_the_callers_buffer() -> None:
     scratch[:] = b"\xff" * len(scratch)
     reader.feed(memoryview(bytearray(stream[50_000:])))
     assert reader.frames() == [body]
+
+
+def test_a_chunk_starting_a_large_frame_is_checked_and_not_kept_when_reused() -> None:
+    """A chunk that begins with a large frame's size prefix is taken as the frame's first part:
+    a bytearray the caller reuses is copied, an oversized prefix is still refused."""
+    body = bytes(range(256)) * 400
+    stream = frame(body)
+    reader = FrameReader()
+    first = bytearray(stream[:50_000])
+    reader.feed(first)
+    assert reader.next_frame() is None and reader.buffered == 50_000 - 4
+    first[:] = b"\xff" * len(first)
+    reader.feed(stream[50_000:])
+    assert reader.frames() == [body] and reader.buffered == 0
+    refused = FrameReader(max_frame_size=1 << 16)
+    refused.feed(struct.pack(">i", (1 << 16) + 1) + b"y" * 1000)
+    with pytest.raises(RemoteProtocolError, match="frame size"):
+        refused.next_frame()
