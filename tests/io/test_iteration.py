@@ -23,7 +23,7 @@ def iterator_type(request: pytest.FixtureRequest) -> Any:
 
 
 def record(offset: int) -> ConsumerRecord:
-    return ConsumerRecord("t", 0, offset, 0, 0, None, b"v%d" % offset, [], None)
+    return ConsumerRecord("t", 0, offset, 0, 0, None, b"v%d" % offset, (), None)
 
 
 async def test_buffered_records_then_refills_until_it_stops(iterator_type: Any) -> None:
@@ -101,7 +101,7 @@ async def test_records_handed_out_are_not_kept_alive(iterator_type: Any) -> None
         pass
 
     pending: deque[ConsumerRecord] = deque(
-        ConsumerRecord("t", 0, i, 0, 0, None, Value(), [], None) for i in range(2)
+        ConsumerRecord("t", 0, i, 0, 0, None, Value(), (), None) for i in range(2)
     )
 
     async def refill() -> ConsumerRecord:

@@ -10,7 +10,7 @@ from krafka.sansio.consumer.record import ConsumerRecord
 
 
 def rec(key: bytes | None, value: bytes | None, offset: int = 0) -> ConsumerRecord:
-    return ConsumerRecord("t", 0, offset, 0, 0, key, value, [], None)
+    return ConsumerRecord("t", 0, offset, 0, 0, key, value, (), None)
 
 
 records = st.lists(

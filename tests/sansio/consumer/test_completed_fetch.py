@@ -73,7 +73,7 @@ def test_records_below_the_position_and_at_the_lso_are_not_returned() -> None:
     got = take_all(fetch, step=3)
     assert [r.offset for r in got] == list(range(4, 11))
     assert fetch.next_offset == 11
-    assert got[0] == ConsumerRecord("t", 0, 4, 1000, 0, None, b"4", [], None)
+    assert got[0] == ConsumerRecord("t", 0, 4, 1000, 0, None, b"4", (), None)
 
 
 def test_trailing_partial_batch_is_trimmed() -> None:
