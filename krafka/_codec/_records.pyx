@@ -39,23 +39,13 @@ from krafka._codec._recordwrite cimport (
 from krafka._codec._recordwalk cimport (
     HeaderSpan, RecordSpan, end_record, walk_header, walk_message, walk_record,
 )
+from krafka._codec._take cimport untracked_record
 from krafka._codec._types cimport BatchHeader, Record, RecordBatch, new_record
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
     int PyGC_Disable()
     int PyGC_Enable()
-
-cdef extern from *:
-    """
-    /* A `tp` tuple of `n` items the caller sets at once, never tracked by the collector: it
-       holds ints, bytes, None and an untracked header tuple, so it cannot be in a cycle (the
-       collector would untrack it at its first pass anyway), and no memset, track, untrack. */
-    static PyObject *krafka_untracked_tuple(PyTypeObject *tp, Py_ssize_t n) {
-        return (PyObject *)PyObject_GC_NewVar(PyTupleObject, tp, n);
-    }
-    """
-    object krafka_untracked_tuple(PyTypeObject* tp, Py_ssize_t n)
 
 from crc32c import crc32c as _crc32c
 
@@ -272,10 +262,12 @@ cdef class _RecordReader:
 
     cdef object next_consumer(self, PyTypeObject* tp, object topic, object partition,
                               object tstype, object epoch):
-        """The next record as a consumer's record: a `tp` tuple (see `consumer_records`)."""
+        """The next record as a consumer's record: a `tp` tuple (see `consumer_records`), never
+        tracked by the collector: it holds ints, bytes, None and an untracked header tuple, so
+        it cannot be in a cycle (the collector would untrack it at its first pass anyway)."""
         cdef object t
         self.step(True)
-        t = krafka_untracked_tuple(tp, 9)
+        t = untracked_record(tp, 9)
         _set(t, 0, topic)
         _set(t, 1, partition)
         _set(t, 2, self.offset)

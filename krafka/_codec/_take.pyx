@@ -42,16 +42,59 @@ cdef extern from *:
        finalizer, weak references, dict or slots (checked at install), without their generic
        steps. Also the base dealloc of a subclass's `subtype_dealloc`, which expects the base
        to release the reference its instance holds to its (heap) type, as done here. */
+    static void krafka_slot_dealloc(PyObject *o);
+
+    /* Freed records of a slot type with all its fields (n items, room for exactly n), kept
+       for the next ones of n items (linked through item 0), as CPython keeps tuples: a poll's
+       records are freed together and a batch's made together, so up to 16,384 of a size are
+       kept (about 1.8 MB of 9-field records at most). */
+    #define KRAFKA_FREE_SIZES 16
+    #define KRAFKA_FREE_MAX 16384
+    static PyObject *krafka_free[KRAFKA_FREE_SIZES];
+    static int krafka_nfree[KRAFKA_FREE_SIZES];
+
+    static Py_ssize_t krafka_slot_size(PyTypeObject *t) {
+        int i;
+        for (i = 0; i < krafka_slot_ntypes; i++)
+            if (krafka_slot_types[i] == t) return krafka_slot_sizes[i];
+        return -1;
+    }
+
     static void krafka_slot_dealloc(PyObject *o) {
         PyTypeObject *t = Py_TYPE(o);
-        Py_ssize_t i = Py_SIZE(o);
+        Py_ssize_t n = Py_SIZE(o), i = n;
         PyObject_GC_UnTrack(o);
         Py_TRASHCAN_BEGIN(o, krafka_slot_dealloc)
         while (--i >= 0)
             Py_XDECREF(((PyTupleObject *)o)->ob_item[i]);
-        t->tp_free(o);
+        if (t->tp_dealloc == krafka_slot_dealloc && n > 0 && n < KRAFKA_FREE_SIZES
+                && krafka_nfree[n] < KRAFKA_FREE_MAX && krafka_slot_size(t) == n) {
+            ((PyTupleObject *)o)->ob_item[0] = krafka_free[n];
+            krafka_free[n] = o;
+            krafka_nfree[n]++;
+        } else {
+            t->tp_free(o);
+        }
         Py_TRASHCAN_END
         Py_DECREF(t);
+    }
+
+    /* A `tp` tuple of `n` items the caller sets at once, untracked by the collector (see
+       `_records.consumer_records`): a freed record's memory when `tp` is a slot type of at
+       most `n` fields, else a new object. */
+    static PyObject *krafka_record_new(PyTypeObject *tp, Py_ssize_t n) {
+        PyObject *o;
+        if (n > 0 && n < KRAFKA_FREE_SIZES && krafka_free[n] != NULL
+                && tp->tp_dealloc == krafka_slot_dealloc && krafka_slot_size(tp) <= n) {
+            o = krafka_free[n];
+            krafka_free[n] = ((PyTupleObject *)o)->ob_item[0];
+            krafka_nfree[n]--;
+            Py_SET_TYPE(o, tp);
+            Py_INCREF(tp);
+            _Py_NewReference(o);
+            return o;
+        }
+        return (PyObject *)PyObject_GC_NewVar(PyTupleObject, tp, n);
     }
 
     /* Member descriptors reading item i of `t`'s instances for each name of `names`. */
@@ -89,6 +132,14 @@ cdef extern from *:
     }
     """
     int krafka_slot_install(PyTypeObject* t, object names) except -1
+    object krafka_record_new(PyTypeObject* tp, Py_ssize_t n)
+
+
+cdef object untracked_record(PyTypeObject* tp, Py_ssize_t n):
+    """A `tp` tuple of `n` items for the caller to set every one of at once, never tracked
+    by the collector (it must hold nothing that could be in a cycle); freed records' memory is
+    reused for it."""
+    return krafka_record_new(tp, n)
 
 
 def slot_fields(type cls):

@@ -263,3 +263,42 @@ def test_records_and_subclass_records_are_freed_whole(name: str) -> None:
         assert all(a() is None for a in alive)
         assert sys.getrefcount(kind) == types_before
     assert sorted(finalized) == list(range(100))
+
+
+def test_freed_records_are_reused_whole() -> None:
+    """A freed record's memory makes a later one, of its type or of another slot type with as
+    many fields: types, fields and the types' references all come out right."""
+    import sys
+
+    from krafka.sansio.consumer.record import ConsumerRecord
+
+    if "compiled" not in IMPLS:
+        pytest.skip("the compiled codec is not built")
+    compiled = IMPLS["compiled"]
+
+    class Other(NamedTuple):
+        topic: str
+        partition: int
+        offset: int
+        timestamp: int
+        timestamp_type: int
+        key: Any
+        value: Any
+        headers: tuple[Any, ...]
+        leader_epoch: int | None
+
+    compiled.slot_fields(Other)
+    data = encode_batch(
+        [(b"k%d" % i, b"v%d" % i, [("h", b"%d" % i)] if i % 2 else None, i) for i in range(50)]
+    )
+    (header,) = compiled.scan_batches(data)
+    want = [(b"k%d" % i, b"v%d" % i, (("h", b"%d" % i),) if i % 2 else ()) for i in range(50)]
+    refs = sys.getrefcount(ConsumerRecord), sys.getrefcount(Other)
+    for round_ in range(6):
+        kind = (ConsumerRecord, Other)[round_ % 2]
+        out = compiled.consumer_records(data, header, True, 1 << 20, "t", 0, kind)
+        assert {type(r) for r in out} == {kind}
+        assert [(r.key, r.value, r.headers) for r in out] == want
+        assert [r.offset for r in out] == list(range(50)) and out[7].topic == "t"
+        del out, kind
+    assert (sys.getrefcount(ConsumerRecord), sys.getrefcount(Other)) == refs
