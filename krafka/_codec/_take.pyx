@@ -91,7 +91,11 @@ cdef extern from *:
             krafka_nfree[n]--;
             Py_SET_TYPE(o, tp);
             Py_INCREF(tp);
-            _Py_NewReference(o);
+    #if PY_VERSION_HEX < 0x030D0000
+            _Py_NewReference(o);  /* refcount 1, and tracemalloc's and debug builds' books */
+    #else
+            Py_SET_REFCNT(o, 1);  /* 3.13 keeps _Py_NewReference internal */
+    #endif
             return o;
         }
         return (PyObject *)PyObject_GC_NewVar(PyTupleObject, tp, n);
