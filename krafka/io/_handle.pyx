@@ -12,7 +12,8 @@ are raised as fresh copies, so a stored error never holds the frame of a task th
 
 Awaiting a handle whose batch is already delivered (a producer confirming records it sent a
 while ago) makes no generator: the `RecordMetadata` comes back in a finished C awaitable
-(`krafka.io._iteration.ready`). The `RecordMetadata` tuple is allocated and filled in C (no
+(`krafka.io._iteration.ready`, called in C; the batch's `outcome` read straight from its slot,
+`krafka.sansio.producer._slots`). The `RecordMetadata` tuple is allocated and filled in C (no
 argument tuple, no call of `tuple.__new__`) and left untracked by the garbage collector when its
 fields are (a topic name and ints always are), as `krafka._codec._take` does for records.
 """
@@ -28,7 +29,14 @@ cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
     bint PyObject_GC_IsTracked(object)
 
-from krafka.io._iteration import ready as _ready
+from krafka.io._iteration cimport ready_c
+from krafka.sansio.producer._slots cimport get_slot, slot_offset
+
+from krafka.sansio.producer.batch import ProducerBatch
+
+cdef type _BATCH = ProducerBatch
+#: Where a `ProducerBatch` keeps its `outcome`, read by every awaited handle (`_slots`).
+cdef Py_ssize_t _OUTCOME = slot_offset(_BATCH, "outcome")
 
 cdef object _await_delivery = None
 cdef object _wait_delivery = None
@@ -78,13 +86,13 @@ cdef class DeliveryHandle:
     def __await__(self):
         cdef object metadata = self.delivered()
         if metadata is not None:
-            return _ready(metadata)
+            return ready_c(metadata)
         return _await_delivery(self)
 
     cpdef object delivered(self):
         """The `RecordMetadata` if the record is delivered and its batch was never split, else
         None (`krafka.sansio.producer.record.delivered`, computed here in C)."""
-        cdef object outcome = self.batch.outcome
+        cdef object outcome = get_slot(self.batch, _BATCH, _OUTCOME, "outcome")
         if outcome is None:
             return None
         cdef tuple o = <tuple?>outcome

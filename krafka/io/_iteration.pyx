@@ -104,6 +104,11 @@ cdef extern from *:
 krafka_ready_init()
 
 
+cdef object ready_c(object value):
+    """`ready`, for compiled callers (`krafka.io._handle`): no Python call."""
+    return krafka_ready_new(value)
+
+
 def ready(value):
     """An awaitable that returns `value` at once."""
     return krafka_ready_new(value)

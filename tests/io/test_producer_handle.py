@@ -159,3 +159,19 @@ def test_delivered_is_the_metadata_once_delivered_and_none_otherwise(handle_type
     second.complete(70, log_append_time=3)
     assert handle_type(split, 1).delivered() is None  # the parent: use locate()/result()
     assert handle_type(split, 1).result() == RecordMetadata("t", 3, 70, 3)
+
+
+class _TaggedBatch(ProducerBatch):
+    """A batch of a subclass: the compiled handle reads its outcome as an attribute, not from
+    `ProducerBatch`'s slot."""
+
+    __slots__ = ("tag",)
+
+
+async def test_a_batch_of_a_subclass_gives_the_same_metadata(handle_type: Any) -> None:
+    batch = _TaggedBatch("t", 3, 0.0, 1, created_ms=1_700_000_000_000)
+    batch.add(None, None, b"v", None, 22)
+    handle = handle_type(batch, 0)
+    assert handle.delivered() is None
+    batch.complete(7)
+    assert await handle == RecordMetadata("t", 3, 7, 1_700_000_000_000)

@@ -3,6 +3,7 @@ from krafka._codec._builder cimport RecordsBuilder
 
 cdef class OpenAppender:
     cdef object _accumulator
+    cdef object _handle_type
     cdef object _partitioner
     cdef dict _open_by_topic
     cdef dict _counts

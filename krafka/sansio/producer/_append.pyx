@@ -21,12 +21,21 @@ from cpython.object cimport PyObject
 
 from krafka._codec._builder cimport RecordsBuilder
 from krafka._codec._murmur cimport _murmur2
+from krafka.sansio.producer._slots cimport get_slot, set_slot, slot_offset
 
 from krafka.sansio.partitioner import DefaultPartitioner
-from krafka.sansio.producer.batch import BATCH_OVERHEAD
+from krafka.sansio.producer.batch import BATCH_OVERHEAD, ProducerBatch
 from krafka.sansio.producer.record import check_record
 
 from krafka.sansio.partitioner import sticky
+
+
+#: Where a `ProducerBatch` keeps the fields an append reads and writes (`_slots`).
+cdef type _BATCH = ProducerBatch
+cdef Py_ssize_t _SIZE = slot_offset(_BATCH, "size")
+cdef Py_ssize_t _LIMIT = slot_offset(_BATCH, "limit")
+cdef Py_ssize_t _BUILDER = slot_offset(_BATCH, "builder")
+cdef Py_ssize_t _STAMPS = slot_offset(_BATCH, "stamps")
 
 
 cdef inline Py_ssize_t _length(object data):
@@ -39,10 +48,12 @@ cdef inline Py_ssize_t _length(object data):
 
 @cython.final
 cdef class OpenAppender:
-    """`append_open` bound to one engine (see `ProducerEngine.append_open`)."""
+    """`append_open` bound to one engine (see `ProducerEngine.append_open`); it keeps the
+    accumulator's `handle_type` as it was when the engine made it."""
 
     def __cinit__(self, engine):
         self._accumulator = engine.accumulator
+        self._handle_type = self._accumulator.handle_type
         self._partitioner = engine.partitioner
         self._sticky = sticky(engine.partitioner)
         self._open_by_topic = self._accumulator.open_by_topic
@@ -120,8 +131,9 @@ cdef class OpenAppender:
         cdef object batch = self.fit_c(topic, partition, key, value, &size, &limit)
         if batch is None:
             return None
-        cdef RecordsBuilder builder = batch.builder  # built with this codec: compiled
-        handle = self._accumulator.handle_type(batch, builder.count)
+        # built with this codec: compiled
+        cdef RecordsBuilder builder = get_slot(batch, _BATCH, _BUILDER, "builder")
+        handle = self._handle_type(batch, builder.count)
         self.add_c(batch, builder, size, limit, key, value, timestamp, sealed)
         return handle
 
@@ -142,8 +154,9 @@ cdef class OpenAppender:
         cdef object batch = self.open_batch_c(topic, partition)
         if batch is None:
             return None
-        size[0] = batch.size + 21 + _length(value) + _length(key)
-        limit[0] = batch.limit
+        cdef Py_ssize_t used = get_slot(batch, _BATCH, _SIZE, "size")
+        size[0] = used + 21 + _length(value) + _length(key)
+        limit[0] = get_slot(batch, _BATCH, _LIMIT, "limit")
         if size[0] > limit[0]:
             return None
         return batch
@@ -154,8 +167,8 @@ cdef class OpenAppender:
         """Add the record to `batch` (its `builder`), whose size becomes `size` (`fit_c`);
         seal it once at `limit`."""
         builder.add(timestamp, key, value, None)
-        batch.size = size
-        if timestamp is not None or batch.stamps is not None:
+        set_slot(batch, _BATCH, _SIZE, "size", size)
+        if timestamp is not None or get_slot(batch, _BATCH, _STAMPS, "stamps") is not None:
             batch.stamp(timestamp)
         if size >= limit:
             self._accumulator.seal(batch)

@@ -1,0 +1,1 @@
+cdef object ready_c(object value)
