@@ -34,6 +34,7 @@ from typing import Any, Final
 import anyio
 import anyio.lowlevel
 
+from krafka._twins import implementations, selected
 from krafka.codec import Compression
 from krafka.config.keywords import check_arguments
 from krafka.errors import InvalidStateError, KafkaTimeoutError, KrafkaError
@@ -93,6 +94,8 @@ _TURNS_PER_SEAL: Final = 3
 #: `Due.SEALED` as a plain int: `send` compares with it per due record (looking an enum member
 #: up on its class costs about 0.1 µs on CPython 3.11, as much as the rest of an append).
 _SEALED: Final = int(Due.SEALED)
+#: The compiled `send` (`_send.pyx`: `Producer.send` as a Cython coroutine), or None.
+_DIRECT_SEND: Any = selected(implementations(None, "krafka.io._send", "direct_send"))
 
 
 class _Done:
@@ -213,6 +216,8 @@ class Producer:
         self._traced: dict[ProducerBatch, list[tuple[Any, Any]]] = {}
         if self.tracing is not None:
             self._trace_sends(self.tracing)
+        elif _DIRECT_SEND is not None:
+            self.send = _DIRECT_SEND(self)  # type: ignore[method-assign]
         #: True while records may be appended straight to `engine` (`send`'s fast path, and
         #: `krafka.sync`'s): started, not closed or stopped, no interceptors, no transaction.
         self.direct = False

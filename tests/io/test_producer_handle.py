@@ -1,14 +1,18 @@
 """The delivery handle, compiled and pure, against the same batches: results, errors, waiting,
-splits; and the compiled one stays out of the garbage collector's way."""
+splits; and the compiled one stays out of the garbage collector's way. `send`, which makes
+handles, returns a coroutine compiled or not."""
 
 from __future__ import annotations
 
+import collections.abc
 import gc
+import inspect
 from typing import Any
 
 import anyio
 import pytest
 
+from krafka import Producer
 from krafka.errors import KafkaTimeoutError, KrafkaError
 from krafka.io.producer_handle import implementations, waiting, wake_waiters
 from krafka.sansio.producer.batch import ProducerBatch
@@ -175,3 +179,12 @@ async def test_a_batch_of_a_subclass_gives_the_same_metadata(handle_type: Any) -
     assert handle.delivered() is None
     batch.complete(7)
     assert await handle == RecordMetadata("t", 3, 7, 1_700_000_000_000)
+
+
+def test_send_returns_a_coroutine_whichever_implementation_runs() -> None:
+    """`send` (compiled when built, else `Producer.send`) keeps its contract: a coroutine."""
+    producer = Producer()
+    assert inspect.iscoroutinefunction(producer.send)
+    pending = producer.send("t", b"v")
+    assert isinstance(pending, collections.abc.Coroutine)
+    pending.close()
