@@ -276,17 +276,7 @@ def test_freed_records_are_reused_whole() -> None:
         pytest.skip("the compiled codec is not built")
     compiled = IMPLS["compiled"]
 
-    class Other(NamedTuple):
-        topic: str
-        partition: int
-        offset: int
-        timestamp: int
-        timestamp_type: int
-        key: Any
-        value: Any
-        headers: tuple[Any, ...]
-        leader_epoch: int | None
-
+    Other = NamedTuple("Other", list(Rec.__annotations__.items()))  # type: ignore[misc]
     compiled.slot_fields(Other)
     data = encode_batch(
         [(b"k%d" % i, b"v%d" % i, [("h", b"%d" % i)] if i % 2 else None, i) for i in range(50)]
