@@ -31,6 +31,11 @@ class WakeupTrigger:
         for scope in self._blocked:
             scope.cancel()
 
+    @property
+    def pending(self) -> bool:
+        """A wakeup waits for the next call."""
+        return self._pending
+
     def check(self) -> None:
         """Raise `WakeupError` (once) if a wakeup is pending."""
         if self._pending:

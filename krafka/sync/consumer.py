@@ -149,8 +149,8 @@ class Consumer(SyncClient[AsyncConsumer]):
     assign = blocking(_C.assign)
     subscribe = blocking(_C.subscribe)
     unsubscribe = blocking(_C.unsubscribe)
-    poll = _polling(_C.poll)
-    batch_recv = _polling(_C.batch_recv)
+    _poll = blocking(_C.poll)
+    _batch_recv = blocking(_C.batch_recv)
     _recv = _polling(_C.recv)
     poll_batches = _polling(_C.poll_batches)
     poll_arrow = _polling(_C.poll_arrow)
@@ -180,6 +180,47 @@ class Consumer(SyncClient[AsyncConsumer]):
 
     def _started(self) -> None:
         self._commits = _Commits()
+        self._parking = self._thread.parking
+        self._woken = False
+
+    def poll(
+        self, timeout: float | None = 0.0, max_records: int | None = None
+    ) -> list[ConsumerRecord]:
+        """Records ready within `timeout` seconds (None: wait for some); [] on timeout. Those
+        already fetched are taken (decoded) right here, on this thread, while the loop thread
+        is parked (`poll_ready`); otherwise the poll waits on the loop."""
+        self._commits.run_callbacks()
+        records = self._ready(max_records)
+        return records if records else self._poll(timeout, max_records)
+
+    def batch_recv(
+        self, max_records: int | None = None, timeout: float | None = None
+    ) -> list[ConsumerRecord]:
+        """Like `poll`: up to `max_records`, waiting up to `timeout` (None: for some)."""
+        self._commits.run_callbacks()
+        records = self._ready(max_records)
+        return records if records else self._batch_recv(max_records, timeout)
+
+    def _ready(self, max_records: int | None) -> list[ConsumerRecord] | None:
+        """The async consumer's `poll_ready` on this thread with the loop parked; the loop then
+        steps the engine (`poll_ready_done`). None: poll on the loop."""
+        if self._woken:  # the wakeup is on its way to the loop: the poll there raises it
+            self._woken = False
+            return None
+        if self._closed or not self._parking.pause():
+            return None
+        client = self._client
+        records: list[ConsumerRecord] | None = None
+        try:
+            records = client.poll_ready(self._thread.time(), max_records)
+        except BaseException:
+            self._thread.call_soon(client.poll_ready_done)
+            raise
+        finally:
+            self._parking.resume()
+        if records is not None:
+            self._thread.call_soon(client.poll_ready_done)
+        return records
 
     def commit(
         self,
@@ -236,6 +277,7 @@ class Consumer(SyncClient[AsyncConsumer]):
         signal handler included (it does not wait). Java's shutdown hook: another thread calls
         `wakeup()`, the poll loop catches `WakeupError` and closes the consumer."""
         if not self.closed:
+            self._woken = True
             self._thread.call_soon(self._client.wakeup)
 
     async def _close_on_loop(self, timeout: float | None) -> None:

@@ -416,14 +416,57 @@ class Consumer(OffsetLookups):
 
         return await poll_arrow(self, timeout, max_records)
 
+    def poll_ready(self, now: float, max_records: int | None = None) -> list[ConsumerRecord] | None:
+        """The sync facade's hook (`krafka.sync.Consumer.poll`): the records `poll` would
+        return right now without waiting, taken on the calling thread while this consumer's
+        loop is parked (`krafka.sync.loop`); None, untouched, when the poll must go the normal
+        way (nothing ready, listener steps or commit interceptors due, a crash, a pending
+        wakeup, tracing on, not started); [] when it took none after all (the poll goes the
+        normal way too). `now` is the loop's clock. Positions, auto-commit, metrics and
+        interceptors as `poll`; it never awaits nor touches anyio: once it returned a list or
+        raised, run `poll_ready_done()` on the loop (`LoopThread.call_soon`)."""
+        if (
+            self._state is not _State.STARTED
+            or self.tracing is not None
+            or self._steps
+            or self._auto_committed
+            or self._driver.error is not None
+            or self._wakeups.pending
+            or not (self._buffer or self._engine.fetcher.has_data())
+        ):
+            return None
+        otel = self._otel
+        if otel is not None and self._returned is not None:
+            otel.processed(now - self._returned)
+            self._returned = None
+        self._metrics.poll_started(now)
+        try:
+            records = self._take(now, max_records)
+        finally:
+            self._metrics.poll_ended(now)
+        if records and otel is not None:
+            self._returned = now
+            otel.polled(0.0)
+        return records
+
+    def poll_ready_done(self) -> None:
+        """The sync facade's hook, on the loop after `poll_ready`: the client's loop steps the
+        engine now, so the next Fetch goes out (a plain callback: nothing here awaits)."""
+        self._driver.wake()
+
     def _records(self, max_records: int | None) -> list[ConsumerRecord]:
         """Records for the application now ([] when none): buffered ones first, else the
         fetcher's, through the interceptors."""
         buffered = bool(self._buffer)
         try:
-            records = self._engine.poll(anyio.current_time(), max_records)
+            return self._take(anyio.current_time(), max_records)
         finally:
             self._step(not buffered)
+
+    def _take(self, now: float, max_records: int | None) -> list[ConsumerRecord]:
+        """`_records` without stepping the engine after the take."""
+        buffered = bool(self._buffer)
+        records = self._engine.poll(now, max_records)
         if records and not buffered:
             if self._interceptors:
                 records = self._intercepted(records)
