@@ -110,6 +110,10 @@ async def _outcome(pending: PendingCommit) -> Offsets:
     return pending.offsets
 
 
+async def _wait_ready(consumer: AsyncConsumer, timeout: float | None) -> bool:
+    return await consumer.wait_ready(timeout)
+
+
 async def _begin(consumer: AsyncConsumer, offsets: Any) -> PendingCommit:
     return consumer.commit_async(offsets)
 
@@ -190,18 +194,25 @@ class Consumer(SyncClient[AsyncConsumer]):
         already fetched are taken (decoded) right here, on this thread, while the loop thread
         is parked (`poll_ready`); otherwise the poll waits on the loop."""
         self._commits.run_callbacks()
-        records = self._ready(max_records)
-        return records if records else self._poll(timeout, max_records)
+        return self._direct(timeout, max_records) or self._poll(0.0, max_records)
 
     def batch_recv(
         self, max_records: int | None = None, timeout: float | None = None
     ) -> list[ConsumerRecord]:
         """Like `poll`: up to `max_records`, waiting up to `timeout` (None: for some)."""
         self._commits.run_callbacks()
-        records = self._ready(max_records)
-        return records if records else self._batch_recv(max_records, timeout)
+        return self._direct(timeout, max_records) or self._batch_recv(max_records, 0.0)
 
-    def _ready(self, max_records: int | None) -> list[ConsumerRecord] | None:
+    def _direct(self, timeout: float | None, max_records: int | None) -> list[ConsumerRecord]:
+        """Records taken on this thread: those ready now, else once the loop saw some arrive
+        within `timeout` (`wait_ready`); [] when the poll is to finish on the loop."""
+        started = self._thread.time()
+        records = self._ready(max_records, started)
+        if records is None and self._call(_wait_ready, self._client, timeout):
+            records = self._ready(max_records, started)
+        return records or []
+
+    def _ready(self, max_records: int | None, started: float) -> list[ConsumerRecord] | None:
         """The async consumer's `poll_ready` on this thread with the loop parked; the loop then
         steps the engine (`poll_ready_done`). None: poll on the loop."""
         if self._woken:  # the wakeup is on its way to the loop: the poll there raises it
@@ -212,7 +223,7 @@ class Consumer(SyncClient[AsyncConsumer]):
         client = self._client
         records: list[ConsumerRecord] | None = None
         try:
-            records = client.poll_ready(self._thread.time(), max_records)
+            records = client.poll_ready(self._thread.time(), max_records, started)
         except BaseException:
             self._thread.call_soon(client.poll_ready_done)
             raise

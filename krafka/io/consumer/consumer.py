@@ -416,13 +416,36 @@ class Consumer(OffsetLookups):
 
         return await poll_arrow(self, timeout, max_records)
 
-    def poll_ready(self, now: float, max_records: int | None = None) -> list[ConsumerRecord] | None:
+    async def wait_ready(self, timeout: float | None = 0.0) -> bool:
+        """The sync facade's hook: wait as `poll` does (listener steps, errors and wakeups
+        served and raised) until a poll would return something, without taking it; False on
+        timeout. The sync consumer then takes the records on its own thread (`poll_ready`)."""
+        self._check_open()
+        return bool(await self._wait_for(timeout, self._ready_or_polled))
+
+    def _has_ready(self) -> bool:
+        return bool(self._buffer) or self._engine.fetcher.has_data()
+
+    def _ready_or_polled(self) -> bool:
+        """`wait_ready`'s take: True when records are ready; else the engine sees a poll that
+        found none (the group may go on, failures raise), as with `poll`."""
+        if self._has_ready():
+            return True
+        records = self._records(None)
+        if records:
+            self._engine.keep(records)
+        return bool(records)
+
+    def poll_ready(
+        self, now: float, max_records: int | None = None, started: float | None = None
+    ) -> list[ConsumerRecord] | None:
         """The sync facade's hook (`krafka.sync.Consumer.poll`): the records `poll` would
         return right now without waiting, taken on the calling thread while this consumer's
         loop is parked (`krafka.sync.loop`); None, untouched, when the poll must go the normal
         way (nothing ready, listener steps or commit interceptors due, a crash, a pending
         wakeup, tracing on, not started); [] when it took none after all (the poll goes the
-        normal way too). `now` is the loop's clock. Positions, auto-commit, metrics and
+        normal way too). `now` is the loop's clock, `started` when that poll began (default
+        `now`). Positions, auto-commit, metrics and
         interceptors as `poll`; it never awaits nor touches anyio: once it returned a list or
         raised, run `poll_ready_done()` on the loop (`LoopThread.call_soon`)."""
         if (
@@ -432,21 +455,22 @@ class Consumer(OffsetLookups):
             or self._auto_committed
             or self._driver.error is not None
             or self._wakeups.pending
-            or not (self._buffer or self._engine.fetcher.has_data())
+            or not self._has_ready()
         ):
             return None
+        started = now if started is None else started
         otel = self._otel
         if otel is not None and self._returned is not None:
-            otel.processed(now - self._returned)
+            otel.processed(started - self._returned)
             self._returned = None
-        self._metrics.poll_started(now)
+        self._metrics.poll_started(started)
         try:
             records = self._take(now, max_records)
         finally:
             self._metrics.poll_ended(now)
         if records and otel is not None:
             self._returned = now
-            otel.polled(0.0)
+            otel.polled(now - started)
         return records
 
     def poll_ready_done(self) -> None:
