@@ -88,6 +88,8 @@ _IO_EVERY = 1024
 class _State(Enum):
     NEW = "new"
     STARTED = "started"
+    #: `close` runs the rebalance listener for the partitions given up: it may still commit.
+    CLOSING = "closing"
     CLOSED = "closed"
 
 
@@ -223,7 +225,7 @@ class Consumer(OffsetLookups):
         if self._state is not _State.STARTED:
             self._state = _State.CLOSED
             return
-        self._state = _State.CLOSED
+        self._state = _State.CLOSING
         if self.tracing is not None:
             self.tracing.finish_current()
         deadline = anyio.current_time() + timeout
@@ -240,6 +242,7 @@ class Consumer(OffsetLookups):
                 except Exception as exc:  # a rebalance listener's
                     raised = exc
             self._run_commit_interceptors()
+        self._state = _State.CLOSED
         await self._telemetry.close(max(0.1, deadline - anyio.current_time()) / 3)
         remaining = max(0.1, deadline - anyio.current_time())
         self._driver.stop()
@@ -259,6 +262,12 @@ class Consumer(OffsetLookups):
     def _check_open(self) -> None:
         if self._state is not _State.STARTED:
             raise InvalidStateError("the consumer is not started (use async with) or closed")
+
+    def _check_committable(self) -> None:
+        """Commits are open while started, and while `close` runs the rebalance listener (Java's
+        `onPartitionsRevoked` commits there)."""
+        if self._state is not _State.STARTED and self._state is not _State.CLOSING:
+            self._check_open()
 
     # -- assignment -----------------------------------------------------------------------------
 
@@ -727,7 +736,7 @@ class Consumer(OffsetLookups):
 
     async def commit(self, offsets: Offsets | None = None, *, timeout: float | None = None) -> None:
         """Commit `offsets` (default: the positions of everything returned so far)."""
-        self._check_open()
+        self._check_committable()
         if offsets is not None:
             offsets = offsets_argument("commit", offsets)
         started = anyio.current_time()
@@ -751,7 +760,7 @@ class Consumer(OffsetLookups):
         """Start a commit (default: the positions of everything returned so far); await the
         result to learn how it went. Its `offsets` are what it commits. Commits are applied in
         call order, `commit_async` and `commit` alike."""
-        self._check_open()
+        self._check_committable()
         wanted = (
             self._engine.consumed()
             if offsets is None
@@ -775,7 +784,7 @@ class Consumer(OffsetLookups):
     async def committed(
         self, partitions: Iterable[TopicPartition], *, timeout: float | None = None
     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        self._check_open()
+        self._check_committable()
         wanted = partition_list("committed", partitions)
         if not wanted:
             return {}

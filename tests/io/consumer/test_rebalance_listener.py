@@ -55,3 +55,25 @@ async def test_the_listener_runs_in_the_application_task_and_poll_raises_its_err
         assert await consumer.poll(0.1) == []  # and the error was raised once
         closer = anyio.get_current_task().id
     assert listener.calls[-1] == ("revoked", closer, frozenset({tp}))
+
+
+async def test_the_revocation_at_close_may_commit_what_was_consumed(broker: Any) -> None:
+    """Java's usual `onPartitionsRevoked`: commit the positions, also when `close` revokes."""
+    topic = await make_topic(broker.bootstrap_servers, 1, records=5, prefix="listener-commit")
+    tp = TopicPartition(topic, 0)
+    group = f"g-{topic}"
+
+    class Committing:
+        async def on_partitions_revoked(self, partitions: set[TopicPartition]) -> None:
+            await consumer.commit()
+
+    consumer = member(broker.bootstrap_servers, group, rebalance_listener=Committing())
+    async with consumer:
+        await consumer.subscribe([topic])
+        seen = 0
+        with anyio.fail_after(30):
+            while seen < 5:
+                seen += len(await consumer.poll(0.5))
+    async with member(broker.bootstrap_servers, group) as check:
+        committed = await check.committed([tp])
+    assert committed[tp] is not None and committed[tp].offset == 5
