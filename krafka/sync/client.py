@@ -45,6 +45,8 @@ class SyncClient(Generic[A]):
     Constructed with the async client's arguments; `from_config` with its properties."""
 
     _async_class: ClassVar[Any]
+    #: Whether a blocking call runs on its thread what the loop hands it (`LoopThread.on_caller`).
+    _serves_callers: ClassVar[bool] = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """The async client's constructor arguments (`bootstrap_servers=...`, ...)."""
@@ -96,7 +98,7 @@ class SyncClient(Generic[A]):
         if tracing is not None:  # a `process` span current in this thread (krafka.io.tracing)
             tracing.finish_current()
         try:
-            self._thread.call(self._close_on_loop, timeout)
+            self._thread.call(self._close_on_loop, timeout, serve=self._serves_callers)
         finally:
             self._finalizer.detach()
             self._thread.stop(None if timeout is None else timeout + JOIN_MARGIN)
@@ -125,9 +127,9 @@ class SyncClient(Generic[A]):
     # -- calls ----------------------------------------------------------------------------------
 
     def _call(self, func: Callable[..., Awaitable[R]], *args: Any) -> R:
-        if self._closed:
+        if self._closed and not (self._serves_callers and self._thread.serving()):
             raise InvalidStateError(f"{type(self).__name__} is closed")
-        return self._thread.call(func, *args)
+        return self._thread.call(func, *args, serve=self._serves_callers)
 
     async def _invoke(
         self, method: Callable[..., Awaitable[R]], args: tuple[Any, ...], kwargs: dict[str, Any]

@@ -23,10 +23,12 @@ that call.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
+import re
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
 
@@ -37,6 +39,7 @@ from krafka.sansio.consumer.record import ConsumerRecord
 from krafka.sansio.group.events import GroupMembershipOperation
 from krafka.structs import OffsetAndMetadata, TopicPartition
 from krafka.sync.client import SyncClient, blocking, on_loop, poll_until_closed
+from krafka.sync.listener import on_caller
 
 if sys.version_info >= (3, 11):
     from typing import Self
@@ -147,11 +150,45 @@ class Consumer(SyncClient[AsyncConsumer]):
     """`krafka.Consumer` with blocking methods, on a background thread of its own."""
 
     _async_class = AsyncConsumer
+    _serves_callers = True
     _commits: _Commits
     _membership = GroupMembershipOperation.DEFAULT
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """The async consumer's arguments; a `rebalance_listener`'s plain callbacks run on the
+        thread calling `poll` (`close`, `unsubscribe` ...), as Java's do
+        (`krafka.sync.listener`)."""
+        kwargs = self._on_caller(kwargs)
+        super().__init__(*args, **kwargs)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Self:
+        self = cls.__new__(cls)
+        self._setup(
+            functools.partial(AsyncConsumer.from_config, config, **self._on_caller(overrides))
+        )
+        return self
+
+    def _on_caller(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if kwargs.get("rebalance_listener") is None:
+            return kwargs
+        return {
+            **kwargs,
+            "rebalance_listener": on_caller(kwargs["rebalance_listener"], self._run_on_caller),
+        }
+
+    async def _run_on_caller(self, callback: Callable[..., Any], partitions: Any) -> Any:
+        return await self._thread.on_caller(callback, partitions)
+
+    def subscribe(
+        self, topics: Iterable[str] | str | re.Pattern[str], *, listener: Any = None
+    ) -> None:
+        """As the async `subscribe`; `listener`'s plain callbacks run on the thread calling
+        `poll`, as `rebalance_listener`'s do."""
+        self._subscribe(topics, listener=on_caller(listener, self._run_on_caller))
+
     assign = blocking(_C.assign)
-    subscribe = blocking(_C.subscribe)
+    _subscribe = blocking(_C.subscribe)
     unsubscribe = blocking(_C.unsubscribe)
     _poll = blocking(_C.poll)
     _batch_recv = blocking(_C.batch_recv)

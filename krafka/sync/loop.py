@@ -18,12 +18,17 @@ loop is parked and stays parked until `parking.resume()`: for that moment the ca
 what the loop would, on its own thread (the sync producer appends records to the async
 producer's open batches this way, with no hand-over per record). What the caller does then
 must be short and must never wait for the loop; to wake the loop afterwards, `call_soon`.
+
+The other way round, `on_caller` runs a plain function on the thread blocked in a `call(...,
+serve=True)` while that call's coroutine awaits it (a sync consumer's rebalance listener runs
+on the application's thread inside `poll`, as Java's does, and may call the consumer).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
 import selectors
 import threading
 from collections.abc import Awaitable, Callable
@@ -63,6 +68,8 @@ class LoopThread:
         self._portal: BlockingPortal | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._error: BaseException | None = None
+        #: The hand-over queues of the callers blocked in a serving `call`, innermost last.
+        self._callers: list[tuple[int, queue.SimpleQueue[Callable[[], None] | None]]] = []
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._thread.start()
         self._ready.wait()
@@ -106,15 +113,55 @@ class LoopThread:
     def running(self) -> bool:
         return self._thread.is_alive() and self._portal is not None
 
-    def call(self, func: Callable[..., Awaitable[T]], *args: Any) -> T:
+    def call(self, func: Callable[..., Awaitable[T]], *args: Any, serve: bool = False) -> T:
         """Await `func(*args)` on the loop and return its result or raise its exception.
-        Refused from the loop's own thread."""
+        Refused from the loop's own thread. With `serve`, this thread meanwhile runs what
+        the coroutine hands it through `on_caller`."""
         if threading.current_thread() is self._thread:
             raise RuntimeError("a sync client was called from its own loop (from a callback?)")
         portal = self._portal
         if portal is None or not self._thread.is_alive():
             raise RuntimeError("this client's loop has stopped (the client is closed)")
-        return portal.call(func, *args)
+        if not serve:
+            return portal.call(func, *args)
+        handoffs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        caller = (threading.get_ident(), handoffs)
+        self._callers.append(caller)  # before the coroutine starts: it may hand over at once
+        try:
+            future = portal.start_task_soon(func, *args)
+            future.add_done_callback(lambda _: handoffs.put(None))
+            while (run := handoffs.get()) is not None:
+                run()
+        finally:
+            self._callers.remove(caller)
+        return future.result()
+
+    def serving(self) -> bool:
+        """Whether this thread is blocked in a serving `call` (and runs a function it handed
+        over: a listener may use its client while the client closes)."""
+        me = threading.get_ident()
+        return any(ident == me for ident, _ in self._callers)
+
+    async def on_caller(self, func: Callable[..., T], *args: Any) -> T:
+        """On the loop: `func(*args)` run on the thread blocked in the innermost serving `call`
+        (on the loop itself when none is), its result returned or its exception raised here."""
+        if not self._callers:
+            return func(*args)
+        loop = asyncio.get_running_loop()
+        outcome: asyncio.Future[T] = loop.create_future()
+
+        def run() -> None:
+            try:
+                result = func(*args)
+            except BaseException as exc:
+                loop.call_soon_threadsafe(_settle, outcome, None, exc)
+                if not isinstance(exc, Exception):
+                    raise
+                return
+            loop.call_soon_threadsafe(_settle, outcome, result, None)
+
+        self._callers[-1][1].put(run)
+        return await outcome
 
     def start_task(self, func: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         """Start `func(*args, task_status=...)` as a task on the loop and wait until it calls
@@ -169,6 +216,15 @@ class LoopThread:
                 portal.call(portal.stop, True)
         self._thread.join(timeout)
         return not self._thread.is_alive()
+
+
+def _settle(outcome: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if outcome.done():  # its awaiter was cancelled meanwhile
+        return
+    if error is None:
+        outcome.set_result(result)
+    else:
+        outcome.set_exception(error)
 
 
 def _cancel_all() -> None:
