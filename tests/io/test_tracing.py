@@ -58,7 +58,9 @@ def test_off_without_a_provider() -> None:
     clients keep their untraced paths."""
     assert tracing_for(None, "c", None) is None
     assert Producer("127.0.0.1:1").tracing is None
-    assert Producer("127.0.0.1:1").send.__func__ is Producer.send  # type: ignore[attr-defined]
+    send = Producer("127.0.0.1:1").send
+    untraced = getattr(send, "__func__", None) is Producer.send  # the reference `send`
+    assert untraced or send.__module__ == "krafka.io._send"  # or its compiled twin
 
 
 def test_the_global_provider_and_no_import_without_it() -> None:
