@@ -243,6 +243,10 @@ class OffsetClient:
         elif verdict is CommitVerdict.COORDINATOR_MOVED:
             self._coordinator.moved()
             self._retry(op, error_for_code(code, f"OffsetCommit: {code_name(code)}"), now)
+        elif code == ErrorCode.STALE_MEMBER_EPOCH:
+            # KIP-848: the member's epoch moved on while the commit was in flight; as Java's,
+            # the commit is sent again (until its timeout) with the epoch the member has then.
+            self._retry(op, error_for_code(code, f"OffsetCommit: {code_name(code)}"), now)
         elif verdict is CommitVerdict.GROUP:
             assert op.identity is not None
             self._finish(op, error=self._policy.commit_refused(code, op.identity))

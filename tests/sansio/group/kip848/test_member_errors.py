@@ -389,3 +389,24 @@ def test_close_sends_the_leave_epoch_its_group_membership_operation_says(
     assert request.instance_id == instance_id
     m.reply(sent, epoch=epoch)
     assert m.talk.outcome(op) is None and m.member.closed
+
+
+def test_a_commit_refused_for_a_stale_epoch_is_sent_again_with_the_new_one() -> None:
+    """The epoch moved on (a new assignment) while the commit was in flight: as Java's, the
+    commit is retried after the backoff carrying the member's current epoch."""
+    m = Kip848()
+    m.join("a", assigned=tps("a-0"), epoch=7)
+    tp = next(iter(tps("a-0")))
+    op = m.member.commit({tp: OffsetAndMetadata(9)}, m.now)
+    sent = m.expect(OffsetCommitRequest)
+    topic = OffsetCommitResponse.OffsetCommitResponseTopic
+    stale = topic.OffsetCommitResponsePartition(error_code=ErrorCode.STALE_MEMBER_EPOCH)
+    m.talk.reply(sent, OffsetCommitResponse(topics=[topic(name="a", partitions=[stale])]))
+    m.member.member_epoch = 8
+    m.advance(1.0)
+    m.poll()
+    again = m.expect(OffsetCommitRequest)
+    assert m.request(again).generation_id_or_member_epoch == 8
+    ok = topic.OffsetCommitResponsePartition(error_code=ErrorCode.NONE)
+    m.talk.reply(again, OffsetCommitResponse(topics=[topic(name="a", partitions=[ok])]))
+    assert m.talk.outcome(op) == {tp: OffsetAndMetadata(9)}
