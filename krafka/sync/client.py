@@ -50,14 +50,19 @@ class SyncClient(Generic[A]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """The async client's constructor arguments (`bootstrap_servers=...`, ...)."""
-        self._setup(functools.partial(self._async_class, *args, **kwargs))
+        self._setup(functools.partial(self._async_class, *args, **self._options(kwargs)))
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Self:
         """A client from Java/librdkafka properties, as the async client's `from_config`."""
         self = cls.__new__(cls)
-        self._setup(functools.partial(cls._async_class.from_config, config, **overrides))
+        options = self._options(overrides)
+        self._setup(functools.partial(cls._async_class.from_config, config, **options))
         return self
+
+    def _options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Hook: the keyword options as the async client gets them."""
+        return options
 
     def _setup(self, make: Callable[[], A]) -> None:
         self._closed = False

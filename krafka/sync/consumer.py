@@ -23,7 +23,6 @@ that call.
 from __future__ import annotations
 
 import concurrent.futures
-import functools
 import re
 import sys
 import threading
@@ -154,28 +153,13 @@ class Consumer(SyncClient[AsyncConsumer]):
     _commits: _Commits
     _membership = GroupMembershipOperation.DEFAULT
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """The async consumer's arguments; a `rebalance_listener`'s plain callbacks run on the
-        thread calling `poll` (`close`, `unsubscribe` ...), as Java's do
-        (`krafka.sync.listener`)."""
-        kwargs = self._on_caller(kwargs)
-        super().__init__(*args, **kwargs)
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any], **overrides: Any) -> Self:
-        self = cls.__new__(cls)
-        self._setup(
-            functools.partial(AsyncConsumer.from_config, config, **self._on_caller(overrides))
-        )
-        return self
-
-    def _on_caller(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        if kwargs.get("rebalance_listener") is None:
-            return kwargs
-        return {
-            **kwargs,
-            "rebalance_listener": on_caller(kwargs["rebalance_listener"], self._run_on_caller),
-        }
+    def _options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """A `rebalance_listener`'s plain callbacks run on the thread calling `poll` (`close`,
+        `unsubscribe` ...), as Java's do (`krafka.sync.listener`)."""
+        listener = options.get("rebalance_listener")
+        if listener is None:
+            return options
+        return {**options, "rebalance_listener": on_caller(listener, self._run_on_caller)}
 
     async def _run_on_caller(self, callback: Callable[..., Any], partitions: Any) -> Any:
         return await self._thread.on_caller(callback, partitions)
