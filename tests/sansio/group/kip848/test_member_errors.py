@@ -402,7 +402,12 @@ def test_a_commit_refused_for_a_stale_epoch_is_sent_again_with_the_new_one() -> 
     topic = OffsetCommitResponse.OffsetCommitResponseTopic
     stale = topic.OffsetCommitResponsePartition(error_code=ErrorCode.STALE_MEMBER_EPOCH)
     m.talk.reply(sent, OffsetCommitResponse(topics=[topic(name="a", partitions=[stale])]))
-    m.member.member_epoch = 8
+    m.advance(5)  # the retry's backoff and the next heartbeat are both due
+    retry = m.expect(OffsetCommitRequest)
+    assert m.request(retry).generation_id_or_member_epoch == 7
+    beat, _ = m.heartbeat()
+    m.reply(beat, epoch=8, assigned=tps("a-0"))
+    m.talk.reply(retry, OffsetCommitResponse(topics=[topic(name="a", partitions=[stale])]))
     m.advance(1.0)
     m.poll()
     again = m.expect(OffsetCommitRequest)
