@@ -70,7 +70,8 @@ from krafka.errors import (
     KrafkaError,
     error_for_code,
 )
-from krafka.io.clock import loop_time
+from krafka.io.alarm import Alarm
+from krafka.io.clock import loop_clock, loop_time
 from krafka.io.host import TaskHost
 from krafka.io.msk_iam import msk_iam_factory
 from krafka.io.sockets import Sockets
@@ -214,7 +215,10 @@ class KafkaClient:
         self._host = TaskHost("krafka client")
         self._sockets: Sockets | None = None
         self._answers: dict[int, _Answer] = {}
-        self._wake = anyio.Event()
+        self._alarm: Alarm | None = None
+        self._clock: Callable[[], float] = anyio.current_time
+        #: When the core next has something to do (as of the last turn); None: nothing timed.
+        self._next_deadline: float | None = None
         self._sleep_until = math.inf
         #: Set (and replaced) whenever metadata or a coordinator changed: waiters look again.
         self._changed = anyio.Event()
@@ -279,7 +283,11 @@ class KafkaClient:
             return self
         await self._host.start()
         self._core.metadata.cluster.now = anyio.current_time()
-        self._sockets = Sockets(self._core, self._transport, self._host.task_group, self._turn)
+        self._clock = loop_clock()
+        self._alarm = Alarm()
+        self._sockets = Sockets(
+            self._core, self._transport, self._host.task_group, self._turn, self.wake
+        )
         self._host.start_soon(self._drive, name="krafka client loop")
         try:
             await self.refresh_metadata(timeout=timeout)
@@ -319,43 +327,43 @@ class KafkaClient:
 
     async def _drive(self) -> None:
         """The client's loop: step the core at its deadline or when woken."""
+        alarm = self._alarm
+        assert alarm is not None
         while not self._closed:
-            self._wake = wake = anyio.Event()
             self._turn()
-            deadline = self._core.next_deadline()
+            deadline = self._next_deadline
             self._sleep_until = math.inf if deadline is None else deadline
-            delay = self._sleep_until - anyio.current_time()
-            if delay > 0:
-                with anyio.move_on_after(delay):
-                    await wake.wait()
+            if self._sleep_until > self._clock():
+                await alarm.sleep_until(self._sleep_until)
             self._sleep_until = -math.inf
 
     def _turn(self) -> None:
-        """Step the core after an input: hand out its events, open and close what it wants,
-        wake the writers; wake the loop if the core's deadline moved earlier. A handler that
-        gives the core input while its events are handed out has it stepped again after."""
+        """Step the core after an input: hand it what the wires read, hand out its events, open
+        and close what it wants, write (or wake the writers); wake the loop if the core's
+        deadline moved earlier. A handler that gives the core input while its events are handed
+        out has it stepped again after."""
         if self._turning:
             self._again = True
             return
-        core = self._core
+        core, sockets = self._core, self._sockets
         self._turning = True
         try:
             self._again = True
             while self._again:
                 self._again = False
-                for event in core.step(anyio.current_time()):
+                if sockets is not None:
+                    sockets.deliver()
+                for event in core.step(self._clock()):
                     self._dispatch(event)
         finally:
             self._turning = False
-        sockets = self._sockets
         if sockets is not None:
             sockets.carry_out(core.connections_wanted())
             sockets.kick()
         if not self._closed:
-            deadline = core.next_deadline()
+            self._next_deadline = deadline = core.next_deadline()
             if deadline is not None and deadline < self._sleep_until:
-                self._sleep_until = -math.inf
-                self._wake.set()
+                self._wake_loop()
 
     def _dispatch(self, event: Any) -> None:
         if type(event) is MachineEvent:
@@ -436,8 +444,12 @@ class KafkaClient:
         if self._turning:
             self._again = True
         elif self._sleep_until != -math.inf:
-            self._sleep_until = -math.inf
-            self._wake.set()
+            self._wake_loop()
+
+    def _wake_loop(self) -> None:
+        self._sleep_until = -math.inf
+        if self._alarm is not None:
+            self._alarm.ring()
 
     def step(self) -> bool:
         """Step the core now, in the caller's task: what the machines ask for goes out (False:

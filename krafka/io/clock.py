@@ -9,7 +9,20 @@ handed to the machines as inputs.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 import anyio
+
+
+def loop_clock() -> Callable[[], float]:
+    """`anyio.current_time` of the running loop as a plain callable (on asyncio the loop's
+    `time`, which is what anyio reads, without its backend lookup: the client reads the clock
+    a few times per request). Call it on the loop."""
+    try:
+        return asyncio.get_running_loop().time
+    except RuntimeError:  # trio
+        return anyio.current_time
 
 
 def loop_time() -> float | None:

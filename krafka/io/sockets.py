@@ -4,10 +4,17 @@ The core says which connections to open and close (`OpenConnection` / `CloseConn
 opens them (TCP, TLS, SOCKS5: `krafka.io.transport`), runs one reader task per socket feeding
 `core.receive_data`, and one writer task per socket writing `core.data_to_send`. Every input it
 hands the core is followed by `on_input()`, the driver's turn (it steps the core).
+
+On asyncio, a plaintext connection without a proxy is a `_Wire` instead: an asyncio protocol
+whose chunks wait in an inbox until the driver's next turn (`deliver`, woken by `on_wake`) and
+whose bytes `kick` writes at once. Per request that saves the reader's and the writer's task
+wake-ups, anyio's stream bookkeeping and two `epoll_ctl` calls (a reader task pauses reading
+between receives).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import socket
@@ -19,7 +26,14 @@ import anyio
 import anyio.abc
 
 from krafka.errors import KafkaConnectionError, KrafkaError, ProxyConnectionError
-from krafka.io.transport import TransportConfig, open_transport, transport_error
+from krafka.io.clock import loop_clock
+from krafka.io.transport import (
+    TransportConfig,
+    direct_eligible,
+    open_direct,
+    open_transport,
+    transport_error,
+)
 from krafka.sansio.client import ClientCore, CloseConnection, OpenConnection, Want
 
 log = logging.getLogger(__name__)
@@ -41,8 +55,52 @@ class _Socket:
         self.heard = False
 
 
+class _Wire(asyncio.Protocol):
+    """One open plaintext connection on asyncio, fed by the loop: what it reads or learns
+    waits in `inbox` (bytes; `b""` at the end of the stream; a `KrafkaError` if it broke)
+    until the driver's turn hands it to the core, in the driver's task."""
+
+    def __init__(self, conn_id: int, where: str, on_wake: Callable[[], None]) -> None:
+        self.conn_id = conn_id
+        self.where = where
+        self.transport: asyncio.Transport | None = None
+        self.inbox: list[bytes | KrafkaError] = []
+        self.paused = False
+        self._on_wake = on_wake
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self._arrived(data)
+
+    def eof_received(self) -> bool:
+        self._arrived(b"")
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None:
+            error = transport_error(exc, self.where)
+            self._arrived(error or KafkaConnectionError(f"{self.where}: {exc!r}"))
+        else:
+            self._arrived(b"")
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        self._on_wake()
+
+    def _arrived(self, item: bytes | KrafkaError) -> None:
+        self.inbox.append(item)
+        self._on_wake()
+
+
 class Sockets:
-    """The open streams of one core, their reader and writer tasks in `task_group`."""
+    """The open streams of one core: reader and writer tasks in `task_group`, or asyncio
+    protocols the loop feeds (`_Wire`) where the connection allows."""
 
     def __init__(
         self,
@@ -50,12 +108,17 @@ class Sockets:
         transport: TransportConfig,
         task_group: anyio.abc.TaskGroup,
         on_input: Callable[[], None],
+        on_wake: Callable[[], None],
     ) -> None:
         self._core = core
         self._transport = transport
         self._tg = task_group
         self._on_input = on_input
+        self._on_wake = on_wake
+        self._direct = direct_eligible(transport)
+        self._clock = loop_clock()
         self._open: dict[int, _Socket] = {}
+        self._wires: dict[int, _Wire] = {}
         self._opening: set[int] = set()
         self._dropped: set[int] = set()
 
@@ -69,29 +132,53 @@ class Sockets:
                 self._close(want)
 
     def kick(self) -> None:
-        """Wake the writers of the sockets the core has bytes for."""
-        ready = self._core.has_data_to_send
+        """Write what the core has for each wire; wake the writers of the other sockets the
+        core has bytes for."""
+        core = self._core
+        ready = core.has_data_to_send
+        for conn_id, wire in self._wires.items():
+            if not wire.paused and wire.transport is not None and ready(conn_id):
+                wire.transport.write(core.data_to_send(conn_id))
         for conn_id, sock in self._open.items():
             if ready(conn_id):
                 sock.writable.set()
 
+    def deliver(self) -> bool:
+        """Hand the core what the wires read or learned since the last turn; whether there
+        was any."""
+        delivered = False
+        for wire in list(self._wires.values()):
+            if wire.inbox:
+                delivered = True
+                self._deliver(wire)
+        return delivered
+
     def close_all(self) -> None:
-        for sock in list(self._open.values()):
-            self._close(CloseConnection(sock.conn_id, abort=False))
+        for conn_id in [*self._open, *self._wires]:
+            self._close(CloseConnection(conn_id, abort=False))
 
     def local_addresses(self) -> list[Any]:
         """The local (source) address of every open socket."""
-        return [
+        local = [
             s.stream.extra(anyio.abc.SocketAttribute.local_address) for s in self._open.values()
         ]
+        local += [
+            w.transport.get_extra_info("sockname")
+            for w in self._wires.values()
+            if w.transport is not None
+        ]
+        return local
 
     @property
     def count(self) -> int:
-        return len(self._open)
+        return len(self._open) + len(self._wires)
 
     # -- tasks ----------------------------------------------------------------------------------
 
     async def _connect(self, want: OpenConnection) -> None:
+        if self._direct:
+            await self._connect_wire(want)
+            return
         where = f"{want.host}:{want.port}"
         try:
             stream = await open_transport(want.host, want.port, self._transport, want.timeout)
@@ -111,6 +198,54 @@ class Sockets:
         self._core.connection_made(want.conn_id, anyio.current_time())
         self._tg.start_soon(self._serve, sock, name=f"krafka connection {where}")
         self._on_input()
+
+    async def _connect_wire(self, want: OpenConnection) -> None:
+        where = f"{want.host}:{want.port}"
+        try:
+            transport, wire = await open_direct(
+                want.host,
+                want.port,
+                self._transport,
+                lambda: _Wire(want.conn_id, where, self._on_wake),
+                want.timeout,
+            )
+        except KrafkaError as exc:
+            self._opening.discard(want.conn_id)
+            self._dropped.discard(want.conn_id)
+            self._core.connection_failed(want.conn_id, exc, anyio.current_time())
+            self._on_input()
+            return
+        self._opening.discard(want.conn_id)
+        if want.conn_id in self._dropped:
+            self._dropped.discard(want.conn_id)
+            transport.abort()
+            return
+        self._wires[want.conn_id] = wire
+        self._core.connection_made(want.conn_id, anyio.current_time())
+        self._on_input()
+
+    def _deliver(self, wire: _Wire) -> None:
+        core, conn_id = self._core, wire.conn_id
+        inbox, wire.inbox = wire.inbox, []
+        for item in inbox:
+            if self._wires.get(conn_id) is not wire:
+                return
+            now = self._clock()
+            if isinstance(item, KrafkaError):
+                self._lost_wire(wire, item)
+            elif item:
+                core.receive_data(conn_id, item, now)
+            else:
+                core.receive_data(conn_id, b"", now)
+                self._lost_wire(wire, KafkaConnectionError(f"connection to {wire.where} closed"))
+
+    def _lost_wire(self, wire: _Wire, error: KrafkaError) -> None:
+        if self._wires.get(wire.conn_id) is not wire:
+            return
+        del self._wires[wire.conn_id]
+        if wire.transport is not None:
+            wire.transport.abort()
+        self._core.connection_lost(wire.conn_id, error, self._clock())
 
     async def _serve(self, sock: _Socket) -> None:
         try:
@@ -181,6 +316,10 @@ class Sockets:
         self._on_input()
 
     def _close(self, want: CloseConnection) -> None:
+        wire = self._wires.pop(want.conn_id, None)
+        if wire is not None:
+            self._close_wire(wire, want.abort)
+            return
         sock = self._open.pop(want.conn_id, None)
         if sock is None:
             if want.conn_id in self._opening:
@@ -189,6 +328,19 @@ class Sockets:
         if want.abort:
             _reset_on_close(sock.stream)
         self._tg.start_soon(self._finish, sock, name=f"krafka close {sock.where}")
+
+    def _close_wire(self, wire: _Wire, abort: bool) -> None:
+        """Write what the core queued last (a close), then close: the loop flushes the
+        transport's buffer first, or drops it (a reset) when `abort`."""
+        transport = wire.transport
+        if transport is None:
+            return
+        if abort:
+            _reset_socket(transport.get_extra_info("socket"))
+        data = self._core.data_to_send(wire.conn_id)
+        if data and not transport.is_closing():
+            transport.write(data)
+        transport.close()
 
     async def _finish(self, sock: _Socket) -> None:
         """Let the writer flush what the core queued last (a close), then end the socket."""
@@ -205,7 +357,10 @@ def _reset_on_close(stream: anyio.abc.ByteStream) -> None:
     dropped instead of retransmitted. An orderly close keeps retransmitting a request krafka
     already reported failed, and a broker cut off until then would still act on it (a produce
     written after records sent long after it)."""
-    sock = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+    _reset_socket(stream.extra(anyio.abc.SocketAttribute.raw_socket, None))
+
+
+def _reset_socket(sock: Any) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

@@ -8,10 +8,12 @@ problem (untrusted certificate, wrong hostname, rejected client certificate) is
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 import anyio
 import anyio.abc
@@ -28,6 +30,9 @@ from krafka.io.socks5 import Socks5Proxy, connect_through
 from krafka.sansio.secret import Secret
 
 log = logging.getLogger(__name__)
+_P = TypeVar("_P", bound=asyncio.Protocol)
+#: RFC 8305's delay before racing the next address of a host (anyio's `connect_tcp` default).
+_HAPPY_EYEBALLS_DELAY: Final = 0.25
 #: Alerts a broker ends the handshake with when it refuses the client's certificate (mTLS).
 _CLIENT_CERTIFICATE_ALERTS: Final = frozenset(
     {
@@ -145,6 +150,48 @@ async def open_transport(
                 )
             )
         raise error from exc
+
+
+def direct_eligible(config: TransportConfig) -> bool:
+    """Whether connections can be asyncio protocols fed straight by the event loop
+    (`open_direct`): plaintext TCP with no proxy, on asyncio."""
+    if config.ssl_context is not None or config.proxy is not None:
+        return False
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # trio
+        return False
+    return True
+
+
+async def open_direct(
+    host: str,
+    port: int,
+    config: TransportConfig,
+    protocol: Callable[[], _P],
+    timeout: float | None = None,
+) -> tuple[asyncio.Transport, _P]:
+    """A plaintext TCP connection to `host:port` driving `protocol()`, within `timeout`
+    seconds (default: the config's `connect_timeout`), failing as `open_transport` does. On
+    asyncio, a protocol the loop calls with each chunk read, and whose transport writes at
+    once, saves a reader and a writer task a wake-up per request."""
+    limit = config.connect_timeout if timeout is None else timeout
+    where = f"{host}:{port}"
+    try:
+        with anyio.fail_after(limit):
+            loop = asyncio.get_running_loop()
+            transport, made = await loop.create_connection(
+                protocol, host, port, happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY
+            )
+    except TimeoutError:
+        raise KafkaTimeoutError(f"connecting to {where} took longer than {limit:.3g}s") from None
+    except BaseException as exc:
+        error = transport_error(exc, where)
+        if error is None:
+            raise
+        raise error from exc
+    assert isinstance(transport, asyncio.Transport)
+    return transport, made
 
 
 def transport_error(exc: BaseException, where: str) -> KrafkaError | None:

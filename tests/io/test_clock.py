@@ -8,7 +8,7 @@ import anyio.to_thread
 import pytest
 import trio.testing
 
-from krafka.io.clock import loop_time
+from krafka.io.clock import loop_clock, loop_time
 
 pytestmark = pytest.mark.anyio
 
@@ -26,6 +26,26 @@ def test_a_custom_trio_clock_is_the_one_read() -> None:
     async def main() -> tuple[float | None, float]:
         await anyio.sleep(3600)  # the mock clock jumps
         return loop_time(), anyio.current_time()
+
+    read, current = anyio.run(
+        main,
+        backend="trio",
+        backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)},
+    )
+    assert read == current >= 3600
+
+
+async def test_loop_clock_reads_what_anyio_reads() -> None:
+    clock = loop_clock()
+    before = anyio.current_time()
+    read = clock()
+    assert before <= read <= anyio.current_time()
+
+
+def test_loop_clock_under_a_custom_trio_clock() -> None:
+    async def main() -> tuple[float, float]:
+        await anyio.sleep(3600)
+        return loop_clock()(), anyio.current_time()
 
     read, current = anyio.run(
         main,
