@@ -10,13 +10,17 @@ from krafka.protocol.schema import Buffer, Struct
 
 S = TypeVar("S", bound=Struct)
 
+#: The compiled functions already built (read directly: this runs for every message).
+_ENCODERS = _compile._ENCODERS
+_DECODERS = _compile._DECODERS
 
-def _check_version(cls: type[Struct], version: int) -> None:
+
+def _version_error(cls: type[Struct], version: object) -> _errors.UnsupportedVersionError:
+    """A version outside what `cls` has (each entry point checks inline: it runs per message)."""
     lo, hi = cls._VERSIONS
-    if not (isinstance(version, int) and lo <= version <= hi):
-        raise _errors.UnsupportedVersionError(
-            f"{cls._NAME} v{version!r} is not supported (valid versions {lo}-{hi})"
-        )
+    return _errors.UnsupportedVersionError(
+        f"{cls._NAME} v{version!r} is not supported (valid versions {lo}-{hi})"
+    )
 
 
 def _view(buffer: Buffer) -> memoryview:
@@ -35,8 +39,13 @@ def encode(obj: Struct, version: int) -> bytes:
 def encode_into(obj: Struct, version: int, parts: list[Buffer]) -> None:
     """Append `obj`'s wire pieces to `parts` (left as it was if `obj` is invalid)."""
     cls = type(obj)
-    _check_version(cls, version)
-    fn = _compile.encoder(cls, version)
+    lo, hi = cls._VERSIONS
+    if not (isinstance(version, int) and lo <= version <= hi):
+        raise _version_error(cls, version)
+    try:
+        fn = _ENCODERS[cls, version]
+    except KeyError:
+        fn = _compile.encoder(cls, version)
     mine: list[Any] = []
     try:
         fn(obj, mine.append)
@@ -47,8 +56,13 @@ def encode_into(obj: Struct, version: int, parts: list[Buffer]) -> None:
 
 
 def decode_prefix(cls: type[S], buffer: Buffer, version: int, offset: int = 0) -> tuple[S, int]:
-    _check_version(cls, version)
-    fn = _compile.decoder(cls, version)
+    lo, hi = cls._VERSIONS
+    if not (isinstance(version, int) and lo <= version <= hi):
+        raise _version_error(cls, version)
+    try:
+        fn = _DECODERS[cls, version]
+    except KeyError:
+        fn = _compile.decoder(cls, version)
     buf = _view(buffer)
     if not 0 <= offset <= len(buf):
         raise ValueError(f"offset {offset} outside a buffer of {len(buf)} bytes")

@@ -83,6 +83,7 @@ def _base_namespace() -> dict[str, Any]:
         "_Bad": _Bad,
         "_uvs": _uvarint_slow,
         "_uvb": _uvarint_bytes,
+        "_SMALL_UVARINTS": _SMALL_UVARINTS,
         "_tags": _write_tags,
         "_UUID": uuid.UUID,
         "_str": str,
@@ -349,8 +350,10 @@ def encoder(cls: type[Struct], version: int) -> Encoder:
 
 
 def _write_length(src: _Source, ind: int, expr: str, ap: str, flex: bool, wide: bool) -> None:
-    if flex:
-        src.add(ind, f"{ap}(_uvb({expr} + 1))")
+    if flex:  # a length below 127 (nearly all) is one byte from a table, without a call
+        n = src.tmp("n")
+        src.add(ind, f"{n} = {expr} + 1")
+        src.add(ind, f"{ap}(_SMALL_UVARINTS[{n}] if {n} < 128 else _uvb({n}))")
     else:
         src.add(ind, f"{ap}({'_P32' if wide else '_P16'}({expr}))")
 

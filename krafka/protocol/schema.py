@@ -159,30 +159,22 @@ class Struct:
 
     def encode(self, version: int) -> bytes:
         """The wire bytes of this struct in `version`; raises `LocalProtocolError` if invalid."""
-        from krafka.protocol import _codec
-
         return _codec.encode(self, version)
 
     def encode_into(self, parts: list[Buffer], version: int) -> None:
         """Append this struct's wire bytes in `version` to `parts` as pieces, unjoined (a
         `bytes`/`records` field is its own object, not copied): a frame made of several
         structs is joined once. Raises `LocalProtocolError` if invalid (`parts` unchanged)."""
-        from krafka.protocol import _codec
-
         _codec.encode_into(self, version, parts)
 
     @classmethod
     def decode(cls: type[S], buffer: Buffer, version: int) -> S:
         """Decode the whole of `buffer`; trailing bytes are an error (`RemoteProtocolError`)."""
-        from krafka.protocol import _codec
-
         return _codec.decode(cls, buffer, version)
 
     @classmethod
     def decode_prefix(cls: type[S], buffer: Buffer, version: int, offset: int = 0) -> tuple[S, int]:
         """Decode from `offset`; returns the struct and the offset just past it."""
-        from krafka.protocol import _codec
-
         return _codec.decode_prefix(cls, buffer, version, offset)
 
 
@@ -245,3 +237,7 @@ class Response(ApiMessage):
     """A response body."""
 
     __slots__ = ()
+
+
+# Last: the codec imports the classes above (a function-level import would run per call).
+from krafka.protocol import _codec  # noqa: E402

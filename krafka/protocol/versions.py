@@ -15,6 +15,11 @@ from krafka.protocol.messages import REQUESTS, RESPONSES, ApiKey
 
 _CONTROLLED_SHUTDOWN = 7
 
+#: Answers already computed, by plain int keys: every request asks again, and an enum lookup
+#: or a schema walk per request is what these tables save (only successes are kept).
+_HEADERS: dict[tuple[int, int], tuple[int, int]] = {}
+_CLIENT_VERSIONS: dict[tuple[int, bool], tuple[int, int]] = {}
+
 
 def _request_class(api_key: int) -> Any:
     try:
@@ -25,6 +30,13 @@ def _request_class(api_key: int) -> Any:
 
 def header_versions(api_key: int, api_version: int) -> tuple[int, int]:
     """(request header version, response header version) for a request of this key/version."""
+    known = _HEADERS.get((api_key, api_version))
+    if known is None:
+        known = _HEADERS[int(api_key), api_version] = _header_versions(api_key, api_version)
+    return known
+
+
+def _header_versions(api_key: int, api_version: int) -> tuple[int, int]:
     if api_key == _CONTROLLED_SHUTDOWN:  # not client-facing, but its v0 is the header-v0 quirk
         return (0, 0) if api_version == 0 else ((2, 1) if api_version >= 3 else (1, 0))
     req = _request_class(api_key)
@@ -47,6 +59,14 @@ def client_versions(api_key: int, include_unstable: bool = False) -> tuple[int, 
     The newest version of an API still marked `latestVersionUnstable` in Kafka's schemas is
     left out unless `include_unstable`.
     """
+    known = _CLIENT_VERSIONS.get((api_key, include_unstable))
+    if known is None:
+        known = _client_versions(api_key, include_unstable)
+        _CLIENT_VERSIONS[int(api_key), include_unstable] = known
+    return known
+
+
+def _client_versions(api_key: int, include_unstable: bool) -> tuple[int, int]:
     req = _request_class(api_key)
     hi = req.MAX_VERSION
     if req.LATEST_VERSION_UNSTABLE and not include_unstable and hi > req.MIN_VERSION:
