@@ -97,8 +97,9 @@ TRANSITIONS: Final[Mapping[tuple[ConnectionState, Trigger], ConnectionState]] = 
     (_S.REAUTH_PENDING, _T.DRAINED): _S.REAUTHENTICATING,
     (_S.REAUTHENTICATING, _T.AUTHENTICATED): _S.READY,
 }
-#: States in which user requests move from the queues onto the wire.
-_DISPATCHING: Final = frozenset({_S.READY})
+#: States in which user requests move from the queues onto the wire (a tuple: membership by
+#: identity, no enum hash per dispatch).
+_DISPATCHING: Final = (_S.READY,)
 
 
 class Priority(Enum):
@@ -168,7 +169,12 @@ class BrokerConnection:
         #: Request frames to write, in order.
         self._out: list[bytes] = []
         self._events: list[Event] = []
-        self._queues: dict[Priority, deque[_Request]] = {p: deque() for p in Priority}
+        self._high: deque[_Request] = deque()
+        self._normal: deque[_Request] = deque()
+        self._queues: dict[Priority, deque[_Request]] = {
+            Priority.HIGH: self._high,
+            Priority.NORMAL: self._normal,
+        }
         self._in_flight: deque[_Request] = deque()
         self._sasl: SaslExchange | None = None
         self._sasl_started = 0.0
@@ -205,7 +211,7 @@ class BrokerConnection:
         )
         if self.api_versions:
             self._encode(req)
-        self._queues[priority].append(req)
+        (self._high if priority is Priority.HIGH else self._normal).append(req)
         self._pump(now)
         return req.correlation_id
 
@@ -276,15 +282,21 @@ class BrokerConnection:
 
     def next_deadline(self) -> float | None:
         """The earliest time `handle_timeout` has something to do, or None."""
-        if self.state is ConnectionState.CLOSED:
+        state = self.state
+        if state is ConnectionState.CLOSED:
             return None
-        times = [r.deadline for r in self._in_flight]
-        times += [r.deadline for q in self._queues.values() for r in q]
-        if self.state is ConnectionState.READY and self.reauth_at is not None:
-            times.append(self.reauth_at)
-        if self._queues[Priority.NORMAL] and self.throttle_until > self._now:
-            times.append(self.throttle_until)
-        return min(times, default=None)
+        due: float | None = None
+        for requests in (self._in_flight, self._high, self._normal):
+            for req in requests:
+                if due is None or req.deadline < due:
+                    due = req.deadline
+        reauth_at = self.reauth_at
+        if state is ConnectionState.READY and reauth_at is not None:
+            due = reauth_at if due is None or reauth_at < due else due
+        throttle_until = self.throttle_until
+        if self._normal and throttle_until > self._now:
+            due = throttle_until if due is None or throttle_until < due else due
+        return due
 
     @property
     def in_flight(self) -> int:
@@ -292,12 +304,12 @@ class BrokerConnection:
 
     @property
     def queued(self) -> int:
-        return sum(len(q) for q in self._queues.values())
+        return len(self._high) + len(self._normal)
 
     @property
     def load(self) -> int:
         """Requests queued or on the wire; the pool picks the least loaded connection."""
-        return self.in_flight + self.queued
+        return len(self._in_flight) + len(self._high) + len(self._normal)
 
     @property
     def is_ready(self) -> bool:
@@ -314,7 +326,7 @@ class BrokerConnection:
         broker = self.api_versions.get(int(api_key))
         if broker is None:
             raise UnsupportedVersionError(f"broker does not support {api_name(api_key)}")
-        return negotiate_version(ApiKey(api_key), broker.min_version, broker.max_version)
+        return negotiate_version(api_key, broker.min_version, broker.max_version)
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -367,7 +379,7 @@ class BrokerConnection:
             self._dispatch(req, now)
 
     def _pop_dispatchable(self, now: float) -> _Request | None:
-        high, normal = self._queues[Priority.HIGH], self._queues[Priority.NORMAL]
+        high, normal = self._high, self._normal
         if high:
             return high.popleft()
         if normal and now >= self.throttle_until:
@@ -407,7 +419,7 @@ class BrokerConnection:
         self.request_size = len(req.payload)
 
     def _frame_request(self, body: Any, api_key: int, version: int, correlation_id: int) -> bytes:
-        req_hdr_v, _ = header_versions(ApiKey(api_key), version)
+        req_hdr_v, _ = header_versions(api_key, version)
         header = RequestHeader(
             request_api_key=api_key,
             request_api_version=version,

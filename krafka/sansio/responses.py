@@ -43,8 +43,8 @@ _JAVA_NAMES: dict[int, str] = {
 
 def decode_response(api_key: int, version: int, payload: bytes) -> Any:
     """The response message in `payload` (a whole frame) to a request of `api_key` v`version`."""
-    cls = RESPONSES[ApiKey(api_key)]
-    _, resp_hdr_v = header_versions(ApiKey(api_key), version)
+    cls = _RESPONSE_CLASSES.get(api_key) or _response_class(api_key)
+    _, resp_hdr_v = header_versions(api_key, version)
     try:
         _, offset = ResponseHeader.decode_prefix(payload, resp_hdr_v)
         return _decode_body(cls, memoryview(payload)[offset:], version)
@@ -56,6 +56,15 @@ def decode_response(api_key: int, version: int, payload: bytes) -> Any:
         raise RemoteProtocolError(
             f"cannot decode {api_name(api_key)} v{version} response: {exc}"
         ) from exc
+
+
+#: Response classes by plain int key (an `ApiKey(...)` per response is what this saves).
+_RESPONSE_CLASSES: dict[int, Any] = {}
+
+
+def _response_class(api_key: int) -> Any:
+    cls = _RESPONSE_CLASSES[int(api_key)] = RESPONSES[ApiKey(api_key)]
+    return cls
 
 
 def versions_from_response(response: Any) -> Mapping[int, VersionRange]:

@@ -178,6 +178,20 @@ def test_queued_request_times_out_alone() -> None:
     assert conn.state is ConnectionState.READY
 
 
+def test_the_deadline_is_the_earliest_request_on_the_wire_or_in_either_lane() -> None:
+    conn = _ready(ConnectionConfig(max_in_flight=1))
+    wire = conn.send_request(_metadata(), 0.0, timeout=10)
+    normal = conn.send_request(_metadata(), 0.0, timeout=5)
+    high = conn.send_request(_metadata(), 0.0, timeout=3, priority=Priority.HIGH)
+    assert conn.next_deadline() == 3.0
+    assert [e.correlation_id for e in conn.handle_timeout(3.0)] == [high]
+    assert conn.next_deadline() == 5.0
+    assert [e.correlation_id for e in conn.handle_timeout(5.0)] == [normal]
+    assert conn.next_deadline() == 10.0
+    failed = [e.correlation_id for e in conn.handle_timeout(10.0) if isinstance(e, RequestFailed)]
+    assert failed == [wire] and conn.next_deadline() is None
+
+
 def test_in_flight_timeout_closes_the_connection() -> None:
     conn = _ready()
     first = conn.send_request(_metadata(), 0.0, timeout=1)
