@@ -57,6 +57,8 @@ class Coordinators:
 
     def lookups(self, now: float) -> list[SendRequest[Any]]:
         """FindCoordinator requests to send now, for coordinators requests wait for."""
+        if not self._parked and not self._wanted:
+            return []
         out = []
         needed = [c for c, parked in self._parked.items() if parked] + list(self._wanted)
         for coordinator in needed:
@@ -92,6 +94,8 @@ class Coordinators:
 
     def expired(self, now: float) -> list[tuple[Routed, KrafkaError]]:
         """Requests whose deadline passed while their coordinator was unknown."""
+        if not self._parked:
+            return []
         out = []
         for coordinator, parked in self._parked.items():
             late = [r for r in parked if r.deadline <= now]
@@ -101,6 +105,8 @@ class Coordinators:
         return out
 
     def next_deadline(self) -> float | None:
+        if not self._parked and not self._wanted:
+            return None
         times = [r.deadline for parked in self._parked.values() for r in parked]
         needed = [c for c, parked in self._parked.items() if parked] + list(self._wanted)
         for coordinator in needed:

@@ -16,6 +16,7 @@ from krafka.errors import (
 )
 from krafka.protocol import ApiKey
 from krafka.protocol.error_codes import ErrorCode
+from krafka.protocol.schema import Struct
 from krafka.sansio.actions import (
     AnyBroker,
     Broker,
@@ -44,14 +45,14 @@ from krafka.sansio.client.lanes import (
     RETRY_SAFE_APIS,
     Lane,
     lane_of,
-    priority_of,
+    priority_for,
 )
 from krafka.sansio.client.links import Address, Link, Links, LinkState, located
 from krafka.sansio.client.observer import LinkObserver
 from krafka.sansio.client.routed import Routed, Waiting
 from krafka.sansio.client.stats import ConnectionStats
 from krafka.sansio.codes import COORDINATOR_MOVED_CODES
-from krafka.sansio.connection import BrokerConnection, Priority
+from krafka.sansio.connection import BrokerConnection, ConnectionState, Priority
 from krafka.sansio.events import (
     Authenticated as ConnectionAuthenticated,
 )
@@ -69,6 +70,13 @@ from krafka.sansio.metadata import (
     MetadataUpdated,
     Rebootstrapped,
 )
+
+#: What `_run` acts on besides `SendRequest`; anything else is an event for the embedder.
+_CORE_ACTIONS = (CoordinatorMoved, RefreshMetadata, MetadataUpdated, MetadataFailed, Rebootstrapped)
+
+#: Link states before READY: the link's own time (backoff end, setup limit) or a waiting
+#: request's deadline is what comes next.
+_SETTING_UP = (LinkState.WAITING, LinkState.CONNECTING, LinkState.HANDSHAKING)
 
 
 class ClientCore:
@@ -273,18 +281,38 @@ class ClientCore:
         always once closed)."""
         if self._closed:
             return None
-        times = [self.metadata.next_deadline()]
+        due = self._machines_deadline(self.metadata.next_deadline())
+        for link in self._links.by_id.values():
+            at = self._link_deadline(link)
+            if at is not None and (due is None or at < due):
+                due = at
+        if self._parked or self._resends:
+            due = self._routed_deadline(due)
+        at = self._coordinators.next_deadline()
+        return at if at is not None and (due is None or at < due) else due
+
+    def _machines_deadline(self, due: float | None) -> float | None:
+        """The earliest of `due` and the machines' deadlines."""
         for machine in list(self._machines):
             try:
-                times.append(machine.next_deadline())
+                at = machine.next_deadline()
             except Exception as exc:
                 self._crashed(machine, exc)
-                times.append(self._now)  # its MachineStopped waits in the next step
-        times += [self._link_deadline(link) for link in self._links.by_id.values()]
-        times += [r.deadline for r in self._parked]
-        times += [r.resend_at for r in self._resends]
-        times.append(self._coordinators.next_deadline())
-        return min((t for t in times if t is not None), default=None)
+                at = self._now  # its MachineStopped waits in the next step
+            if at is not None and (due is None or at < due):
+                due = at
+        return due
+
+    def _routed_deadline(self, due: float | None) -> float | None:
+        """The earliest of `due` and the core's own waiting requests' times (metadata, a
+        loading coordinator's resend)."""
+        for routed in self._parked:
+            if due is None or routed.deadline < due:
+                due = routed.deadline
+        for routed in self._resends:
+            if due is None or routed.resend_at < due:
+                due = routed.resend_at
+        return due
 
     def close(self, now: float) -> None:
         """Fail every request, close every connection (the embedder closes the sockets)."""
@@ -329,23 +357,28 @@ class ClientCore:
         for action in actions:
             if isinstance(action, SendRequest):
                 self._submit(action, machine, now)
-            elif isinstance(action, CoordinatorMoved):
-                self.forget_coordinator(Coordinator(action.key, action.key_type))
-            elif isinstance(action, RefreshMetadata):
-                self._refresh_for(action, now)
-            elif isinstance(action, MetadataUpdated):
-                self._metadata_answered(action.round, None, now)
-                self._events.append(action)
-            elif isinstance(action, MetadataFailed):
-                self._metadata_answered(action.round, action.error, now)
-                self._events.append(action)
-            elif isinstance(action, Rebootstrapped):
-                self._rebootstrapped(action, now)
-                self._events.append(action)
+            elif isinstance(action, _CORE_ACTIONS):
+                self._act(action, now)
             elif machine is self.metadata:
                 self._events.append(action)
             else:
                 self._events.append(MachineEvent(machine, action))
+
+    def _act(self, action: Any, now: float) -> None:
+        """One of the `_CORE_ACTIONS` a machine returned."""
+        if isinstance(action, CoordinatorMoved):
+            self.forget_coordinator(Coordinator(action.key, action.key_type))
+        elif isinstance(action, RefreshMetadata):
+            self._refresh_for(action, now)
+        elif isinstance(action, MetadataUpdated):
+            self._metadata_answered(action.round, None, now)
+            self._events.append(action)
+        elif isinstance(action, MetadataFailed):
+            self._metadata_answered(action.round, action.error, now)
+            self._events.append(action)
+        elif isinstance(action, Rebootstrapped):
+            self._rebootstrapped(action, now)
+            self._events.append(action)
 
     def _refresh_for(self, action: RefreshMetadata, now: float) -> None:
         """A machine's `RefreshMetadata`: the metadata machine runs again in this step only if
@@ -396,10 +429,11 @@ class ClientCore:
     def _submit(
         self, sent: SendRequest[Any], owner: Machine | None, now: float, *, lookup: bool = False
     ) -> None:
-        priority = priority_of(sent)
-        retries = self.config.retries if sent.api_key in RETRY_SAFE_APIS else 0
+        api_key = sent.api_key
+        priority = priority_for(api_key, sent.priority)
+        retries = self.config.retries if api_key in RETRY_SAFE_APIS else 0
         timeout = self.config.request_timeout if sent.timeout is None else sent.timeout
-        routed = Routed(sent, owner, priority, now + timeout, retries, lookup=lookup)
+        routed = Routed(sent, owner, priority, now + timeout, retries, api_key, lookup=lookup)
         if self._closed:
             self._fail(routed, InvalidStateError("client is closed"), now)
             return
@@ -408,28 +442,28 @@ class ClientCore:
     def _route(self, routed: Routed, now: float) -> None:
         routed.waiting = Waiting.NOTHING
         target = routed.sent.target
-        if isinstance(target, AnyBroker):
+        if isinstance(target, Broker):
+            address: Address | None = self._broker_address(target)
+        elif isinstance(target, AnyBroker):
             self._to_any(routed, now)
             return
-        if isinstance(target, Coordinator):
+        elif isinstance(target, Coordinator):
             found = self._coordinators.target(target)
             if found is None:
                 self._coordinators.park(target, routed)
                 self._stirred = True
                 return
-            address: Address | None = (str(found.host), int(found.port or 0))
-        elif isinstance(target, Broker):
-            address = self._broker_address(target)
+            address = (str(found.host), int(found.port or 0))
         else:
             address = self._leader_address(target, routed, now)
         if address is None:
             self._wait_for_metadata(routed, now)
             return
-        self._to_address(routed, address, lane_of(routed.sent.api_key, routed.priority), now)
+        self._to_address(routed, address, lane_of(routed.api_key, routed.priority), now)
 
     def _to_any(self, routed: Routed, now: float) -> None:
-        lane = lane_of(routed.sent.api_key, routed.priority)
-        ordered = routed.sent.api_key in ORDERED_APIS
+        lane = lane_of(routed.api_key, routed.priority)
+        ordered = routed.api_key in ORDERED_APIS
         live = self._links.ready(lane)
         if live and not ordered:
             self._enqueue(min(live, key=lambda x: x.load), routed, now)
@@ -440,7 +474,7 @@ class ClientCore:
         self._to_address(routed, address, lane, now)
 
     def _to_address(self, routed: Routed, address: Address, lane: Lane, now: float) -> None:
-        ordered = routed.sent.api_key in ORDERED_APIS
+        ordered = routed.api_key in ORDERED_APIS
         try:
             link = self._links.choose(address, lane, ordered, now)
         except KrafkaError as exc:
@@ -473,7 +507,7 @@ class ClientCore:
         assert conn is not None
         sent = routed.sent
         try:
-            body, version = _build(sent, conn, link.where)
+            body, version = _build(sent, routed.api_key, conn, link)
             cid = conn.send_request(
                 body, now, timeout=sent.timeout, version=version, priority=routed.priority
             )
@@ -484,7 +518,7 @@ class ClientCore:
         routed.link = link
         link.in_flight[cid] = routed
         link.last_active = now
-        self._observer.sent(link, cid, sent.api_key, version, conn.request_size, now)
+        self._observer.sent(link, cid, routed.api_key, version, conn.request_size, now)
         self._handle(link, conn.drain_events(), now)
 
     # -- waiting for metadata -------------------------------------------------------------------
@@ -619,7 +653,7 @@ class ClientCore:
 
     def _answered(self, routed: Routed, response: Any, now: float) -> None:
         target = routed.sent.target
-        top = int(getattr(response, "error_code", 0) or 0)
+        top = 0 if type(response) in _NO_TOP_CODE else _top_code(response)
         if top == ErrorCode.REBOOTSTRAP_REQUIRED:
             self.report_error(top)
         if isinstance(target, Coordinator) and now < routed.deadline:
@@ -672,18 +706,26 @@ class ClientCore:
     def _expire(self, now: float) -> None:
         for link in self._links:
             self._expire_link(link, now)
+        if self._parked:
+            self._expire_parked(now)
+        if self._resends:
+            self._resend_due(now)
+        for routed, error in self._coordinators.expired(now):
+            self._fail(routed, error, now)
+
+    def _expire_parked(self, now: float) -> None:
         late = [r for r in self._parked if r.deadline <= now]
         if late:
             self._parked = [r for r in self._parked if r.deadline > now]
             for routed in late:
                 self._fail(routed, self._metadata_timeout(routed), now)
+
+    def _resend_due(self, now: float) -> None:
         due = [r for r in self._resends if r.resend_at <= now]
         if due:
             self._resends = [r for r in self._resends if r.resend_at > now]
             for routed in due:
                 self._route(routed, now)
-        for routed, error in self._coordinators.expired(now):
-            self._fail(routed, error, now)
 
     def _expire_link(self, link: Link, now: float) -> None:
         state = link.state
@@ -696,7 +738,7 @@ class ClientCore:
             if link.state is LinkState.CLOSED:
                 return
         machine = link.machine
-        if machine is None or machine.closed:
+        if machine is None or machine.state is ConnectionState.CLOSED:
             return
         deadline = machine.next_deadline()
         if deadline is not None and deadline <= now:
@@ -727,11 +769,12 @@ class ClientCore:
 
     def _link_deadline(self, link: Link) -> float | None:
         state = link.state
-        waiting = min((r.deadline for r in link.waiting), default=None)
-        if state is LinkState.WAITING:
-            return link.since if waiting is None else min(link.since, waiting)
-        if state in (LinkState.CONNECTING, LinkState.HANDSHAKING):
-            return link.give_up_at if waiting is None else min(link.give_up_at, waiting)
+        if state in _SETTING_UP:
+            due = link.since if state is LinkState.WAITING else link.give_up_at
+            for routed in link.waiting:
+                if routed.deadline < due:
+                    due = routed.deadline
+            return due
         machine = link.machine
         if machine is None:
             return None
@@ -750,15 +793,16 @@ class ClientCore:
         return KafkaConnectionError(f"broker {target.node_id} is not in the cluster metadata")
 
 
-def _build(sent: SendRequest[Any], conn: BrokerConnection, where: str) -> tuple[Any, int | None]:
+def _build(
+    sent: SendRequest[Any], api_key: int, conn: BrokerConnection, link: Link
+) -> tuple[Any, int | None]:
     """The request body for this connection's negotiated version (`Versioned`, version bounds);
     an API or version the broker lacks raises `UnsupportedVersionError`."""
-    api_key = sent.api_key
     if sent.min_version is not None:
         offered = conn.version_for(api_key)
         if offered < sent.min_version:
             raise UnsupportedVersionError(
-                f"{ApiKey(api_key).name} needs v{sent.min_version}+ but {where} offers "
+                f"{ApiKey(api_key).name} needs v{sent.min_version}+ but {link.where} offers "
                 f"v{offered} at most"
             )
     body = sent.request
@@ -770,6 +814,22 @@ def _build(sent: SendRequest[Any], conn: BrokerConnection, where: str) -> tuple[
     if isinstance(body, Versioned):
         return body.build(version), version
     return body, version
+
+
+#: Message classes without a top-level `error_code` (Produce, Fetch): learnt from the first
+#: answer, so later ones skip the failed attribute lookup (a raised AttributeError each).
+_NO_TOP_CODE: set[type] = set()
+
+
+def _top_code(response: Any) -> int:
+    """The answer's top-level error code (0: none)."""
+    try:
+        code = response.error_code
+    except AttributeError:
+        if isinstance(response, Struct):  # its fields are its class's: none of them is it
+            _NO_TOP_CODE.add(type(response))
+        return 0
+    return int(code or 0)
 
 
 def _no_leader(cluster: ClusterMetadata, target: LeaderOf) -> KrafkaError:

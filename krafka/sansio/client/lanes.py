@@ -80,9 +80,14 @@ ORDERED_APIS: Final = frozenset({ApiKey.PRODUCE})
 
 def priority_of(sent: SendRequest[object]) -> Priority:
     """The request's own priority, else HIGH for the control APIs."""
-    if sent.priority is not None:
-        return sent.priority
-    return Priority.HIGH if sent.api_key in HIGH_PRIORITY_APIS else Priority.NORMAL
+    return priority_for(sent.api_key, sent.priority)
+
+
+def priority_for(api_key: int, priority: Priority | None) -> Priority:
+    """`priority` if given, else HIGH for the control APIs (`priority_of` by its parts)."""
+    if priority is not None:
+        return priority
+    return Priority.HIGH if api_key in HIGH_PRIORITY_APIS else Priority.NORMAL
 
 
 def lane_of(api_key: int, priority: Priority) -> Lane:
@@ -99,5 +104,6 @@ __all__ = [
     "RETRY_SAFE_APIS",
     "Lane",
     "lane_of",
+    "priority_for",
     "priority_of",
 ]

@@ -36,6 +36,8 @@ class Routed:
     deadline: float
     #: Resends left after its connection dropped (read-only APIs only).
     retries: int
+    #: `sent.api_key`, read once (routing looks at it at every step).
+    api_key: int
     lookup: bool = False
     waiting: Waiting = Waiting.NOTHING
     #: The metadata round whose outcome decides a request waiting for metadata.
