@@ -232,7 +232,8 @@ class ClusterMetadata:
         if refresh.wanted is not None:
             return backoff_until
         assert refresh.last_success is not None
-        return max(backoff_until, refresh.last_success + self.config.max_age)
+        aged = refresh.last_success + self.config.max_age
+        return aged if aged > backoff_until else backoff_until
 
     def refresh_due(self, now: float) -> bool:
         return now >= self.next_refresh_at()
@@ -241,7 +242,9 @@ class ClusterMetadata:
         """The least time between two refreshes now: `refresh_backoff`, doubled for each
         refresh in a row that failed or left a partition without a leader."""
         config = self.config
-        doublings = max(0, self._refresh.unresolved - 1)
+        if self._refresh.unresolved <= 1:  # no doubling: the common case, without the math
+            return config.refresh_backoff
+        doublings = self._refresh.unresolved - 1
         delay: float = config.refresh_backoff * 2.0 ** min(doublings, 32)
         return min(max(config.refresh_backoff, config.refresh_backoff_max), delay)
 

@@ -91,7 +91,10 @@ class RecordAccumulator:
         return self._used()
 
     def _used(self) -> int:
-        return self.buffered + sum(b.size - BATCH_OVERHEAD for b in self.open_batches.values())
+        used = self.buffered
+        for batch in self.open_batches.values():
+            used += batch.size - BATCH_OVERHEAD
+        return used
 
     def append_open(
         self,

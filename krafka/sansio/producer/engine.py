@@ -549,7 +549,8 @@ class ProducerEngine:
             )
             self._plans[sent] = plan
             requests.append(sent)
-            self._used.update(topic for topic, _ in plan.batches)
+            for topic, _ in plan.batches:
+                self._used.add(topic)
         self._stale |= drained.stale_topics
 
     def _leader(self, topic: str, partition: int) -> int | None:
