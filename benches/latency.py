@@ -6,8 +6,10 @@ process, positioned at the log's end, reads them; every record carries its index
 *intended* send time (start + i / rate, so a client that falls behind shows it rather than
 hiding it), and its latency is the time it was received minus that. The first second is a
 warm-up; p50/p99/p99.9 of the next `--seconds` are printed per client, rate and linger (0 ms and
-each client's default: 5 ms for all three), medians over the rounds, with the client's CPU µs
-per record and the broker's CPU seconds.
+each client's default: 5 ms for all three) and in-flight limit (`--in-flight`: each client's
+default, 5 for all three with idempotence, and/or a number for
+`max.in.flight.requests.per.connection`), medians over the rounds, with the client's CPU µs per
+record and the broker's CPU seconds.
 
 Clients: `krafka` (async Producer and Consumer, `async for`), `confluent-kafka` (the sync
 Producer in the main thread, a Consumer's `consume(num_messages=...)` in another thread, which
@@ -20,7 +22,8 @@ Commit latency (`--commit`): a consumer in a group commits one partition's offse
 synchronously `--commits` times after 20 warm-up commits; p50/p99/p99.9 per client.
 
     python benches/latency.py --cluster kafka [--rates 1000,10000,100000] [--lingers 0,default]
-        [--seconds 3] [--rounds 5] [--clients krafka,confluent-kafka,java] [--commit]
+        [--in-flight default,1] [--seconds 3] [--rounds 5] [--clients krafka,confluent-kafka,java]
+        [--commit]
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ def schedule(rate: int, seconds: float) -> tuple[int, int]:
 
 
 def krafka_latency(
-    bootstrap: str, topic: str, rate: int, seconds: float, linger: str, size: int
+    bootstrap: str, topic: str, rate: int, seconds: float, linger: str, size: int, in_flight: str
 ) -> dict[str, float]:
     import anyio
 
@@ -73,7 +76,9 @@ def krafka_latency(
     total, warm = schedule(rate, seconds)
     padding = b"x" * max(0, size - STAMP.size)
     latencies = [0.0] * (total - warm)
-    options = {} if linger == "default" else {"linger": int(linger) / 1000}
+    options: dict[str, float] = {} if linger == "default" else {"linger": int(linger) / 1000}
+    if in_flight != "default":
+        options["max_in_flight_requests_per_connection"] = int(in_flight)
 
     async def run() -> dict[str, float]:
         async with (
@@ -145,7 +150,7 @@ def krafka_commit(bootstrap: str, topic: str, count: int) -> dict[str, float]:
 
 
 def confluent_latency(
-    bootstrap: str, topic: str, rate: int, seconds: float, linger: str, size: int
+    bootstrap: str, topic: str, rate: int, seconds: float, linger: str, size: int, in_flight: str
 ) -> dict[str, float]:
     from confluent_kafka import OFFSET_END, Consumer, Producer
     from confluent_kafka import TopicPartition as RdTopicPartition
@@ -156,6 +161,8 @@ def confluent_latency(
     config: dict[str, object] = {"bootstrap.servers": bootstrap, "acks": 1}
     if linger != "default":
         config["linger.ms"] = int(linger)
+    if in_flight != "default":
+        config["max.in.flight.requests.per.connection"] = int(in_flight)
     producer = Producer(config)
     consumer = Consumer(
         {
@@ -238,11 +245,11 @@ def confluent_commit(bootstrap: str, topic: str, count: int) -> dict[str, float]
 
 
 def java_latency(
-    bootstrap: str, topic: str, rate: int, seconds: float, linger: str, size: int
+    bootstrap: str, topic: str, rate: int, seconds: float, linger: str, size: int, in_flight: str
 ) -> dict[str, float]:
     command = java(
         "KrafkaBench", "latency", bootstrap, topic, str(rate), str(seconds), linger, str(size),
-        classes=bench_classes(),
+        in_flight, classes=bench_classes(),
     )  # fmt: skip
     result: dict[str, float] = json.loads(run_java(command)[0].strip().splitlines()[-1])
     return result
@@ -267,7 +274,7 @@ def child(argv: list[str]) -> None:
         result = COMMIT[name](bootstrap, topic, int(argv[4]))
     else:
         rate, seconds, linger, size = int(argv[4]), float(argv[5]), argv[6], int(argv[7])
-        result = LATENCY[name](bootstrap, topic, rate, seconds, linger, size)
+        result = LATENCY[name](bootstrap, topic, rate, seconds, linger, size, argv[8])
     print(json.dumps(result))
 
 
@@ -292,26 +299,30 @@ def latency_runs(running: Broker, clients: list[str], args: argparse.Namespace) 
         f"{args.rounds} rounds"
     )
     print(
-        f"{'rate/s':>8} {'linger':>7} {'client':16} {'p50':>9} {'p99':>9} {'p99.9':>9} "
-        f"{'CPU µs/rec':>10} {'broker CPU s':>12}"
+        f"{'rate/s':>8} {'linger':>7} {'in-flight':>9} {'client':16} {'p50':>9} {'p99':>9} "
+        f"{'p99.9':>9} {'CPU µs/rec':>10} {'broker CPU s':>12}"
     )
-    for rate in (int(r) for r in args.rates.split(",")):
-        for linger in args.lingers.split(","):
-            runs: dict[str, list[dict[str, float]]] = {name: [] for name in clients}
-            for rnd in range(args.rounds):
-                for name in clients[rnd % len(clients) :] + clients[: rnd % len(clients)]:
-                    topic = f"bench-latency-{name}"
-                    argv = ["latency", name, running.bootstrap, topic, str(rate),
-                            str(args.seconds), linger, str(args.value_size)]  # fmt: skip
-                    runs[name].append(measure(running, argv))
-            for name, results in runs.items():
-                m = median_of(results)
-                print(
-                    f"{rate:>8} {linger:>7} {name:16} {m['p50']:9.0f} {m['p99']:9.0f} "
-                    f"{m['p999']:9.0f} {m['cpu'] / m['records'] * 1e6:10.2f} "
-                    f"{m['broker']:12.2f}",
-                    flush=True,
-                )
+    settings = [
+        (int(rate), linger, in_flight)
+        for rate in args.rates.split(",")
+        for linger in args.lingers.split(",")
+        for in_flight in args.in_flight.split(",")
+    ]
+    for rate, linger, in_flight in settings:
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in clients}
+        for rnd in range(args.rounds):
+            for name in clients[rnd % len(clients) :] + clients[: rnd % len(clients)]:
+                topic = f"bench-latency-{name}"
+                argv = ["latency", name, running.bootstrap, topic, str(rate),
+                        str(args.seconds), linger, str(args.value_size), in_flight]  # fmt: skip
+                runs[name].append(measure(running, argv))
+        for name, results in runs.items():
+            m = median_of(results)
+            print(
+                f"{rate:>8} {linger:>7} {in_flight:>9} {name:16} {m['p50']:9.0f} {m['p99']:9.0f} "
+                f"{m['p999']:9.0f} {m['cpu'] / m['records'] * 1e6:10.2f} {m['broker']:12.2f}",
+                flush=True,
+            )
 
 
 def commit_runs(running: Broker, clients: list[str], args: argparse.Namespace) -> None:
@@ -335,6 +346,9 @@ def main() -> None:
     parser.add_argument("--cluster", choices=CLUSTERS, default="tansu")
     parser.add_argument("--rates", default="1000,10000,100000")
     parser.add_argument("--lingers", default="0,default", help="ms, or `default`")
+    parser.add_argument(
+        "--in-flight", default="default", help="max.in.flight.requests.per.connection, or `default`"
+    )
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--value-size", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)

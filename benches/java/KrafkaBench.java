@@ -27,7 +27,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * <pre>
  * produce BOOTSTRAP TOPIC RECORDS SIZE PARTITIONS LINGER_MS BATCH_BYTES COMPRESSION
  * consume BOOTSTRAP TOPIC RECORDS PARTITIONS
- * latency BOOTSTRAP TOPIC RATE SECONDS LINGER_MS|default SIZE
+ * latency BOOTSTRAP TOPIC RATE SECONDS LINGER_MS|default SIZE [MAX_IN_FLIGHT|default]
  * commit BOOTSTRAP TOPIC COUNT
  * footprint BOOTSTRAP TOPIC RECORDS SIZE consumer|producer
  * </pre>
@@ -40,7 +40,8 @@ public final class KrafkaBench {
             case "consume" -> consume(args[1], args[2], Integer.parseInt(args[3]),
                     Integer.parseInt(args[4]));
             case "latency" -> latency(args[1], args[2], Integer.parseInt(args[3]),
-                    Double.parseDouble(args[4]), args[5], Integer.parseInt(args[6]));
+                    Double.parseDouble(args[4]), args[5], Integer.parseInt(args[6]),
+                    args.length > 7 ? args[7] : "default");
             case "commit" -> commit(args[1], args[2], Integer.parseInt(args[3]));
             case "footprint" -> footprint(args[1], args[2], Integer.parseInt(args[3]),
                     Integer.parseInt(args[4]), args[5]);
@@ -178,13 +179,16 @@ public final class KrafkaBench {
     /** Records stamped with their intended send time (nanoTime), sent at a fixed rate to
      * partition 0 while a consumer thread reads them; latencies after the first second. */
     static void latency(String bootstrap, String topic, int rate, double seconds, String linger,
-                        int size) throws Exception {
+                        int size, String inFlight) throws Exception {
         int total = (int) (rate * (seconds + 1.0));
         int warm = rate;
         double[] latencies = new double[total - warm];
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (KafkaProducer<byte[], byte[]> producer =
-                     new KafkaProducer<>(producerProps(bootstrap, linger));
+        Properties props = producerProps(bootstrap, linger);
+        if (!inFlight.equals("default")) {
+            props.put("max.in.flight.requests.per.connection", inFlight);
+        }
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props);
              KafkaConsumer<byte[], byte[]> consumer =
                      new KafkaConsumer<>(consumerProps(bootstrap, "bench-latency"))) {
             consumer.assign(List.of(tp));
