@@ -183,14 +183,9 @@ class Sockets:
         try:
             stream = await open_transport(want.host, want.port, self._transport, want.timeout)
         except KrafkaError as exc:
-            self._opening.discard(want.conn_id)
-            self._dropped.discard(want.conn_id)
-            self._core.connection_failed(want.conn_id, exc, anyio.current_time())
-            self._on_input()
+            self._failed_to_open(want, exc)
             return
-        self._opening.discard(want.conn_id)
-        if want.conn_id in self._dropped:
-            self._dropped.discard(want.conn_id)
+        if not self._still_wanted(want):
             with anyio.CancelScope(shield=True):
                 await anyio.aclose_forcefully(stream)
             return
@@ -210,19 +205,28 @@ class Sockets:
                 want.timeout,
             )
         except KrafkaError as exc:
-            self._opening.discard(want.conn_id)
-            self._dropped.discard(want.conn_id)
-            self._core.connection_failed(want.conn_id, exc, anyio.current_time())
-            self._on_input()
+            self._failed_to_open(want, exc)
             return
-        self._opening.discard(want.conn_id)
-        if want.conn_id in self._dropped:
-            self._dropped.discard(want.conn_id)
+        if not self._still_wanted(want):
             transport.abort()
             return
         self._wires[want.conn_id] = wire
         self._core.connection_made(want.conn_id, anyio.current_time())
         self._on_input()
+
+    def _failed_to_open(self, want: OpenConnection, error: KrafkaError) -> None:
+        self._opening.discard(want.conn_id)
+        self._dropped.discard(want.conn_id)
+        self._core.connection_failed(want.conn_id, error, anyio.current_time())
+        self._on_input()
+
+    def _still_wanted(self, want: OpenConnection) -> bool:
+        """It opened: whether the core still wants it (it may have closed it meanwhile)."""
+        self._opening.discard(want.conn_id)
+        if want.conn_id in self._dropped:
+            self._dropped.discard(want.conn_id)
+            return False
+        return True
 
     def _deliver(self, wire: _Wire) -> None:
         core, conn_id = self._core, wire.conn_id

@@ -12,6 +12,7 @@ from krafka.errors import (
     AuthenticationError,
     KafkaConnectionError,
     KafkaTimeoutError,
+    KrafkaError,
     UnsupportedVersionError,
 )
 from krafka.protocol import ApiKey
@@ -48,6 +49,7 @@ from krafka.sansio.client import (
     MetadataUpdated,
     Rebootstrapped,
 )
+from krafka.sansio.producer import ProducerConfig, ProducerEngine
 from krafka.sansio.sasl import PlainMechanism
 from krafka.testing.scripted_cluster import (
     ALL_VERSIONS,
@@ -436,3 +438,81 @@ def test_a_metadata_round_passes_over_a_broker_in_reconnect_backoff() -> None:
     cluster.core.refresh_metadata(["u"], cluster.now)
     (meta,) = cluster.pending(ApiKey.METADATA)
     assert meta.address != B2  # random order would have asked b2 first
+
+
+# -- deadlines: every timer a request, a link or a machine holds is the core's deadline, and
+# stepping at it (not before) does what was due
+
+
+def test_a_lingering_batch_makes_the_core_deadline_and_goes_out_at_it() -> None:
+    cluster, _ = started()
+    config = ProducerConfig(linger=0.25, enable_idempotence=False, acks=1)
+    engine = ProducerEngine(config, cluster.core.cluster)
+    cluster.core.add(engine)
+    cluster.advance(1.0)
+    engine.append("t", 0, 1_700_000_000_000, None, b"v", None, cluster.now, 1)
+    assert cluster.core.next_deadline() == pytest.approx(1.25)  # before a step, as io wakes it
+    cluster.advance(0.2)
+    assert cluster.pending(ApiKey.PRODUCE) == []
+    assert cluster.core.next_deadline() == pytest.approx(1.25)
+    cluster.advance_to_deadline()
+    (produce,) = cluster.pending(ApiKey.PRODUCE)
+    assert produce.address == B1 and isinstance(produce.sent.body, ProduceRequest)
+    assert cluster.now == pytest.approx(1.25)
+
+
+def test_a_request_on_the_wire_fails_at_its_own_timeout_not_before() -> None:
+    cluster, requester = started()
+    sent = SendRequest(Broker(2), list_offsets(), timeout=2.0)
+    requester.ask(sent)
+    cluster.take(ApiKey.LIST_OFFSETS, B2)
+    assert cluster.core.next_deadline() == pytest.approx(2.0)
+    cluster.advance(1.9)
+    assert sent not in requester.outcomes
+    cluster.advance_to_deadline()
+    assert isinstance(requester.outcome(sent), KafkaTimeoutError)
+    assert requester.answered_at[sent] == pytest.approx(2.0)
+
+
+def test_the_earliest_of_several_links_and_lanes_is_the_deadline() -> None:
+    cluster, requester = started()
+    late = SendRequest(Broker(1), list_offsets(), timeout=7.0)
+    soon = SendRequest(Broker(2), list_offsets(), timeout=3.0)
+    requester.ask(late, soon)
+    cluster.take(ApiKey.LIST_OFFSETS, B1)
+    cluster.take(ApiKey.LIST_OFFSETS, B2)
+    assert cluster.core.next_deadline() == pytest.approx(3.0)
+    cluster.advance_to_deadline()
+    assert isinstance(requester.outcome(soon), KafkaTimeoutError)
+    assert late not in requester.outcomes
+    assert cluster.core.next_deadline() == pytest.approx(7.0)
+    cluster.advance_to_deadline()
+    assert isinstance(requester.outcome(late), KafkaTimeoutError)
+
+
+def test_a_request_waiting_for_metadata_fails_at_its_timeout() -> None:
+    cluster, requester = started()
+    cluster.advance(1.0)  # past the refresh backoff: the round for u goes out at once
+    sent = SendRequest(LeaderOf("u", 0), list_offsets(), timeout=1.5)
+    requester.ask(sent)
+    assert len(cluster.pending(ApiKey.METADATA)) == 1  # never answered
+    assert cluster.core.next_deadline() == pytest.approx(2.5)
+    cluster.advance(1.4)
+    assert sent not in requester.outcomes
+    cluster.advance_to_deadline()
+    assert isinstance(requester.outcome(sent), KrafkaError)
+    assert requester.answered_at[sent] == pytest.approx(2.5)
+
+
+def test_a_request_waiting_for_its_connection_fails_at_its_timeout() -> None:
+    cluster, requester = started(connect_timeout=10.0)
+    cluster.silent.add(B2)  # the connection never gets past ApiVersions
+    sent = SendRequest(Broker(2), list_offsets(), timeout=0.75)
+    requester.ask(sent)
+    cluster.step()
+    assert cluster.core.next_deadline() == pytest.approx(0.75)
+    cluster.advance(0.7)
+    assert sent not in requester.outcomes
+    cluster.advance_to_deadline()
+    assert isinstance(requester.outcome(sent), KafkaTimeoutError)
+    assert requester.answered_at[sent] == pytest.approx(0.75)
