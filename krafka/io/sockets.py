@@ -38,6 +38,8 @@ from krafka.sansio.client import ClientCore, CloseConnection, OpenConnection, Wa
 
 log = logging.getLogger(__name__)
 _READ_SIZE = 256 * 1024
+#: A wire that read a chunk this large stops reading until the core has it (see `_Wire`).
+_PAUSE_AFTER = 64 * 1024
 
 
 class _Socket:
@@ -58,7 +60,13 @@ class _Socket:
 class _Wire(asyncio.Protocol):
     """One open plaintext connection on asyncio, fed by the loop: what it reads or learns
     waits in `inbox` (bytes; `b""` at the end of the stream; a `KrafkaError` if it broke)
-    until the driver's turn hands it to the core, in the driver's task."""
+    until the driver's turn hands it to the core, in the driver's task.
+
+    After a large chunk (a big response arriving) it stops reading until that turn, as a
+    reader task does between receives: the kernel holds the rest meanwhile. Read eagerly
+    instead, megabytes of chunks pile up while the application decodes, and consuming on
+    Tansu ran up to 23% slower (more fresh memory touched: page faults); small chunks
+    (answers to produce requests) are read at once, with no `epoll_ctl` pair."""
 
     def __init__(self, conn_id: int, where: str, on_wake: Callable[[], None]) -> None:
         self.conn_id = conn_id
@@ -66,6 +74,7 @@ class _Wire(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.inbox: list[bytes | KrafkaError] = []
         self.paused = False
+        self.reading_paused = False
         self._on_wake = on_wake
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -73,6 +82,9 @@ class _Wire(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
+        if len(data) >= _PAUSE_AFTER and not self.reading_paused and self.transport is not None:
+            self.reading_paused = True
+            self.transport.pause_reading()
         self._arrived(data)
 
     def eof_received(self) -> bool:
@@ -231,6 +243,9 @@ class Sockets:
     def _deliver(self, wire: _Wire) -> None:
         core, conn_id = self._core, wire.conn_id
         inbox, wire.inbox = wire.inbox, []
+        if wire.reading_paused and wire.transport is not None:
+            wire.reading_paused = False
+            wire.transport.resume_reading()
         for item in inbox:
             if self._wires.get(conn_id) is not wire:
                 return
