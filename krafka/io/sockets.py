@@ -155,15 +155,11 @@ class Sockets:
             if ready(conn_id):
                 sock.writable.set()
 
-    def deliver(self) -> bool:
-        """Hand the core what the wires read or learned since the last turn; whether there
-        was any."""
-        delivered = False
+    def deliver(self) -> None:
+        """Hand the core what the wires read or learned since the last turn."""
         for wire in list(self._wires.values()):
             if wire.inbox:
-                delivered = True
                 self._deliver(wire)
-        return delivered
 
     def close_all(self) -> None:
         for conn_id in [*self._open, *self._wires]:
@@ -223,7 +219,7 @@ class Sockets:
             transport.abort()
             return
         self._wires[want.conn_id] = wire
-        self._core.connection_made(want.conn_id, anyio.current_time())
+        self._core.connection_made(want.conn_id, self._clock())
         self._on_input()
 
     def _failed_to_open(self, want: OpenConnection, error: KrafkaError) -> None:
@@ -246,10 +242,10 @@ class Sockets:
         if wire.reading_paused and wire.transport is not None:
             wire.reading_paused = False
             wire.transport.resume_reading()
+        now = self._clock()
         for item in inbox:
             if self._wires.get(conn_id) is not wire:
                 return
-            now = self._clock()
             if isinstance(item, KrafkaError):
                 self._lost_wire(wire, item)
             elif item:
