@@ -18,7 +18,6 @@ from enum import Enum
 from typing import Final
 
 from krafka.protocol import ApiKey
-from krafka.sansio.actions import SendRequest
 from krafka.sansio.connection import Priority
 
 
@@ -78,13 +77,8 @@ RETRY_SAFE_APIS: Final = frozenset(
 ORDERED_APIS: Final = frozenset({ApiKey.PRODUCE})
 
 
-def priority_of(sent: SendRequest[object]) -> Priority:
-    """The request's own priority, else HIGH for the control APIs."""
-    return priority_for(sent.api_key, sent.priority)
-
-
 def priority_for(api_key: int, priority: Priority | None) -> Priority:
-    """`priority` if given, else HIGH for the control APIs (`priority_of` by its parts)."""
+    """A request's own `priority` if given, else HIGH for the control APIs."""
     if priority is not None:
         return priority
     return Priority.HIGH if api_key in HIGH_PRIORITY_APIS else Priority.NORMAL
@@ -105,5 +99,4 @@ __all__ = [
     "Lane",
     "lane_of",
     "priority_for",
-    "priority_of",
 ]
