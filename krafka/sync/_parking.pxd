@@ -6,6 +6,9 @@ from cpython.pythread cimport PyThread_type_lock
 cdef class ParkingLock:
     cdef PyThread_type_lock _lock
     cdef unsigned long _loop
+    cdef PyThread_type_lock _nudge
+    cdef bint _nudged
+    cdef double _hold_until
 
     cdef int _wait(self) except -1
     cdef int pause_c(self) except -1

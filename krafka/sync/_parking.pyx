@@ -10,6 +10,7 @@ cimport cython
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pythread cimport (
     NOWAIT_LOCK,
+    WAIT_LOCK,
     PY_LOCK_ACQUIRED,
     PyThread_acquire_lock,
     PyThread_allocate_lock,
@@ -21,8 +22,19 @@ cdef extern from "pythread.h":
     int PyThread_acquire_lock_timed(PyThread_type_lock, long long microseconds, int intr) nogil
     unsigned long PyThread_get_thread_ident()
 
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
 #: Microseconds a waiter sleeps on the lock before checking for signals.
 cdef long long _SLICE = 50_000
+#: Microseconds a holding loop thread sleeps at most before looking at the clock again.
+cdef double _HOLD_SLICE = 1_000_000.0
+
+
+cdef inline double _now() noexcept nogil:
+    """`time.monotonic()` (the loop's clock), without the GIL."""
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
 
 
 @cython.final
@@ -32,12 +44,56 @@ cdef class ParkingLock:
 
     def __cinit__(self):
         self._lock = PyThread_allocate_lock()
-        if self._lock == NULL:
+        self._nudge = PyThread_allocate_lock()
+        if self._lock == NULL or self._nudge == NULL:
             raise MemoryError("cannot allocate a lock")
+        PyThread_acquire_lock(self._nudge, WAIT_LOCK)  # released by `nudge`
 
     def __dealloc__(self):
         if self._lock != NULL:
             PyThread_free_lock(self._lock)
+        if self._nudge != NULL:
+            PyThread_free_lock(self._nudge)
+
+    @property
+    def hold_until(self):
+        """Until when (`time.monotonic()`) `hold` keeps the loop thread waiting."""
+        return self._hold_until
+
+    @hold_until.setter
+    def hold_until(self, double value):
+        self._hold_until = value
+
+    def hold(self, double timeout):
+        """(The loop thread) let go and wait, without the GIL, until `hold_until` passes (read
+        again as callers move it), `timeout` seconds pass or `nudge()` is called; then `run`."""
+        cdef double end = _now() + timeout
+        cdef double now, until
+        cdef int got = 0
+        PyThread_release_lock(self._lock)
+        with nogil:
+            while not self._nudged:
+                now = _now()
+                until = self._hold_until if self._hold_until < end else end
+                if now >= until:
+                    break
+                got = PyThread_acquire_lock_timed(
+                    self._nudge, <long long>min((until - now) * 1e6 + 1, _HOLD_SLICE), 0
+                )
+                if got == PY_LOCK_ACQUIRED:
+                    break
+        if self._nudged:
+            if got != PY_LOCK_ACQUIRED:  # `nudge` released it (or is about to): take it back
+                with nogil:
+                    PyThread_acquire_lock(self._nudge, WAIT_LOCK)
+            self._nudged = False
+        self.run()
+
+    def nudge(self):
+        """End the loop thread's `hold` now (or its next one, if it is not holding)."""
+        if not self._nudged:
+            self._nudged = True
+            PyThread_release_lock(self._nudge)
 
     cdef int _wait(self) except -1:
         cdef int got = 0

@@ -8,7 +8,8 @@ for it to park); holding it, if nothing is queued and the producer is `direct`, 
 through the async producer's engine: its compiled `append_open` (`OpenAppender.open_c`: the
 partition chosen, the open batch), with no Python frame in between; only a record that needs a
 new batch goes on to the engine's `append` (the producer's `_append_new`), with the partition
-chosen; the async producer's driver is woken (on the loop) when a batch opened or sealed.
+chosen; when a batch opened or sealed, the async producer's driver steps right here, still
+holding the loop (`LoopThread.run_held`), as the async `send` has the loop turn then.
 Otherwise hand the record over (the producer's `_queue`). It refers to its producer weakly (the producer holds
 it), so a producer nobody closed is still collected.
 
@@ -45,7 +46,7 @@ cdef class DirectSend:
     cdef type _future_type
     cdef object _client
     cdef object _engine
-    cdef object _call_soon
+    cdef object _run_held
     cdef object _append_new
     cdef object _closed_error
     cdef object _wake
@@ -54,14 +55,14 @@ cdef class DirectSend:
     cdef bint _closed
 
     def __cinit__(self, producer_ref, ParkingLock parking, outbox, type future_type, client,
-                  call_soon, append_new, closed_error):
+                  run_held, append_new, closed_error):
         self._producer = producer_ref
         self._parking = parking
         self._outbox = outbox
         self._future_type = future_type
         self._client = client
         self._engine = client.engine
-        self._call_soon = call_soon
+        self._run_held = run_held
         self._append_new = append_new
         self._closed_error = closed_error
         self._wake = client.driver.wake
@@ -106,7 +107,7 @@ cdef class DirectSend:
                     if handle is not None:
                         set_member(self._handle_slot, future, handle)
                         if sealed:
-                            self._call_soon(self._wake)
+                            self._run_held(self._wake)
                         return future
             except (TypeError, ValueError):
                 check_record(key, value, timestamp)

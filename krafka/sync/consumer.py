@@ -229,9 +229,16 @@ class Consumer(SyncClient[AsyncConsumer]):
         within `timeout` (`wait_ready`); [] when the poll is to finish on the loop."""
         started = self._thread.time()
         records = self._ready(max_records, started)
-        if records is None and self._call(_wait_ready, self._client, timeout):
+        if records is None and self._wait(timeout):
             records = self._ready(max_records, started)
         return records or []
+
+    def _wait(self, timeout: float | None) -> bool:
+        """`wait_ready` with this thread running the loop (`LoopThread.drive`): what the poll
+        waits for is read here, with no hand-over to the loop thread and back."""
+        if self._closed:
+            return self._call(_wait_ready, self._client, timeout)  # raises it, as `_call` does
+        return self._thread.drive(_wait_ready, self._client, timeout)
 
     def _ready(self, max_records: int | None, started: float) -> list[ConsumerRecord] | None:
         """The async consumer's `poll_ready` on this thread with the loop parked; the loop then
@@ -248,10 +255,11 @@ class Consumer(SyncClient[AsyncConsumer]):
         except BaseException:
             self._thread.call_soon(client.poll_ready_done)
             raise
+        else:
+            if records is not None:
+                self._thread.run_held(client.poll_ready_done)
         finally:
             self._parking.resume()
-        if records is not None:
-            self._thread.call_soon(client.poll_ready_done)
         return records
 
     def commit(

@@ -19,19 +19,35 @@ what the loop would, on its own thread (the sync producer appends records to the
 producer's open batches this way, with no hand-over per record). What the caller does then
 must be short and must never wait for the loop; to wake the loop afterwards, `call_soon`.
 
+A caller may also run the loop itself. `drive` is `call(..., serve=True)` with the calling
+thread stepping the loop until the coroutine is done (a sync consumer's `poll` waits this way:
+the fetch responses are read on the polling thread), and `run_held` runs a callback and the
+loop turns it makes ready on the calling thread while it holds the loop parked (the sync
+producer puts a sealed batch on the wire this way). With two threads switching the GIL per
+socket read, a blocking facade ran at 0.8x its async API; the one running the loop, at par.
+Meanwhile, and for `_HOLD` seconds after a drive, the loop thread waits off the selector
+(`_ParkingSelector`), without the GIL; it takes over when the hold ends, at its next timer,
+and at once for anything handed to it (`call`, `call_soon`).
+
 The other way round, `on_caller` runs a plain function on the thread blocked in a `call(...,
-serve=True)` while that call's coroutine awaits it (a sync consumer's rebalance listener runs
-on the application's thread inside `poll`, as Java's does, and may call the consumer).
+serve=True)` (or a `drive`) while that call's coroutine awaits it (a sync consumer's rebalance
+listener runs on the application's thread inside `poll`, as Java's does, and may call the
+consumer).
 """
 
 from __future__ import annotations
 
 import asyncio
+import asyncio.events as asyncio_events
 import contextlib
+import contextvars
+import heapq
+import math
 import queue
 import selectors
 import threading
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -40,22 +56,121 @@ from anyio.from_thread import BlockingPortal
 
 from krafka.sync.parking import ParkingLock
 
+sniffio: Any
+try:
+    import sniffio
+except ModuleNotFoundError:  # anyio then assumes asyncio
+    sniffio = None
+
 T = TypeVar("T")
+
+#: At most this many loop turns in `run_held` (the callback's own, and what it made ready).
+_HELD_TURNS = 4
+#: Seconds the loop thread keeps off the selector after a caller ran the loop: a caller that
+#: polls in a loop is back within them and runs the loop itself again.
+_HOLD = 0.005
 
 
 class _ParkingSelector(selectors.DefaultSelector):
-    """The platform's selector, letting go of `parking` while it waits (the loop is parked)."""
+    """The platform's selector, letting go of `parking` while the loop thread waits.
+
+    While a caller runs the loop itself (`LoopThread.drive`), and for `_HOLD` seconds after
+    (it may be back at once: a poll loop), the loop thread waits off the selector (`_hold`),
+    without the GIL: waiting on the selector too, it would wake for every event the caller
+    handles and take the GIL from it for nothing. It comes back when the hold ends, when
+    nudged (`nudge`), and for its timers."""
 
     def __init__(self, parking: ParkingLock) -> None:
         super().__init__()
         self._parking = parking
+        self._owner = threading.get_ident()  # made on the loop thread
+        #: How many times a caller took the loop (bumped holding `parking`).
+        self.drives = 0
+        #: When the loop thread's current wait ends at the latest.
+        self.wait_until = math.inf
+        self._in_select = False
+        self._kicked = False
+        self._left = threading.Event()
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if threading.get_ident() != self._owner:  # a caller drives the loop
+            return super().select(timeout)
+        now = time.monotonic()
+        held = self._parking.hold_until - now
+        if held > 0:
+            return self._hold(math.inf if timeout is None else timeout, now)
+        self.wait_until = math.inf if timeout is None else now + timeout
+        drives = self.drives
+        self._in_select = True
         self._parking.park()
         try:
-            return super().select(timeout)
+            ready = super().select(timeout)
         finally:
+            self._in_select = False
+            if self._kicked:
+                self._left.set()
             self._parking.run()
+        # A caller that took the loop meanwhile handled what was ready then, and may have
+        # replaced the handlers these events name (asyncio drops a reader whose stale handle
+        # was cancelled): what is still ready, level-triggered, is reported again next time.
+        return ready if self.drives == drives else []
+
+    def _hold(self, timeout: float, now: float) -> list[tuple[selectors.SelectorKey, int]]:
+        """Off the selector while a caller holds the loop, `timeout` at most (the loop's next
+        timer); none of its events are handled here."""
+        self.wait_until = now + timeout
+        self._parking.hold(timeout)
+        return []
+
+    def take_over(self, loop: asyncio.AbstractEventLoop, kick: bool) -> float:
+        """(A caller holding `parking`) keep the loop thread off the selector until `release`;
+        returns until when it was kept off before. With `kick`, for a caller about to wait on
+        the selector itself: if the loop thread waits on it now, wake it and wait until it
+        has left."""
+        held = self._parking.hold_until
+        self._parking.hold_until = math.inf
+        self.drives += 1
+        if kick:
+            self._left.clear()
+            self._kicked = True
+            try:
+                if self._in_select:
+                    loop.call_soon_threadsafe(_nothing)
+                    self._left.wait()
+            except BaseException:  # interrupted: the loop thread carries on as before
+                self._parking.hold_until = held
+                raise
+            finally:
+                self._kicked = False
+        return held
+
+    def release(self, loop: asyncio.AbstractEventLoop, until: float) -> None:
+        """(A caller done with the loop) the loop thread may use the selector again from
+        `until` on (`time.monotonic()`); woken if it has something to do before its wait
+        ends."""
+        self._parking.hold_until = until
+        if not self._due_before(loop, self.wait_until):
+            return
+        if self._in_select:
+            loop.call_soon_threadsafe(_nothing)
+        else:
+            self.nudge()
+
+    def nudge(self) -> None:
+        """Have the loop thread look again now (its wait off the selector ends)."""
+        self._parking.nudge()
+
+    @staticmethod
+    def _due_before(loop: Any, when: float) -> bool:
+        """Whether the loop has work before `when` (a callback ready, a live timer due); the
+        timers cancelled at the head of its heap are dropped first, as its own turn does."""
+        if loop._ready:
+            return True
+        scheduled = loop._scheduled
+        while scheduled and scheduled[0]._cancelled:
+            loop._timer_cancelled_count -= 1
+            heapq.heappop(scheduled)._scheduled = False
+        return bool(scheduled) and scheduled[0].when() < when
 
 
 class LoopThread:
@@ -67,6 +182,7 @@ class LoopThread:
         self._ready = threading.Event()
         self._portal: BlockingPortal | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._selector: _ParkingSelector | None = None
         self._error: BaseException | None = None
         #: The hand-over queues of the callers blocked in a serving `call`, innermost last.
         self._callers: list[tuple[int, queue.SimpleQueue[Callable[[], None] | None]]] = []
@@ -89,7 +205,8 @@ class LoopThread:
             self.parking.park()
 
     def _new_loop(self) -> asyncio.AbstractEventLoop:
-        return asyncio.SelectorEventLoop(_ParkingSelector(self.parking))
+        self._selector = _ParkingSelector(self.parking)
+        return asyncio.SelectorEventLoop(self._selector)
 
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -122,6 +239,7 @@ class LoopThread:
         portal = self._portal
         if portal is None or not self._thread.is_alive():
             raise RuntimeError("this client's loop has stopped (the client is closed)")
+        self._serve_now()
         if not serve:
             return portal.call(func, *args)
         handoffs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
@@ -135,6 +253,122 @@ class LoopThread:
         finally:
             self._callers.remove(caller)
         return future.result()
+
+    def drive(self, func: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
+        """`call(func, *args, serve=True)` with this thread running the loop meanwhile: the
+        loop thread is held parked (`parking`) and this thread steps the loop itself until
+        `func` is done, so what the coroutine waits for (socket reads, the engine's turns)
+        happens here, with no hand-over between threads. A function handed over with
+        `on_caller` runs with the loop let go (the loop thread serves the calls it makes)."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("a sync client was called from its own loop (from a callback?)")
+        loop = self._loop
+        if loop is None or loop.is_closed() or not self._thread.is_alive():
+            raise RuntimeError("this client's loop has stopped (the client is closed)")
+        handoffs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        caller = (threading.get_ident(), handoffs)
+        self._callers.append(caller)
+        try:
+            with self._driving(loop):
+                task = contextvars.Context().run(loop.create_task, func(*args))
+                try:
+                    while not task.done():
+                        self._drive_once(loop, handoffs)
+                finally:
+                    if not task.done():
+                        task.cancel()
+        finally:
+            self._callers.remove(caller)
+        return task.result()
+
+    def _drive_once(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        handoffs: queue.SimpleQueue[Callable[[], None] | None],
+    ) -> None:
+        """One turn of the loop on this thread, or a handed-over function run with it let go."""
+        try:
+            run = handoffs.get_nowait()
+        except queue.Empty:
+            loop._run_once()  # type: ignore[attr-defined]
+            return
+        if run is not None:
+            with self._let_go(loop):
+                run()
+
+    def run_held(self, func: Callable[..., object], *args: Any) -> None:
+        """With the loop held (`parking.pause()`): `func(*args)` run on this thread as a loop
+        callback, then what it made ready to run at once (a task step, a write)."""
+        loop = self._loop
+        selector = self._selector
+        assert loop is not None and selector is not None
+        with self._as_loop(loop, selector, kick=False, hold=0.0):
+            loop.call_soon(func, *args, context=contextvars.Context())
+            for _ in range(_HELD_TURNS):
+                loop._run_once()  # type: ignore[attr-defined]
+                if not loop._ready:  # type: ignore[attr-defined]
+                    break
+
+    @contextlib.contextmanager
+    def _driving(self, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+        """Hold the loop parked and run it on this thread meanwhile."""
+        selector = self._selector
+        assert selector is not None
+        self.parking.pause()
+        try:
+            with self._as_loop(loop, selector, kick=True, hold=_HOLD):
+                yield
+        finally:
+            self.parking.resume()
+
+    @contextlib.contextmanager
+    def _as_loop(
+        self, loop: asyncio.AbstractEventLoop, selector: _ParkingSelector, kick: bool, hold: float
+    ) -> Iterator[None]:
+        """With the loop held: this thread is the loop's for a while (the loop thread kept
+        off its selector, this thread's running loop, the thread asyncio checks against)."""
+        held = selector.take_over(loop, kick)
+        before = asyncio_events._get_running_loop()
+        owner = loop._thread_id  # type: ignore[attr-defined]
+        library = _library("asyncio")
+        asyncio_events._set_running_loop(loop)
+        loop._thread_id = threading.get_ident()  # type: ignore[attr-defined]
+        try:
+            yield
+        finally:
+            loop._thread_id = owner  # type: ignore[attr-defined]
+            asyncio_events._set_running_loop(before)
+            _library(library)
+            selector.release(loop, max(held, time.monotonic() + hold))
+
+    @contextlib.contextmanager
+    def _let_go(self, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+        """The loop back on its thread for a while, inside `_driving`."""
+        selector = self._selector
+        assert selector is not None
+        owner = loop._thread_id  # type: ignore[attr-defined]
+        loop._thread_id = self._thread.ident  # type: ignore[attr-defined]
+        before = asyncio_events._get_running_loop()
+        asyncio_events._set_running_loop(None)
+        library = _library(None)
+        selector.release(loop, 0.0)  # the loop thread serves the calls the function makes
+        selector.nudge()
+        self.parking.resume()
+        try:
+            yield
+        finally:
+            self.parking.pause()
+            selector.take_over(loop, kick=True)
+            _library(library)
+            asyncio_events._set_running_loop(before)
+            loop._thread_id = owner  # type: ignore[attr-defined]
+
+    def _serve_now(self) -> None:
+        """The loop thread back on its selector at once (a call it must serve)."""
+        selector = self._selector
+        if selector is not None:
+            self.parking.hold_until = 0.0
+            selector.nudge()
 
     def serving(self) -> bool:
         """Whether this thread is blocked in a serving `call` (and runs a function it handed
@@ -170,6 +404,7 @@ class LoopThread:
         portal = self._portal
         if portal is None:
             raise RuntimeError("this client's loop has stopped")
+        self._serve_now()
         _, value = portal.start_task(func, *args)
         return value
 
@@ -184,6 +419,7 @@ class LoopThread:
         portal = self._portal
         if portal is None or not self._thread.is_alive():
             raise RuntimeError("this client's loop has stopped (the client is closed)")
+        self._serve_now()
         return portal.start_task(func, *args)
 
     def submit(self, func: Callable[..., Awaitable[T]], *args: Any) -> Future[T]:
@@ -192,6 +428,7 @@ class LoopThread:
         portal = self._portal
         if portal is None or not self._thread.is_alive():
             raise RuntimeError("this client's loop has stopped (the client is closed)")
+        self._serve_now()
         return portal.start_task_soon(func, *args)
 
     def call_soon(self, func: Callable[..., object], *args: Any) -> None:
@@ -203,11 +440,13 @@ class LoopThread:
             loop.call_soon_threadsafe(func, *args)
         except RuntimeError:  # closed meanwhile
             return
+        self._serve_now()  # (a caller may wait for what it does)
 
     def stop(self, timeout: float | None = None) -> bool:
         """Cancel what still runs on the loop, end it, and join the thread within `timeout`
         seconds; True if the thread ended. From the loop's own thread it only asks."""
         portal = self._portal
+        self._serve_now()
         if portal is not None and self._thread.is_alive():
             if threading.current_thread() is self._thread:
                 self.call_soon(_cancel_all)
@@ -225,6 +464,20 @@ def _settle(outcome: asyncio.Future[Any], result: Any, error: BaseException | No
         outcome.set_result(result)
     else:
         outcome.set_exception(error)
+
+
+def _library(name: str | None) -> str | None:
+    """Set the async library sniffio names for this thread (what anyio asks); returns the one
+    set before. A thread running the loop of a sync client may be inside trio's."""
+    if sniffio is None:
+        return None
+    before: str | None = sniffio.thread_local.name
+    sniffio.thread_local.name = name
+    return before
+
+
+def _nothing() -> None:
+    """Scheduled only to wake the loop thread."""
 
 
 def _cancel_all() -> None:

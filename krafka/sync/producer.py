@@ -17,9 +17,11 @@ transaction calls and `close` raise theirs directly.
 How a record gets to the async producer: while its loop thread is parked waiting for I/O,
 `send` holds it there (`LoopThread.parking`) and appends the record right on the calling
 thread, exactly as the async `send` would, through the async producer's documented ways in
-(while it is `direct`: its `engine`'s `append_open`, then `append` with the loop's clock;
-`driver.wake()` on the loop when a batch opened or sealed): no hand-over, no wake-up per
-record. A record that needs more
+(while it is `direct`: its `engine`'s `append_open`, then `append` with the loop's clock).
+When a batch opened or sealed, the driver steps right there too, the loop still held
+(`LoopThread.run_held`: the sealed batch goes on the wire from this thread, and answers
+already read are handled), as the async `send` lets the loop turn then: no hand-over, no
+wake-up of the loop thread per batch. A record that needs more
 (headers, metadata not yet known, a full buffer, interceptors or a transaction), or that comes
 while records are still queued, goes through `krafka.sync.outbox` to the loop. Either way
 records reach the async producer in the order `send` was called (per calling thread).
@@ -119,7 +121,7 @@ class Producer(SyncClient[AsyncProducer]):
         if compiled is not None:
             self._direct = compiled(
                 weakref.ref(self), parking, self._outbox, self._future_type, self._client,
-                self._thread.call_soon, self._append_new, InvalidStateError,
+                self._thread.run_held, self._append_new, InvalidStateError,
             )  # fmt: skip
             self.send = self._direct.send  # type: ignore[method-assign]
         if tracing is not None:
@@ -162,7 +164,7 @@ class Producer(SyncClient[AsyncProducer]):
                     if handle is not None:
                         future._handle = handle
                         if engine.due and not due:
-                            self._thread.call_soon(self._wake)
+                            self._thread.run_held(self._wake)
                         return future
             finally:
                 self._resume()

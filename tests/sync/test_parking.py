@@ -95,3 +95,47 @@ def test_a_paused_loop_thread_runs_nothing_until_resumed() -> None:
         assert ran.wait(5)
     finally:
         assert loop.stop(5)
+
+
+def test_hold_waits_off_the_selector_until_the_hold_ends_a_nudge_or_the_timeout(
+    lock_type: Any,
+) -> None:
+    """`hold` (the loop thread, while a caller runs the loop) ends when `hold_until` passes,
+    read again as a caller moves it; at once when nudged; at `timeout` at the latest. It
+    lets go meanwhile and runs again after."""
+    lock = lock_type()
+    waited: list[float] = []
+
+    def holds(timeout: float) -> None:
+        lock.run()
+        start = time.monotonic()
+        lock.hold(timeout)
+        waited.append(time.monotonic() - start)
+        lock.park()
+
+    def held(timeout: float, then: Any = None) -> float:
+        thread = threading.Thread(target=holds, args=(timeout,))
+        thread.start()
+        if then is not None:
+            time.sleep(0.1)
+            then()
+        thread.join(10)
+        return waited.pop()
+
+    lock.hold_until = time.monotonic() + 0.2
+    assert 0.15 <= held(5.0) < 2.0  # the hold ends
+
+    lock.hold_until = time.monotonic() + 0.3
+    extended = held(5.0, lambda: setattr(lock, "hold_until", time.monotonic() + 0.4))
+    assert 0.45 <= extended < 2.5  # moved while holding: read again
+
+    lock.hold_until = time.monotonic() + 60
+    assert held(5.0, lock.nudge) < 2.0  # nudged
+    assert held(0.2) < 2.0  # the timeout (the loop's next timer)
+
+    lock.nudge()  # while nobody holds: the next hold returns at once
+    assert held(5.0) < 1.0
+    assert 0.15 <= held(0.2) < 2.0  # and only that one
+
+    assert lock.pause()  # let go meanwhile: a caller could pause it
+    lock.resume()

@@ -485,7 +485,8 @@ class Consumer(OffsetLookups):
     def poll_ready_done(self) -> None:
         """The sync facade's hook, on the loop after `poll_ready`: the client's loop steps the
         engine now, so the next Fetch goes out (a plain callback: nothing here awaits)."""
-        self._driver.wake()
+        if not (self._engine.fetcher.drained and self._driver.step()):
+            self._driver.wake()
 
     def _records(self, max_records: int | None) -> list[ConsumerRecord]:
         """Records for the application now ([] when none): buffered ones first, else the
