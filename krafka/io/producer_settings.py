@@ -3,6 +3,7 @@ other settings), and Java/librdkafka properties -> those keywords (`krafka.confi
 
 from __future__ import annotations
 
+import selectors
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,6 +11,12 @@ from krafka.codec import Compression
 from krafka.config import keywords_from_config
 from krafka.config.options import boolean
 from krafka.sansio.producer.config import Acks, ProducerConfig
+
+#: How late the io loops' timers fire at most (`ProducerConfig.timer_slack`): on Linux asyncio
+#: and trio wait in epoll, whose timeout is in milliseconds, rounded up.
+TIMER_SLACK = (
+    0.001 if selectors.DefaultSelector is getattr(selectors, "EpollSelector", None) else 0.0
+)
 
 
 def producer_config(
@@ -57,6 +64,7 @@ def producer_config(
         enable_idempotence=bool(enable_idempotence),
         transactional_id=transactional_id,
         transaction_timeout=float(transaction_timeout),
+        timer_slack=TIMER_SLACK,
     )
 
 

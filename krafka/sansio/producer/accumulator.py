@@ -215,7 +215,7 @@ class RecordAccumulator:
 
     def sendable(self, now: float) -> Iterator[TopicPartition]:
         """Partitions whose head batch may be sent now."""
-        linger = self.config.linger
+        linger = self.config.lingered
         for tp, queue in self._queues.items():
             if queue and self._head_ready(queue[0], now, linger):
                 yield tp
@@ -258,7 +258,7 @@ class RecordAccumulator:
         sendable at `after` already are not counted: whatever kept them back (no producer id,
         requests in flight, no leader) ends with an input, not with time."""
         best: float | None = None
-        linger = self.config.linger
+        linger = self.config.lingered
         timeout = self.config.delivery_timeout
         for queue in self._queues.values():
             if not queue:

@@ -67,6 +67,21 @@ def test_linger_holds_an_open_batch_until_it_expires() -> None:
     assert acc.next_change(10.05) is None
 
 
+def test_timer_slack_counts_a_batch_lingered_half_of_it_early() -> None:
+    """A driver whose timers fire up to 1 ms late (epoll's rounded-up milliseconds) has the
+    batch go `linger` after it opened on average: due 0.5 ms early, woken 0-1 ms after."""
+    acc = make(linger=0.005, timer_slack=0.001)
+    acc.append("t", 0, *rec(), 100, 10.0, now_ms=1234)
+    assert acc.next_change(10.0) == pytest.approx(10.0045)
+    assert list(acc.sendable(10.0044)) == []
+    assert list(acc.sendable(10.0045)) == [TP]
+    zero = make(linger=0.0, timer_slack=0.001)
+    zero.append("t", 0, *rec(), 100, 10.0, now_ms=1234)
+    assert list(zero.sendable(10.0)) == [TP]  # never before it opened
+    with pytest.raises(ValueError, match="timer_slack"):
+        ProducerConfig(timer_slack=-1.0)
+
+
 def test_flush_makes_open_batches_sendable_at_once() -> None:
     acc = make(linger=10.0)
     acc.append("t", 0, *rec(), 100, 0.0, 1)
