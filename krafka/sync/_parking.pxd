@@ -9,8 +9,11 @@ cdef class ParkingLock:
     cdef PyThread_type_lock _nudge
     cdef bint _nudged
     cdef double _hold_until
+    cdef double _next_timer
+    cdef unsigned int _sends
 
     cdef int _wait(self) except -1
     cdef int pause_c(self) except -1
     cdef bint try_pause_c(self) noexcept
     cdef void resume_c(self) noexcept
+    cdef bint sent_c(self) noexcept

@@ -28,6 +28,10 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 cdef long long _SLICE = 50_000
 #: Microseconds a holding loop thread sleeps at most before looking at the clock again.
 cdef double _HOLD_SLICE = 1_000_000.0
+#: Seconds a sender's records hold the loop thread off (`sent_c`), and how long after its
+#: next timer a holding loop thread waits for a caller to run it (`hold`).
+cdef double _SEND_HOLD = 0.001
+cdef double _TIMER_GRACE = 0.001
 
 
 cdef inline double _now() noexcept nogil:
@@ -48,6 +52,7 @@ cdef class ParkingLock:
         if self._lock == NULL or self._nudge == NULL:
             raise MemoryError("cannot allocate a lock")
         PyThread_acquire_lock(self._nudge, WAIT_LOCK)  # released by `nudge`
+        self._next_timer = float("inf")
 
     def __dealloc__(self):
         if self._lock != NULL:
@@ -64,17 +69,27 @@ cdef class ParkingLock:
     def hold_until(self, double value):
         self._hold_until = value
 
-    def hold(self, double timeout):
-        """(The loop thread) let go and wait, without the GIL, until `hold_until` passes (read
-        again as callers move it), `timeout` seconds pass or `nudge()` is called; then `run`."""
-        cdef double end = _now() + timeout
-        cdef double now, until
+    @property
+    def next_timer(self):
+        """When (`time.monotonic()`) the loop's next timer is due, as its runner last saw."""
+        return self._next_timer
+
+    @next_timer.setter
+    def next_timer(self, double value):
+        self._next_timer = value
+
+    def hold(self):
+        """(The loop thread) let go and wait, without the GIL, until `hold_until` passes, or
+        until a caller failed to run the loop's next timer (`next_timer` + 1 ms; both read
+        again as callers move them), or `nudge()`; then `run`."""
+        cdef double now, until, timer
         cdef int got = 0
         PyThread_release_lock(self._lock)
         with nogil:
             while not self._nudged:
                 now = _now()
-                until = self._hold_until if self._hold_until < end else end
+                timer = self._next_timer + _TIMER_GRACE
+                until = self._hold_until if self._hold_until < timer else timer
                 if now >= until:
                     break
                 got = PyThread_acquire_lock_timed(
@@ -88,6 +103,23 @@ cdef class ParkingLock:
                     PyThread_acquire_lock(self._nudge, WAIT_LOCK)
             self._nudged = False
         self.run()
+
+    cdef bint sent_c(self) noexcept:
+        """(A caller holding the loop, after it appended a record) every 32nd record, hold the
+        loop thread off for 1 ms more; True when the loop's next timer is due: the caller
+        then runs the loop's turns itself (`LoopThread.run_held`)."""
+        cdef double now
+        self._sends += 1
+        if self._sends & 31:
+            return False
+        now = _now()
+        if now + _SEND_HOLD > self._hold_until:
+            self._hold_until = now + _SEND_HOLD
+        return now >= self._next_timer
+
+    def sent(self):
+        """See `sent_c`."""
+        return self.sent_c()
 
     def nudge(self):
         """End the loop thread's `hold` now (or its next one, if it is not holding)."""

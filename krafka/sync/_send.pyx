@@ -106,7 +106,7 @@ cdef class DirectSend:
                         sealed = sealed or (not due and self._engine.due)
                     if handle is not None:
                         set_member(self._handle_slot, future, handle)
-                        if sealed:
+                        if self._parking.sent_c() or sealed:
                             self._run_held(self._wake)
                         return future
             except (TypeError, ValueError):

@@ -20,7 +20,7 @@ import contextlib
 import functools
 import sys
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from types import TracebackType
 from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, TypeVar, overload
 
@@ -136,6 +136,12 @@ class SyncClient(Generic[A]):
             raise InvalidStateError(f"{type(self).__name__} is closed")
         return self._thread.call(func, *args, serve=self._serves_callers)
 
+    def _drive(self, func: Callable[..., Coroutine[Any, Any, R]], *args: Any) -> R:
+        """`_call` with this thread running the loop meanwhile (`LoopThread.drive`)."""
+        if self._closed:
+            return self._call(func, *args)  # refused or served as `_call` does
+        return self._thread.drive(func, *args)
+
     async def _invoke(
         self, method: Callable[..., Awaitable[R]], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> R:
@@ -167,6 +173,24 @@ class blocking(Generic[A, P, R]):
 
         def sync_method(*args: P.args, **kwargs: P.kwargs) -> R:
             result: R = call(invoke, method, args, kwargs)
+            return result
+
+        sync_method.__name__ = self._name
+        sync_method.__doc__ = self.__doc__
+        return sync_method
+
+
+class driving(blocking[A, P, R]):
+    """A `blocking` method that runs the async coroutine with the calling thread running the
+    loop (`LoopThread.drive`): what it waits for is read on that thread, with no hand-over."""
+
+    def __get__(self, obj: SyncClient[Any] | None, owner: type[Any]) -> Any:
+        if obj is None:
+            return self
+        method, invoke, drive = self._method, obj._invoke, obj._drive
+
+        def sync_method(*args: P.args, **kwargs: P.kwargs) -> R:
+            result: R = drive(invoke, method, args, kwargs)
             return result
 
         sync_method.__name__ = self._name

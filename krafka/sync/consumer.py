@@ -236,9 +236,7 @@ class Consumer(SyncClient[AsyncConsumer]):
     def _wait(self, timeout: float | None) -> bool:
         """`wait_ready` with this thread running the loop (`LoopThread.drive`): what the poll
         waits for is read here, with no hand-over to the loop thread and back."""
-        if self._closed:
-            return self._call(_wait_ready, self._client, timeout)  # raises it, as `_call` does
-        return self._thread.drive(_wait_ready, self._client, timeout)
+        return self._drive(_wait_ready, self._client, timeout)
 
     def _ready(self, max_records: int | None, started: float) -> list[ConsumerRecord] | None:
         """The async consumer's `poll_ready` on this thread with the loop parked; the loop then

@@ -69,6 +69,11 @@ _HELD_TURNS = 4
 #: Seconds the loop thread keeps off the selector after a caller ran the loop: a caller that
 #: polls in a loop is back within them and runs the loop itself again.
 _HOLD = 0.005
+#: How long after its next timer a holding loop thread waits for a caller to run it (as the
+#: `ParkingLock` does).
+_TIMER_GRACE = 0.001
+#: Seconds a driving caller waits in the selector at most before it looks at its coroutine.
+_DRIVER_WAIT = 0.05
 
 
 class _ParkingSelector(selectors.DefaultSelector):
@@ -84,22 +89,28 @@ class _ParkingSelector(selectors.DefaultSelector):
         super().__init__()
         self._parking = parking
         self._owner = threading.get_ident()  # made on the loop thread
-        #: How many times a caller took the loop (bumped holding `parking`).
+        #: The loop this selects for (set once it runs).
+        self.loop: asyncio.AbstractEventLoop | None = None
+        #: How many times a thread took the loop to run it (`claim`, holding `parking`).
         self.drives = 0
         #: When the loop thread's current wait ends at the latest.
         self.wait_until = math.inf
         self._in_select = False
+        self._drivers_waiting = 0
         self._kicked = False
         self._left = threading.Event()
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        if threading.get_ident() != self._owner:  # a caller drives the loop
-            return super().select(timeout)
+        """Whoever runs the loop lets go of `parking` while it waits here and takes it back
+        after; events reported while another thread ran the loop are dropped (`_taken`)."""
+        if threading.get_ident() != self._owner:
+            return self._select_driving(timeout)
         now = time.monotonic()
         held = self._parking.hold_until - now
         if held > 0:
             return self._hold(math.inf if timeout is None else timeout, now)
         self.wait_until = math.inf if timeout is None else now + timeout
+        self._parking.next_timer = self.wait_until
         drives = self.drives
         self._in_select = True
         self._parking.park()
@@ -110,16 +121,51 @@ class _ParkingSelector(selectors.DefaultSelector):
             if self._kicked:
                 self._left.set()
             self._parking.run()
-        # A caller that took the loop meanwhile handled what was ready then, and may have
-        # replaced the handlers these events name (asyncio drops a reader whose stale handle
-        # was cancelled): what is still ready, level-triggered, is reported again next time.
-        return ready if self.drives == drives else []
+        return self._taken(ready, drives)
+
+    def _select_driving(self, timeout: float | None) -> list[tuple[selectors.SelectorKey, int]]:
+        """A caller running the loop (`LoopThread.drive`): while it waits, other callers may
+        hold the loop (a sender appending, another caller's drive)."""
+        if timeout == 0:
+            return super().select(0)
+        drives = self.drives
+        self._drivers_waiting += 1
+        self._parking.resume()
+        try:
+            # Bounded: what it waits for may be finished by another thread running the loop
+            # meanwhile, whose wake-up may go to another waiter.
+            ready = super().select(_DRIVER_WAIT if timeout is None else min(timeout, _DRIVER_WAIT))
+        finally:
+            self._parking.pause()
+            self._drivers_waiting -= 1
+        return self._taken(ready, drives)
+
+    def _taken(
+        self, ready: list[tuple[selectors.SelectorKey, int]], drives: int
+    ) -> list[tuple[selectors.SelectorKey, int]]:
+        """This thread runs the loop again (`drives` was the count when it let go). Another
+        that ran it meanwhile handled what was ready then and may have replaced the handlers
+        these events name (asyncio drops a reader whose stale handle was cancelled): they
+        are dropped, and what is still ready, level-triggered, is reported next time."""
+        stale = self.drives != drives
+        self.claim()
+        return [] if stale else ready
+
+    def claim(self) -> None:
+        """This thread runs the loop from now (holding `parking`): another waiting in the
+        selector drops what it was woken with, and asyncio's thread checks (debug mode) see
+        this thread."""
+        self.drives += 1
+        loop: Any = self.loop
+        if loop is not None and loop._thread_id is not None:  # (None: it stopped)
+            loop._thread_id = threading.get_ident()
 
     def _hold(self, timeout: float, now: float) -> list[tuple[selectors.SelectorKey, int]]:
-        """Off the selector while a caller holds the loop, `timeout` at most (the loop's next
-        timer); none of its events are handled here."""
-        self.wait_until = now + timeout
-        self._parking.hold(timeout)
+        """Off the selector while a caller holds the loop, until the loop's next timer at most
+        (`timeout` from now) if no caller ran it; none of its events are handled here."""
+        self._parking.next_timer = now + timeout
+        self._parking.hold()
+        self.claim()
         return []
 
     def take_over(self, loop: asyncio.AbstractEventLoop, kick: bool) -> float:
@@ -129,7 +175,7 @@ class _ParkingSelector(selectors.DefaultSelector):
         has left."""
         held = self._parking.hold_until
         self._parking.hold_until = math.inf
-        self.drives += 1
+        self.claim()
         if kick:
             self._left.clear()
             self._kicked = True
@@ -146,14 +192,18 @@ class _ParkingSelector(selectors.DefaultSelector):
 
     def release(self, loop: asyncio.AbstractEventLoop, until: float) -> None:
         """(A caller done with the loop) the loop thread may use the selector again from
-        `until` on (`time.monotonic()`); woken if it has something to do before its wait
-        ends."""
-        self._parking.hold_until = until
-        if not self._due_before(loop, self.wait_until):
-            return
-        if self._in_select:
+        `until` on (`time.monotonic()`); woken if the loop has something to do before the
+        loop thread would look (the caller may have scheduled a timer, or left callbacks)."""
+        parking = self._parking
+        parking.hold_until = until
+        due = self._next_due(loop)
+        before, parking.next_timer = parking.next_timer, due
+        if self._drivers_waiting and due == -math.inf:  # a driving caller runs them
             loop.call_soon_threadsafe(_nothing)
-        else:
+        elif self._in_select:
+            if due < self.wait_until:
+                loop.call_soon_threadsafe(_nothing)
+        elif due < min(before, until - _TIMER_GRACE):  # it would wait past `due` + the grace
             self.nudge()
 
     def nudge(self) -> None:
@@ -161,16 +211,17 @@ class _ParkingSelector(selectors.DefaultSelector):
         self._parking.nudge()
 
     @staticmethod
-    def _due_before(loop: Any, when: float) -> bool:
-        """Whether the loop has work before `when` (a callback ready, a live timer due); the
-        timers cancelled at the head of its heap are dropped first, as its own turn does."""
+    def _next_due(loop: Any) -> float:
+        """When the loop has work next: now (-inf) with a callback ready, else its earliest
+        live timer (the cancelled ones at the head of its heap are dropped first, as its own
+        turn does), else never."""
         if loop._ready:
-            return True
+            return -math.inf
         scheduled = loop._scheduled
         while scheduled and scheduled[0]._cancelled:
             loop._timer_cancelled_count -= 1
             heapq.heappop(scheduled)._scheduled = False
-        return bool(scheduled) and scheduled[0].when() < when
+        return scheduled[0].when() if scheduled else math.inf
 
 
 class LoopThread:
@@ -210,6 +261,8 @@ class LoopThread:
 
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
+        assert self._selector is not None
+        self._selector.loop = self._loop
         async with BlockingPortal() as portal:
             self._portal = portal
             self._ready.set()
@@ -271,6 +324,7 @@ class LoopThread:
         try:
             with self._driving(loop):
                 task = contextvars.Context().run(loop.create_task, func(*args))
+                task.add_done_callback(_wake)  # finished on another thread: this one looks
                 try:
                     while not task.done():
                         self._drive_once(loop, handoffs)
@@ -329,14 +383,13 @@ class LoopThread:
         off its selector, this thread's running loop, the thread asyncio checks against)."""
         held = selector.take_over(loop, kick)
         before = asyncio_events._get_running_loop()
-        owner = loop._thread_id  # type: ignore[attr-defined]
         library = _library("asyncio")
         asyncio_events._set_running_loop(loop)
-        loop._thread_id = threading.get_ident()  # type: ignore[attr-defined]
         try:
             yield
         finally:
-            loop._thread_id = owner  # type: ignore[attr-defined]
+            if loop._thread_id is not None:  # type: ignore[attr-defined]
+                loop._thread_id = self._thread.ident  # type: ignore[attr-defined]
             asyncio_events._set_running_loop(before)
             _library(library)
             selector.release(loop, max(held, time.monotonic() + hold))
@@ -346,8 +399,8 @@ class LoopThread:
         """The loop back on its thread for a while, inside `_driving`."""
         selector = self._selector
         assert selector is not None
-        owner = loop._thread_id  # type: ignore[attr-defined]
-        loop._thread_id = self._thread.ident  # type: ignore[attr-defined]
+        if loop._thread_id is not None:  # type: ignore[attr-defined]
+            loop._thread_id = self._thread.ident  # type: ignore[attr-defined]
         before = asyncio_events._get_running_loop()
         asyncio_events._set_running_loop(None)
         library = _library(None)
@@ -361,7 +414,6 @@ class LoopThread:
             selector.take_over(loop, kick=True)
             _library(library)
             asyncio_events._set_running_loop(before)
-            loop._thread_id = owner  # type: ignore[attr-defined]
 
     def _serve_now(self) -> None:
         """The loop thread back on its selector at once (a call it must serve)."""
@@ -395,6 +447,7 @@ class LoopThread:
             loop.call_soon_threadsafe(_settle, outcome, result, None)
 
         self._callers[-1][1].put(run)
+        loop.call_soon_threadsafe(_nothing)  # a driving caller may wait in the selector
         return await outcome
 
     def start_task(self, func: Callable[..., Awaitable[Any]], *args: Any) -> Any:
@@ -477,7 +530,11 @@ def _library(name: str | None) -> str | None:
 
 
 def _nothing() -> None:
-    """Scheduled only to wake the loop thread."""
+    """Scheduled only to wake the thread waiting in the loop's selector."""
+
+
+def _wake(task: asyncio.Task[Any]) -> None:
+    task.get_loop().call_soon_threadsafe(_nothing)
 
 
 def _cancel_all() -> None:

@@ -47,7 +47,7 @@ from krafka.io.producer import Producer as AsyncProducer
 from krafka.io.tracing import Tracing
 from krafka.sansio.producer.record import Header, RecordMetadata, check_headers, check_record
 from krafka.sansio.topic_name import check_topic
-from krafka.sync.client import SyncClient, blocking, on_loop
+from krafka.sync.client import SyncClient, blocking, driving, on_loop
 from krafka.sync.delivery import DeliveryFuture
 from krafka.sync.outbox import Outbox
 from krafka.sync.untracked import new_untracked
@@ -110,6 +110,7 @@ class Producer(SyncClient[AsyncProducer]):
         parking = self._thread.parking
         self._pause, self._resume = parking.pause, parking.resume
         self._try_pause = parking.try_pause
+        self._sent = parking.sent
         self._engine = self._client.engine
         self._clock = self._thread.time
         self._wake = self._client.driver.wake
@@ -163,7 +164,7 @@ class Producer(SyncClient[AsyncProducer]):
                         handle = self._append_new(topic, partition, timestamp, key, value)
                     if handle is not None:
                         future._handle = handle
-                        if engine.due and not due:
+                        if self._sent() or (engine.due and not due):
                             self._thread.run_held(self._wake)
                         return future
             finally:
@@ -307,7 +308,7 @@ class Producer(SyncClient[AsyncProducer]):
         task_status.started()
         return await bulk
 
-    flush = blocking(_P.flush)
+    flush = driving(_P.flush)
     partitions_for = blocking(_P.partitions_for)
     metrics = on_loop(_P.metrics)
     client_instance_id = blocking(_P.client_instance_id)

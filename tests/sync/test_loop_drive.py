@@ -165,3 +165,34 @@ def test_drive_from_inside_trio(thread: LoopThread) -> None:
         await anyio.sleep(0)  # still trio's
 
     trio.run(main)
+
+
+def test_drive_in_asyncio_debug_mode(thread: LoopThread) -> None:
+    """Debug mode (`python -X dev`) checks that the loop is used from its thread: whoever runs
+    it is that thread meanwhile."""
+
+    async def debug() -> None:
+        asyncio.get_running_loop().set_debug(True)
+
+    async def schedules() -> str:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        loop.call_soon(done.set_result, "called")
+        return await done
+
+    thread.call(debug)
+    try:
+        assert thread.drive(schedules) == "called"
+        assert thread.call(schedules) == "called"
+        thread.parking.pause()
+        try:
+            thread.run_held(asyncio.get_running_loop)
+        finally:
+            thread.parking.resume()
+        assert thread.call(schedules) == "called"
+    finally:
+        thread.call(_no_debug)
+
+
+async def _no_debug() -> None:
+    asyncio.get_running_loop().set_debug(False)

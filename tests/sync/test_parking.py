@@ -97,24 +97,24 @@ def test_a_paused_loop_thread_runs_nothing_until_resumed() -> None:
         assert loop.stop(5)
 
 
-def test_hold_waits_off_the_selector_until_the_hold_ends_a_nudge_or_the_timeout(
+def test_hold_waits_off_the_selector_until_the_hold_ends_a_nudge_or_a_timer_is_missed(
     lock_type: Any,
 ) -> None:
     """`hold` (the loop thread, while a caller runs the loop) ends when `hold_until` passes,
-    read again as a caller moves it; at once when nudged; at `timeout` at the latest. It
-    lets go meanwhile and runs again after."""
+    read again as a caller moves it; at once when nudged; 1 ms after `next_timer` when no
+    caller ran that timer. It lets go meanwhile and runs again after."""
     lock = lock_type()
     waited: list[float] = []
 
-    def holds(timeout: float) -> None:
+    def holds() -> None:
         lock.run()
         start = time.monotonic()
-        lock.hold(timeout)
+        lock.hold()
         waited.append(time.monotonic() - start)
         lock.park()
 
-    def held(timeout: float, then: Any = None) -> float:
-        thread = threading.Thread(target=holds, args=(timeout,))
+    def held(then: Any = None) -> float:
+        thread = threading.Thread(target=holds)
         thread.start()
         if then is not None:
             time.sleep(0.1)
@@ -122,20 +122,42 @@ def test_hold_waits_off_the_selector_until_the_hold_ends_a_nudge_or_the_timeout(
         thread.join(10)
         return waited.pop()
 
+    lock.next_timer = time.monotonic() + 60
     lock.hold_until = time.monotonic() + 0.2
-    assert 0.15 <= held(5.0) < 2.0  # the hold ends
+    assert 0.15 <= held() < 2.0  # the hold ends
 
     lock.hold_until = time.monotonic() + 0.3
-    extended = held(5.0, lambda: setattr(lock, "hold_until", time.monotonic() + 0.4))
+    extended = held(lambda: setattr(lock, "hold_until", time.monotonic() + 0.4))
     assert 0.45 <= extended < 2.5  # moved while holding: read again
 
     lock.hold_until = time.monotonic() + 60
-    assert held(5.0, lock.nudge) < 2.0  # nudged
-    assert held(0.2) < 2.0  # the timeout (the loop's next timer)
+    assert held(lock.nudge) < 2.0  # nudged
+    lock.next_timer = time.monotonic() + 0.2
+    assert 0.15 <= held() < 2.0  # a timer nobody ran
+    lock.next_timer = time.monotonic() + 0.3
+    ran = held(lambda: setattr(lock, "next_timer", time.monotonic() + 0.4))
+    assert 0.45 <= ran < 2.5  # a caller ran it, and the next one is later
 
+    lock.next_timer = time.monotonic() + 60
     lock.nudge()  # while nobody holds: the next hold returns at once
-    assert held(5.0) < 1.0
-    assert 0.15 <= held(0.2) < 2.0  # and only that one
+    assert held() < 1.0
+    lock.hold_until = time.monotonic() + 0.2
+    assert 0.15 <= held() < 2.0  # and only that one
 
     assert lock.pause()  # let go meanwhile: a caller could pause it
     lock.resume()
+
+
+def test_sent_holds_the_loop_thread_off_and_says_when_a_timer_is_due(lock_type: Any) -> None:
+    """A sender appending with the loop held calls `sent()` per record: every 32nd extends
+    the hold by 1 ms and answers whether the loop's next timer is due (then the sender runs
+    the loop's turns)."""
+    lock = lock_type()
+    lock.hold_until = 0.0
+    lock.next_timer = time.monotonic() + 60
+    answers = [lock.sent() for _ in range(64)]
+    assert not any(answers)
+    assert time.monotonic() < lock.hold_until < time.monotonic() + 0.01
+    lock.next_timer = time.monotonic() - 1
+    answers = [lock.sent() for _ in range(32)]
+    assert answers == [False] * 31 + [True]
