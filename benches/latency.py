@@ -41,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cluster import CLUSTERS, Broker, bench_classes, broker, create_topic, java, run_java
 from _installed import compile_krafka
-from _otel import source_root
+from _otel import child_env, source_root
 
 source_root(__file__)
 
@@ -282,7 +282,7 @@ def measure(running: Broker, argv: list[str]) -> dict[str, float]:
     before = running.cpu()
     out = subprocess.run(
         [sys.executable, __file__, "--child", *argv],
-        check=True, capture_output=True, text=True, timeout=180,
+        check=True, capture_output=True, text=True, timeout=180, env=child_env(argv[1], None),
     )  # fmt: skip
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return {**result, "broker": running.cpu() - before}
