@@ -6,6 +6,7 @@ from cpython.pythread cimport PyThread_type_lock
 cdef class ParkingLock:
     cdef PyThread_type_lock _lock
     cdef unsigned long _loop
+    cdef unsigned long _holder
     cdef PyThread_type_lock _nudge
     cdef bint _nudged
     cdef double _hold_until

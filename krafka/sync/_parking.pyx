@@ -84,6 +84,7 @@ cdef class ParkingLock:
         again as callers move them), or `nudge()`; then `run`."""
         cdef double now, until, timer
         cdef int got = 0
+        self._holder = 0
         PyThread_release_lock(self._lock)
         with nogil:
             while not self._nudged:
@@ -141,29 +142,39 @@ cdef class ParkingLock:
         self._loop = PyThread_get_thread_ident()
         if not PyThread_acquire_lock(self._lock, NOWAIT_LOCK):
             self._wait()
+        self._holder = self._loop
 
     def park(self):
         """(The loop thread) let go while waiting for I/O."""
+        self._holder = 0
         PyThread_release_lock(self._lock)
 
     cdef int pause_c(self) except -1:
+        cdef unsigned long me = PyThread_get_thread_ident()
         if PyThread_acquire_lock(self._lock, NOWAIT_LOCK):
+            self._holder = me
             return 1
-        if PyThread_get_thread_ident() == self._loop:
+        if me == self._loop or me == self._holder:
             return 0
         self._wait()
+        self._holder = me
         return 1
 
     cdef bint try_pause_c(self) noexcept:
         """Hold the loop if it is parked right now; never waits."""
-        return PyThread_acquire_lock(self._lock, NOWAIT_LOCK) == PY_LOCK_ACQUIRED
+        if PyThread_acquire_lock(self._lock, NOWAIT_LOCK) == PY_LOCK_ACQUIRED:
+            self._holder = PyThread_get_thread_ident()
+            return True
+        return False
 
     cdef void resume_c(self) noexcept:
+        self._holder = 0
         PyThread_release_lock(self._lock)
 
     def pause(self):
         """Hold the parked loop: True once held (then `resume()`), waiting while it runs;
-        False on the loop's own thread (it never waits for itself)."""
+        False on a thread that holds it already, and on the loop's own thread (neither
+        waits for itself: a callback that sends, run by a caller running the loop)."""
         return self.pause_c() == 1
 
     def try_pause(self):

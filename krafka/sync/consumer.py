@@ -239,8 +239,9 @@ class Consumer(SyncClient[AsyncConsumer]):
         return self._drive(_wait_ready, self._client, timeout)
 
     def _ready(self, max_records: int | None, started: float) -> list[ConsumerRecord] | None:
-        """The async consumer's `poll_ready` on this thread with the loop parked; the loop then
-        steps the engine (`poll_ready_done`). None: poll on the loop."""
+        """The async consumer's `poll_ready` on this thread with the loop parked, then its
+        `poll_ready_done` here too (`LoopThread.run_held`: the next Fetch goes out before the
+        records are handed out). None: poll on the loop."""
         if self._woken:  # the wakeup is on its way to the loop: the poll there raises it
             self._woken = False
             return None

@@ -17,8 +17,9 @@ This one is lazy on both counts:
   collector (`krafka.sync.untracked`) and tracked when its condition or lists are made.
 
 So `wait`, `as_completed` and callbacks work as with any Future, and a record nobody waits
-on costs nothing beyond its handle. Callbacks run on the producer's loop thread: keep them
-short and never call the producer's blocking methods from them.
+on costs nothing beyond its handle. Callbacks run on whichever thread runs the producer's
+loop then (its loop thread, or a thread inside `send` or `flush`: `krafka.sync.loop`): keep
+them short; they may `send`, and a blocking method called from them raises.
 """
 
 from __future__ import annotations

@@ -25,9 +25,11 @@ the fetch responses are read on the polling thread), and `run_held` runs a callb
 loop turns it makes ready on the calling thread while it holds the loop parked (the sync
 producer puts a sealed batch on the wire this way). With two threads switching the GIL per
 socket read, a blocking facade ran at 0.8x its async API; the one running the loop, at par.
-Meanwhile, and for `_HOLD` seconds after a drive, the loop thread waits off the selector
-(`_ParkingSelector`), without the GIL; it takes over when the hold ends, at its next timer,
-and at once for anything handed to it (`call`, `call_soon`).
+Meanwhile, for `_HOLD` seconds after a drive, and for 1 ms after each burst of records a
+sender appends (`ParkingLock.sent`), the loop thread waits off the selector
+(`_ParkingSelector`), without the GIL; it takes over when the hold ends, 1 ms after a timer
+no caller ran, and at once for anything handed to it (`call`, `call_soon`). Any thread
+holding `parking` may run the loop between two selects (`_ParkingSelector.claim`).
 
 The other way round, `on_caller` runs a plain function on the thread blocked in a `call(...,
 serve=True)` (or a `drive`) while that call's coroutine awaits it (a sync consumer's rebalance
@@ -97,6 +99,10 @@ class _ParkingSelector(selectors.DefaultSelector):
         self.wait_until = math.inf
         self._in_select = False
         self._drivers_waiting = 0
+        #: Callers between `take_over` and `release` (holding the loop thread off meanwhile).
+        self._taking = 0
+        #: Until when finished callers asked the loop thread to keep off (`release`).
+        self._promised = 0.0
         self._kicked = False
         self._left = threading.Event()
 
@@ -168,12 +174,11 @@ class _ParkingSelector(selectors.DefaultSelector):
         self.claim()
         return []
 
-    def take_over(self, loop: asyncio.AbstractEventLoop, kick: bool) -> float:
-        """(A caller holding `parking`) keep the loop thread off the selector until `release`;
-        returns until when it was kept off before. With `kick`, for a caller about to wait on
-        the selector itself: if the loop thread waits on it now, wake it and wait until it
-        has left."""
-        held = self._parking.hold_until
+    def take_over(self, loop: asyncio.AbstractEventLoop, kick: bool) -> None:
+        """(A caller holding `parking`) keep the loop thread off the selector until `release`.
+        With `kick`, for a caller about to wait on the selector itself: if the loop thread
+        waits on it now, wake it and wait until it has left."""
+        self._taking += 1
         self._parking.hold_until = math.inf
         self.claim()
         if kick:
@@ -183,17 +188,23 @@ class _ParkingSelector(selectors.DefaultSelector):
                 if self._in_select:
                     loop.call_soon_threadsafe(_nothing)
                     self._left.wait()
-            except BaseException:  # interrupted: the loop thread carries on as before
-                self._parking.hold_until = held
+            except BaseException:  # interrupted: as if it had not taken the loop
+                self._taking -= 1
+                if not self._taking:
+                    self._parking.hold_until = self._promised
                 raise
             finally:
                 self._kicked = False
-        return held
 
-    def release(self, loop: asyncio.AbstractEventLoop, until: float) -> None:
-        """(A caller done with the loop) the loop thread may use the selector again from
-        `until` on (`time.monotonic()`); woken if the loop has something to do before the
-        loop thread would look (the caller may have scheduled a timer, or left callbacks)."""
+    def release(self, loop: asyncio.AbstractEventLoop, hold: float) -> None:
+        """(A caller done with the loop) once no other caller runs it, the loop thread may use
+        the selector again `hold` seconds from now (or later, as an earlier caller asked);
+        woken if the loop has something to do before the loop thread would look (the caller
+        may have scheduled a timer, or left callbacks)."""
+        self._taking -= 1
+        self._promised = until = max(self._promised, time.monotonic() + hold)
+        if self._taking:
+            return
         parking = self._parking
         parking.hold_until = until
         due = self._next_due(loop)
@@ -209,6 +220,14 @@ class _ParkingSelector(selectors.DefaultSelector):
     def nudge(self) -> None:
         """Have the loop thread look again now (its wait off the selector ends)."""
         self._parking.nudge()
+
+    def serve_now(self) -> None:
+        """(Any thread) the loop thread back on its selector at once, unless a caller runs
+        the loop (it serves what is handed over, then)."""
+        self._promised = 0.0
+        if not self._taking:
+            self._parking.hold_until = 0.0
+        self.nudge()
 
     @staticmethod
     def _next_due(loop: Any) -> float:
@@ -287,7 +306,7 @@ class LoopThread:
         """Await `func(*args)` on the loop and return its result or raise its exception.
         Refused from the loop's own thread. With `serve`, this thread meanwhile runs what
         the coroutine hands it through `on_caller`."""
-        if threading.current_thread() is self._thread:
+        if self._on_loop():
             raise RuntimeError("a sync client was called from its own loop (from a callback?)")
         portal = self._portal
         if portal is None or not self._thread.is_alive():
@@ -313,7 +332,7 @@ class LoopThread:
         `func` is done, so what the coroutine waits for (socket reads, the engine's turns)
         happens here, with no hand-over between threads. A function handed over with
         `on_caller` runs with the loop let go (the loop thread serves the calls it makes)."""
-        if threading.current_thread() is self._thread:
+        if self._on_loop():
             raise RuntimeError("a sync client was called from its own loop (from a callback?)")
         loop = self._loop
         if loop is None or loop.is_closed() or not self._thread.is_alive():
@@ -381,7 +400,7 @@ class LoopThread:
     ) -> Iterator[None]:
         """With the loop held: this thread is the loop's for a while (the loop thread kept
         off its selector, this thread's running loop, the thread asyncio checks against)."""
-        held = selector.take_over(loop, kick)
+        selector.take_over(loop, kick)
         before = asyncio_events._get_running_loop()
         library = _library("asyncio")
         asyncio_events._set_running_loop(loop)
@@ -392,7 +411,7 @@ class LoopThread:
                 loop._thread_id = self._thread.ident  # type: ignore[attr-defined]
             asyncio_events._set_running_loop(before)
             _library(library)
-            selector.release(loop, max(held, time.monotonic() + hold))
+            selector.release(loop, hold)
 
     @contextlib.contextmanager
     def _let_go(self, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
@@ -404,8 +423,8 @@ class LoopThread:
         before = asyncio_events._get_running_loop()
         asyncio_events._set_running_loop(None)
         library = _library(None)
-        selector.release(loop, 0.0)  # the loop thread serves the calls the function makes
-        selector.nudge()
+        selector.release(loop, 0.0)
+        selector.serve_now()  # the loop thread serves the calls the function makes
         self.parking.resume()
         try:
             yield
@@ -419,8 +438,15 @@ class LoopThread:
         """The loop thread back on its selector at once (a call it must serve)."""
         selector = self._selector
         if selector is not None:
-            self.parking.hold_until = 0.0
-            selector.nudge()
+            selector.serve_now()
+
+    def _on_loop(self) -> bool:
+        """Whether this thread runs the loop now: the loop thread, or a caller inside a drive
+        or `run_held` (a callback it runs), which a blocking call would wait on forever."""
+        return (
+            threading.current_thread() is self._thread
+            or asyncio_events._get_running_loop() is self._loop
+        )
 
     def serving(self) -> bool:
         """Whether this thread is blocked in a serving `call` (and runs a function it handed
@@ -467,7 +493,7 @@ class LoopThread:
         """`start_task`, also returning the `concurrent.futures.Future` of the task's outcome
         (what it returns or raises after `task_status.started`). An exception raised before
         that is raised here. Refused from the loop's own thread."""
-        if threading.current_thread() is self._thread:
+        if self._on_loop():
             raise RuntimeError("a sync client was called from its own loop (from a callback?)")
         portal = self._portal
         if portal is None or not self._thread.is_alive():

@@ -29,11 +29,12 @@ _TIMER_GRACE = 0.001
 class PureParkingLock:
     """Held by a loop thread while it runs; other threads `pause` it while it is parked."""
 
-    __slots__ = ("_lock", "_loop", "_nudged", "_sends", "hold_until", "next_timer")
+    __slots__ = ("_holder", "_lock", "_loop", "_nudged", "_sends", "hold_until", "next_timer")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._loop: int | None = None
+        self._holder: int | None = None
         self._nudged = threading.Event()
         self._sends = 0
         #: Until when (`time.monotonic()`) `hold` keeps the loop thread waiting.
@@ -45,6 +46,7 @@ class PureParkingLock:
         """(The loop thread) let go and wait until `hold_until` passes, or until a caller
         failed to run the loop's next timer (`next_timer` + 1 ms; both read again as callers
         move them), or `nudge()`; then `run`."""
+        self._holder = None
         self._lock.release()
         try:
             while not self._nudged.is_set():
@@ -75,23 +77,35 @@ class PureParkingLock:
     def run(self) -> None:
         self._loop = threading.get_ident()
         self._lock.acquire()
+        self._holder = self._loop
 
     def park(self) -> None:
+        self._holder = None
         self._lock.release()
 
     def pause(self) -> bool:
+        """Hold the parked loop: True once held (then `resume()`), waiting while it runs;
+        False on a thread that holds it already, and on the loop's own thread (neither
+        waits for itself: a callback that sends, run by a caller running the loop)."""
+        me = threading.get_ident()
         if self._lock.acquire(False):
+            self._holder = me
             return True
-        if threading.get_ident() == self._loop:
+        if me == self._loop or me == self._holder:
             return False
         self._lock.acquire()
+        self._holder = me
         return True
 
     def try_pause(self) -> bool:
         """Hold the loop if it is parked right now (never waits)."""
-        return self._lock.acquire(False)
+        if self._lock.acquire(False):
+            self._holder = threading.get_ident()
+            return True
+        return False
 
     def resume(self) -> None:
+        self._holder = None
         self._lock.release()
 
 

@@ -18,10 +18,11 @@ How a record gets to the async producer: while its loop thread is parked waiting
 `send` holds it there (`LoopThread.parking`) and appends the record right on the calling
 thread, exactly as the async `send` would, through the async producer's documented ways in
 (while it is `direct`: its `engine`'s `append_open`, then `append` with the loop's clock).
-When a batch opened or sealed, the driver steps right there too, the loop still held
-(`LoopThread.run_held`: the sealed batch goes on the wire from this thread, and answers
-already read are handled), as the async `send` lets the loop turn then: no hand-over, no
-wake-up of the loop thread per batch. A record that needs more
+When a batch opened or sealed, or a timer of the loop (a linger) is due, the loop turns right
+there too, still held (`LoopThread.run_held`: a sealed batch goes on the wire from this thread,
+answers already read are handled), as the async `send` lets the loop turn then; and while
+records keep coming, the loop thread keeps off (`ParkingLock.sent`: until 1 ms after the last
+of them): no hand-over and no wake-up of the loop thread per batch. A record that needs more
 (headers, metadata not yet known, a full buffer, interceptors or a transaction), or that comes
 while records are still queued, goes through `krafka.sync.outbox` to the loop. Either way
 records reach the async producer in the order `send` was called (per calling thread).

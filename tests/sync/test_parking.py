@@ -161,3 +161,15 @@ def test_sent_holds_the_loop_thread_off_and_says_when_a_timer_is_due(lock_type: 
     lock.next_timer = time.monotonic() - 1
     answers = [lock.sent() for _ in range(32)]
     assert answers == [False] * 31 + [True]
+
+
+def test_a_thread_holding_the_lock_is_not_made_to_wait_for_itself(lock_type: Any) -> None:
+    """A caller running the loop may run a callback that sends: its `pause` says no at once
+    (the record then goes the queued way), as the loop thread's does."""
+    lock = lock_type()
+    assert lock.pause()
+    assert lock.pause() is False and lock.try_pause() is False
+    lock.resume()
+    assert lock.try_pause()
+    assert lock.pause() is False
+    lock.resume()

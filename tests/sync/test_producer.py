@@ -321,3 +321,32 @@ def test_send_many_returns_one_future_after_the_records_sent_before_it(broker: A
         producer.send_many(topic, [b"v"])
     messages = read_back(broker.bootstrap_servers, topic, 5003)
     assert [m.value() for m in messages] == [b"first", *values, b"called back", b"late"]
+
+
+def test_delivery_callbacks_may_send_whichever_thread_runs_them(
+    broker: Any, send_kind: str
+) -> None:
+    """A sender's thread runs the loop's turns inside `send` (and `flush`), so a delivery
+    callback may run there: it may `send` (the record goes the queued way, nothing waits on
+    itself), and a blocking call from it raises instead of waiting forever."""
+    topic = make_topic(broker.bootstrap_servers)
+    chained: list[DeliveryFuture] = []
+    refused: list[BaseException] = []
+    with producer_with(
+        send_kind, bootstrap_servers=broker.bootstrap_servers, linger=0.0
+    ) as producer:
+
+        def on_delivery(future: Any) -> None:
+            if len(chained) < 50:
+                chained.append(producer.send(topic, b"chained", partition=0))
+            try:
+                producer.flush()
+            except RuntimeError as exc:
+                refused.append(exc)
+
+        for i in range(2000):
+            producer.send(topic, b"%d" % i, partition=0).add_done_callback(on_delivery)
+        producer.flush()
+        assert [f.result(timeout=30).topic for f in chained] == [topic] * 50
+    assert refused and all("its own loop" in str(e) for e in refused)
+    assert len(read_back(broker.bootstrap_servers, topic, 2050)) == 2050

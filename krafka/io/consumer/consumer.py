@@ -456,7 +456,7 @@ class Consumer(OffsetLookups):
         normal way too). `now` is the loop's clock, `started` when that poll began (default
         `now`). Positions, auto-commit, metrics and
         interceptors as `poll`; it never awaits nor touches anyio: once it returned a list or
-        raised, run `poll_ready_done()` on the loop (`LoopThread.call_soon`)."""
+        raised, run `poll_ready_done()` as a callback of the loop (`LoopThread.run_held`)."""
         if (
             self._state is not _State.STARTED
             or self.tracing is not None
@@ -483,8 +483,9 @@ class Consumer(OffsetLookups):
         return records
 
     def poll_ready_done(self) -> None:
-        """The sync facade's hook, on the loop after `poll_ready`: the client's loop steps the
-        engine now, so the next Fetch goes out (a plain callback: nothing here awaits)."""
+        """The sync facade's hook, as a loop callback after `poll_ready`: the engine steps now
+        when the take used the fetched data up (the next Fetch goes out, as `poll` has it),
+        else the client's loop does soon (a plain callback: nothing here awaits)."""
         if not (self._engine.fetcher.drained and self._driver.step()):
             self._driver.wake()
 
