@@ -65,6 +65,7 @@ def producer_config(
         transactional_id=transactional_id,
         transaction_timeout=float(transaction_timeout),
         timer_slack=TIMER_SLACK,
+        gather=True,
     )
 
 

@@ -200,12 +200,21 @@ class Sender:
         in_flight = self._tp_in_flight.get(tp, ())
         if in_flight and not self._in_order(tp, in_flight, plan.node_id):
             return False
+        if in_flight and self._gathers(tp):
+            return False
         if self.idempotence is not None and len(in_flight) >= _MAX_IN_FLIGHT_PER_PARTITION:
             return False
         txn = self.transaction
         if txn is not None and not txn.may_send_to(tp):
             return False
         return not plan.batches or plan.size < self.config.max_request_size
+
+    def _gathers(self, tp: TopicPartition) -> bool:
+        """With no linger (and `config.gather`), a batch that is not full waits while its
+        partition has one in flight, and takes what arrives meanwhile."""
+        if not self.config.gather or self.config.linger or self.accumulator.flushing:
+            return False
+        return self.accumulator.head(tp).state is BatchState.OPEN
 
     def _in_order(self, tp: TopicPartition, in_flight: list[ProducerBatch], node: int) -> bool:
         """May the head batch of `tp` go to `node` now, with `in_flight` still out?"""

@@ -252,6 +252,38 @@ def test_in_flight_limit_per_broker() -> None:
     assert len(h.drain()) == 1
 
 
+def test_with_no_linger_a_partial_batch_gathers_while_its_partition_has_one_in_flight() -> None:
+    """`gather` (the io producer's default): records go out at once when the partition has
+    nothing in flight, and together behind the answer when it has; a full batch still goes
+    at once, and without `gather` every partial batch does (Java's way)."""
+    h = Harness(cfg(gather=True))
+    h.confirm()
+    h.send(b"a")
+    (first,) = h.drain()
+    assert values(first) == [b"a"]
+    for value in (b"b", b"c", b"d"):
+        h.send(value)
+        assert h.drain() == []  # waits for the one in flight, gathering
+    h.answer(first)
+    (second,) = h.drain()
+    assert values(second) == [b"b", b"c", b"d"]
+
+    full = Harness(small_batches(2, gather=True))
+    full.confirm()
+    full.send(b"%010d" % 0)
+    assert len(full.drain()) == 1
+    full.send(b"%010d" % 1)
+    full.send(b"%010d" % 2)  # fills a batch: it goes, in flight beside the first
+    assert len(full.drain()) == 1
+
+    java = Harness(cfg())
+    java.confirm()
+    java.send(b"a")
+    assert len(java.drain()) == 1
+    java.send(b"b")
+    assert len(java.drain()) == 1
+
+
 def test_message_too_large_splits_the_batch_keeping_sequences_and_handles() -> None:
     h = Harness(cfg(batch_size=10_000))
     handles = [h.send(b"r%d" % i) for i in range(5)]
