@@ -203,15 +203,15 @@ class _ParkingSelector(selectors.DefaultSelector):
         may have scheduled a timer, or left callbacks)."""
         self._taking -= 1
         self._promised = until = max(self._promised, time.monotonic() + hold)
-        if self._taking:
-            return
         parking = self._parking
-        parking.hold_until = until
         due = self._next_due(loop)
         before, parking.next_timer = parking.next_timer, due
         if self._drivers_waiting and due == -math.inf:  # a driving caller runs them
             loop.call_soon_threadsafe(_nothing)
-        elif self._in_select:
+        if self._taking:
+            return
+        parking.hold_until = until
+        if self._in_select:
             if due < self.wait_until:
                 loop.call_soon_threadsafe(_nothing)
         elif due < min(before, until - _TIMER_GRACE):  # it would wait past `due` + the grace
