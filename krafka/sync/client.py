@@ -152,6 +152,9 @@ class SyncClient(Generic[A]):
 class blocking(Generic[A, P, R]):
     """A blocking method of a sync client made from the async client's coroutine method."""
 
+    #: Whether the calling thread runs the loop while it waits (`SyncClient._drive`).
+    drives = False
+
     def __init__(self, method: Callable[Concatenate[A, P], Awaitable[R]]) -> None:
         self._method = method
         self.__doc__ = method.__doc__
@@ -169,7 +172,8 @@ class blocking(Generic[A, P, R]):
     def __get__(self, obj: SyncClient[Any] | None, owner: type[Any]) -> Any:
         if obj is None:
             return self
-        method, invoke, call = self._method, obj._invoke, obj._call
+        method, invoke = self._method, obj._invoke
+        call = obj._drive if self.drives else obj._call
 
         def sync_method(*args: P.args, **kwargs: P.kwargs) -> R:
             result: R = call(invoke, method, args, kwargs)
@@ -184,18 +188,7 @@ class driving(blocking[A, P, R]):
     """A `blocking` method that runs the async coroutine with the calling thread running the
     loop (`LoopThread.drive`): what it waits for is read on that thread, with no hand-over."""
 
-    def __get__(self, obj: SyncClient[Any] | None, owner: type[Any]) -> Any:
-        if obj is None:
-            return self
-        method, invoke, drive = self._method, obj._invoke, obj._drive
-
-        def sync_method(*args: P.args, **kwargs: P.kwargs) -> R:
-            result: R = drive(invoke, method, args, kwargs)
-            return result
-
-        sync_method.__name__ = self._name
-        sync_method.__doc__ = self.__doc__
-        return sync_method
+    drives = True
 
 
 class on_loop(Generic[A, P, R]):
