@@ -31,7 +31,7 @@ cdef double _HOLD_SLICE = 1_000_000.0
 #: Seconds a sender's records hold the loop thread off (`sent_c`), and how long after its
 #: next timer a holding loop thread waits for a caller to run it (`hold`).
 cdef double _SEND_HOLD = 0.001
-cdef double _TIMER_GRACE = 0.001
+cdef double _TIMER_GRACE = 0.001  # `krafka.sync.parking.TIMER_GRACE`
 
 
 cdef inline double _now() noexcept nogil:

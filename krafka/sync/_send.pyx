@@ -8,8 +8,9 @@ for it to park); holding it, if nothing is queued and the producer is `direct`, 
 through the async producer's engine: its compiled `append_open` (`OpenAppender.open_c`: the
 partition chosen, the open batch), with no Python frame in between; only a record that needs a
 new batch goes on to the engine's `append` (the producer's `_append_new`), with the partition
-chosen; when a batch opened or sealed, the async producer's driver steps right here, still
-holding the loop (`LoopThread.run_held`), as the async `send` has the loop turn then.
+chosen; when a batch opened or sealed, or a timer of the loop is due (`ParkingLock.sent_c`,
+which also keeps the loop thread off while records keep coming), the loop turns right here,
+still held (`LoopThread.run_held`), as the async `send` has the loop turn then.
 Otherwise hand the record over (the producer's `_queue`). It refers to its producer weakly (the producer holds
 it), so a producer nobody closed is still collected.
 

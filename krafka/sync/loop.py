@@ -56,7 +56,7 @@ from typing import Any, TypeVar
 import anyio
 from anyio.from_thread import BlockingPortal
 
-from krafka.sync.parking import ParkingLock
+from krafka.sync.parking import TIMER_GRACE, ParkingLock
 
 sniffio: Any
 try:
@@ -71,9 +71,6 @@ _HELD_TURNS = 4
 #: Seconds the loop thread keeps off the selector after a caller ran the loop: a caller that
 #: polls in a loop is back within them and runs the loop itself again.
 _HOLD = 0.005
-#: How long after its next timer a holding loop thread waits for a caller to run it (as the
-#: `ParkingLock` does).
-_TIMER_GRACE = 0.001
 #: Seconds a driving caller waits in the selector at most before it looks at its coroutine.
 _DRIVER_WAIT = 0.05
 
@@ -214,7 +211,7 @@ class _ParkingSelector(selectors.DefaultSelector):
         if self._in_select:
             if due < self.wait_until:
                 loop.call_soon_threadsafe(_nothing)
-        elif due < min(before, until - _TIMER_GRACE):  # it would wait past `due` + the grace
+        elif due < min(before, until - TIMER_GRACE):  # it would wait past `due` + the grace
             self.nudge()
 
     def nudge(self) -> None:
@@ -327,11 +324,12 @@ class LoopThread:
         return future.result()
 
     def drive(self, func: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
-        """`call(func, *args, serve=True)` with this thread running the loop meanwhile: the
-        loop thread is held parked (`parking`) and this thread steps the loop itself until
-        `func` is done, so what the coroutine waits for (socket reads, the engine's turns)
-        happens here, with no hand-over between threads. A function handed over with
-        `on_caller` runs with the loop let go (the loop thread serves the calls it makes)."""
+        """`call(func, *args, serve=True)` with this thread running the loop meanwhile: it
+        holds `parking` (letting go while it waits in the selector, for other callers) and
+        steps the loop itself until `func` is done, so what the coroutine waits for (socket
+        reads, the engine's turns) happens here, with no hand-over between threads. A function
+        handed over with `on_caller` runs with the loop let go (the loop thread serves the
+        calls it makes)."""
         if self._on_loop():
             raise RuntimeError("a sync client was called from its own loop (from a callback?)")
         loop = self._loop

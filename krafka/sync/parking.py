@@ -23,7 +23,7 @@ from krafka import _twins
 #: Seconds a sender's records hold the loop thread off (`sent`), and how long after its next
 #: timer a holding loop thread waits for a caller to run it (`hold`).
 _SEND_HOLD = 0.001
-_TIMER_GRACE = 0.001
+TIMER_GRACE = 0.001
 
 
 class PureParkingLock:
@@ -51,7 +51,7 @@ class PureParkingLock:
         try:
             while not self._nudged.is_set():
                 now = time.monotonic()
-                until = min(self.hold_until, self.next_timer + _TIMER_GRACE)
+                until = min(self.hold_until, self.next_timer + TIMER_GRACE)
                 if now >= until:
                     break
                 self._nudged.wait(min(until - now, 1.0))
@@ -119,4 +119,4 @@ if TYPE_CHECKING:
 else:
     ParkingLock = _twins.selected(implementations())
 
-__all__ = ["ParkingLock", "PureParkingLock", "implementations"]
+__all__ = ["TIMER_GRACE", "ParkingLock", "PureParkingLock", "implementations"]

@@ -156,13 +156,16 @@ def test_drive_from_inside_trio(thread: LoopThread) -> None:
     still sees asyncio, and trio's own state is back after."""
     trio = pytest.importorskip("trio")
 
+    sniffio = pytest.importorskip("sniffio")
+
     async def on_the_loop() -> str:
         await anyio.sleep(0)
-        return anyio.get_current_task().name or ""
+        return str(sniffio.current_async_library())
 
     async def main() -> None:
-        thread.drive(on_the_loop)
-        await anyio.sleep(0)  # still trio's
+        assert thread.drive(on_the_loop) == "asyncio"
+        assert sniffio.current_async_library() == "trio"  # trio's again
+        await anyio.sleep(0)
 
     trio.run(main)
 
