@@ -486,8 +486,7 @@ class Consumer(OffsetLookups):
         """The sync facade's hook, as a loop callback after `poll_ready`: the engine steps now
         when the take used the fetched data up (the next Fetch goes out, as `poll` has it),
         else the client's loop does soon (a plain callback: nothing here awaits)."""
-        if not (self._engine.fetcher.drained and self._driver.step()):
-            self._driver.wake()
+        self._step(True)
 
     def _records(self, max_records: int | None) -> list[ConsumerRecord]:
         """Records for the application now ([] when none): buffered ones first, else the
