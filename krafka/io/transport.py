@@ -30,7 +30,7 @@ from krafka.io.socks5 import Socks5Proxy, connect_through
 from krafka.sansio.secret import Secret
 
 log = logging.getLogger(__name__)
-_P = TypeVar("_P", bound=asyncio.Protocol)
+_P = TypeVar("_P", bound=asyncio.BaseProtocol)
 #: RFC 8305's delay before racing the next address of a host (anyio's `connect_tcp` default).
 _HAPPY_EYEBALLS_DELAY: Final = 0.25
 #: Alerts a broker ends the handshake with when it refuses the client's certificate (mTLS).

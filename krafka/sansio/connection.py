@@ -23,7 +23,7 @@ import itertools
 import logging
 import struct
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
@@ -225,10 +225,20 @@ class BrokerConnection:
             self._fail(KafkaConnectionError(f"broker closed the connection{mid}"))
             return self.drain_events()
         self._frames.feed(data)
+        return self._take(iter(self._frames.next_frame, None), now)
+
+    def receive_frames(self, payloads: list[bytes | bytearray], now: float) -> list[Event]:
+        """Feed whole frames' payloads, for a transport that splits the stream into frames
+        itself (a `FrameReader` whose `get_buffer` it reads into)."""
+        self._now = now
+        if self.state is ConnectionState.CLOSED:
+            return self.drain_events()
+        return self._take(iter(payloads), now)
+
+    def _take(self, payloads: Iterator[bytes | bytearray], now: float) -> list[Event]:
         try:
-            while not self.closed:
-                payload = self._frames.next_frame()
-                if payload is None:
+            for payload in payloads:
+                if self.closed:
                     break
                 self._on_frame(payload, now)
         except KrafkaError as exc:
@@ -449,7 +459,7 @@ class BrokerConnection:
 
     # -- receive --------------------------------------------------------------------------------
 
-    def _on_frame(self, payload: bytes, now: float) -> None:
+    def _on_frame(self, payload: bytes | bytearray, now: float) -> None:
         if len(payload) < _CORRELATION.size:
             raise RemoteProtocolError(f"response frame of {len(payload)} bytes has no header")
         (cid,) = _CORRELATION.unpack_from(payload)

@@ -7,9 +7,11 @@ Frame sizes come from the peer and are hostile: negative or oversized ones are r
 before anything is allocated.
 
 A large frame (a Fetch response of megabytes) is not grown in the buffer and copied out: once
-its size prefix has passed the checks, the reader keeps the chunks received for it as they are
-and joins them once, when the last one arrives (one copy, into memory nobody zeroed first). A
-chunk starting with such a frame's size prefix (nothing buffered before it) is kept as it is too.
+its size prefix has passed the checks, the reader allocates its payload at its full size and
+copies each chunk received for it into place once. A transport that can read into a buffer it
+is given (asyncio's `BufferedProtocol`) asks `get_buffer()` where the next bytes go and reports
+them with `buffer_updated(n)`: the rest of a large frame is then read straight into its payload,
+with no chunk objects and no copy, so a consumer's responses allocate one block each.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from krafka.errors import RemoteProtocolError
 _SIZE: Final = struct.Struct(">i")
 SIZE_PREFIX: Final = _SIZE.size
 DEFAULT_MAX_FRAME_SIZE: Final = 100 * 1024 * 1024
-#: Frames at least this large that are still arriving are kept as chunks (see the module doc).
+#: Frames at least this large that are still arriving are read into their payload (module doc).
 LARGE_FRAME_SIZE: Final = 64 * 1024
+#: `get_buffer`'s buffer between large frames: size prefixes and small frames are read into it.
+SCRATCH_SIZE: Final = 64 * 1024
 
 
 def frame(payload: bytes | bytearray | memoryview) -> bytes:
@@ -100,60 +104,84 @@ class ReceiveBuffer:
 class FrameReader:
     """Splits a byte stream into size-prefixed frames."""
 
-    __slots__ = ("_buffer", "_missing", "_parts", "max_frame_size")
+    __slots__ = ("_buffer", "_filled", "_frame", "_scratch", "max_frame_size")
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._buffer = ReceiveBuffer()
         self.max_frame_size = max_frame_size
-        #: The chunks of a large frame being received (none: no such frame), and how many of
-        #: its bytes are still missing.
-        self._parts: list[bytes | bytearray | memoryview] = []
-        self._missing = 0
+        #: The payload of a large frame being received (none: no such frame), and how many of
+        #: its bytes have arrived.
+        self._frame: bytearray | None = None
+        self._filled = 0
+        self._scratch: bytearray | None = None
 
     @property
     def buffered(self) -> int:
         """Bytes held that do not yet form a complete frame."""
-        return len(self._buffer) + sum(len(p) for p in self._parts)
+        return len(self._buffer) + self._filled
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
-        if self._missing:
-            if not isinstance(data, bytes):
-                data = bytes(data)  # kept past this call: the caller may reuse its buffer
-            n = len(data)
-            if n <= self._missing:
-                self._parts.append(data)
-                self._missing -= n
+        """Bytes read from the stream (copied where kept: the caller may reuse its buffer)."""
+        if self._frame is not None:
+            data = self._fill(data)
+            if not data:
                 return
-            view = memoryview(data)
-            self._parts.append(view[: self._missing])
-            data = view[self._missing :]
-            self._missing = 0
         elif not self._buffer and self._starts_large_frame(data):
             return
         self._buffer.feed(data)
 
+    def get_buffer(self) -> memoryview:
+        """Where the next bytes read from the stream should be written: the rest of the large
+        frame being received, else a scratch buffer kept for this; `buffer_updated` takes them."""
+        if self._frame is not None:
+            return memoryview(self._frame)[self._filled :]
+        if self._scratch is None:
+            self._scratch = bytearray(SCRATCH_SIZE)
+        return memoryview(self._scratch)
+
+    def buffer_updated(self, n: int) -> None:
+        """`n` bytes were written at the start of the last `get_buffer()`."""
+        if self._frame is not None:
+            self._filled += n
+        elif self._scratch is not None:
+            self.feed(memoryview(self._scratch)[:n])
+
+    def _fill(self, data: bytes | bytearray | memoryview) -> bytes | bytearray | memoryview:
+        """Copy into the large frame's payload what `data` has of it; the rest of `data`."""
+        frame, start = self._frame, self._filled
+        assert frame is not None
+        n = min(len(data), len(frame) - start)
+        if n == len(data):
+            frame[start : start + n] = data
+            self._filled = start + n
+            return b""
+        view = memoryview(data)
+        frame[start : start + n] = view[:n]
+        self._filled = start + n
+        return view[n:]
+
     def _starts_large_frame(self, data: bytes | bytearray | memoryview) -> bool:
         """Begin a large frame whose size prefix starts `data` (nothing buffered before it)
-        with the rest of `data` as its first chunk, not copied through the buffer; False (and
-        nothing done) for any other data, a size the checks refuse included."""
+        with the rest of `data`, not copied through the buffer; False (and nothing done) for any
+        other data, a size the checks refuse included."""
         if len(data) < SIZE_PREFIX:
             return False
         (size,) = _SIZE.unpack_from(data)
         if not LARGE_FRAME_SIZE <= size <= self.max_frame_size or len(data) - SIZE_PREFIX >= size:
             return False
-        rest = memoryview(data)[SIZE_PREFIX:]
-        self._parts = [rest if isinstance(data, bytes) else bytes(rest)]
-        self._missing = size - len(rest)
+        self._frame, self._filled = bytearray(size), 0
+        self._fill(memoryview(data)[SIZE_PREFIX:])
         return True
 
-    def next_frame(self) -> bytes | None:
-        """The next complete frame's payload (without its size prefix), or None."""
-        if self._parts:
-            if self._missing:
+    def next_frame(self) -> bytes | bytearray | None:
+        """The next complete frame's payload (without its size prefix), or None. A large
+        frame's is the bytearray it was received into, handed over."""
+        frame = self._frame
+        if frame is not None:
+            if self._filled < len(frame):
                 return None
-            payload = b"".join(self._parts)
-            self._parts = []
-            return payload
+            self._frame, self._filled = None, 0
+            return frame
         buf = self._buffer
         prefix = buf.consume(SIZE_PREFIX)
         if prefix is None:
@@ -163,19 +191,19 @@ class FrameReader:
             buf.rollback()
             raise RemoteProtocolError(_bad_size(prefix, size, self.max_frame_size))
         if size >= LARGE_FRAME_SIZE and len(buf) < size:
-            rest = buf.take_rest()  # all of it belongs to this frame
-            self._parts, self._missing = [rest], size - len(rest)
+            self._frame, self._filled = bytearray(size), 0
+            self._fill(buf.take_rest())  # all of it belongs to this frame
             return None
-        frame = buf.consume(size)
-        if frame is None:
+        payload = buf.consume(size)
+        if payload is None:
             buf.rollback()
             return None
         buf.commit()
-        return frame
+        return payload
 
-    def frames(self) -> list[bytes]:
+    def frames(self) -> list[bytes | bytearray]:
         """Every complete frame buffered now, in order."""
-        out: list[bytes] = []
+        out: list[bytes | bytearray] = []
         while (payload := self.next_frame()) is not None:
             out.append(payload)
         return out

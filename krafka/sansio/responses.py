@@ -41,7 +41,7 @@ _JAVA_NAMES: dict[int, str] = {
 }
 
 
-def decode_response(api_key: int, version: int, payload: bytes) -> Any:
+def decode_response(api_key: int, version: int, payload: bytes | bytearray) -> Any:
     """The response message in `payload` (a whole frame) to a request of `api_key` v`version`."""
     cls = _RESPONSE_CLASSES.get(api_key) or _response_class(api_key)
     _, resp_hdr_v = header_versions(api_key, version)
@@ -86,7 +86,7 @@ def _decode_body(cls: Any, body: memoryview, version: int) -> Any:
     return cls.decode(body, version)
 
 
-def _decode_api_versions_v0(payload: bytes) -> Any:
+def _decode_api_versions_v0(payload: bytes | bytearray) -> Any:
     """A broker answers an ApiVersions version it does not know with a v0 body (KIP-511).
 
     librdkafka's mock cluster answers a flexible version it lacks with a body no version parses

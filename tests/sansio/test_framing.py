@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from krafka.errors import RemoteProtocolError
-from krafka.sansio.framing import FrameReader, ReceiveBuffer, frame
+from krafka.sansio.framing import SCRATCH_SIZE, FrameReader, ReceiveBuffer, frame
 
 
 def test_receive_buffer_commit_and_rollback() -> None:
@@ -76,12 +76,12 @@ def test_a_peer_speaking_another_protocol_is_named(first: bytes, says: str) -> N
     st.data(),
     st.sampled_from([bytes, bytearray, memoryview]),
 )
-def test_large_frames_are_kept_in_chunks_under_any_chunking(
+def test_large_frames_are_copied_into_place_under_any_chunking(
     sizes: list[int], data: st.DataObject, chunk_type: type
 ) -> None:
-    """Frames from the large-frame size up are kept as the chunks that brought them and joined
-    once; any cut of the stream, small frames around them included, gives the same payloads,
-    whatever the type of the chunks (bytes, as sockets give them, are kept without a copy)."""
+    """Frames from the large-frame size up are copied into their payload as their chunks
+    arrive; any cut of the stream, small frames around them included, gives the same payloads,
+    whatever the type of the chunks."""
     payloads = [bytes([i % 251]) * size for i, size in enumerate(sizes)]
     stream = b"".join(frame(p) for p in payloads)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=30)))
@@ -139,3 +139,36 @@ def test_a_chunk_starting_a_large_frame_is_checked_and_not_kept_when_reused() ->
     refused.feed(struct.pack(">i", (1 << 16) + 1) + b"y" * 1000)
     with pytest.raises(RemoteProtocolError, match="frame size"):
         refused.next_frame()
+
+
+@given(
+    st.lists(st.sampled_from([0, 5, 65_535, 65_536, 70_001, 200_000]), min_size=1, max_size=5),
+    st.lists(st.integers(1, 300_000), max_size=40),
+)
+def test_reads_into_get_buffer_give_the_same_frames(sizes: list[int], reads: list[int]) -> None:
+    """A transport that reads into `get_buffer()` (up to any number of bytes each time) gets
+    the same payloads as one feeding chunks; a large frame's rest is read straight into the
+    payload handed out, and the scratch buffer between frames is reused."""
+    payloads = [bytes([i % 251]) * size for i, size in enumerate(sizes)]
+    stream = memoryview(b"".join(frame(p) for p in payloads))
+    reader = FrameReader()
+    out: list[bytes | bytearray] = []
+    scratch = reader.get_buffer().obj
+    pos = 0
+    for want in [*reads, *[1 << 20] * (len(stream) // SCRATCH_SIZE + 2 * len(sizes) + 1)]:
+        if pos == len(stream):
+            break
+        view = reader.get_buffer()
+        target = view.obj
+        assert len(view) > 0
+        n = min(want, len(view), len(stream) - pos)
+        view[:n] = stream[pos : pos + n]
+        pos += n
+        reader.buffer_updated(n)
+        got = reader.frames()
+        if target is not scratch:  # read into a large frame: the payload is that block
+            assert got in ([], [target])
+        out += got
+    assert out == payloads
+    assert reader.buffered == 0
+    assert reader.get_buffer().obj is scratch

@@ -63,6 +63,7 @@ from krafka.sansio.events import (
     RequestFailed,
     ResponseReceived,
 )
+from krafka.sansio.framing import SIZE_PREFIX
 from krafka.sansio.metadata import (
     ClusterMetadata,
     MetadataFailed,
@@ -253,6 +254,16 @@ class ClientCore:
         link.last_active = now
         self._observer.read(link, len(data), now)
         self._handle(link, link.machine.receive_data(data, now), now)
+
+    def receive_frames(self, conn_id: int, payloads: list[bytes | bytearray], now: float) -> None:
+        """Whole frames read from `conn_id` by a transport that splits them itself (their
+        payloads, without size prefixes)."""
+        link = self._links.by_id.get(conn_id)
+        if link is None or link.machine is None:
+            return
+        link.last_active = now
+        self._observer.read(link, sum(len(p) for p in payloads) + SIZE_PREFIX * len(payloads), now)
+        self._handle(link, link.machine.receive_frames(payloads, now), now)
 
     def data_to_send(self, conn_id: int) -> bytes:
         """Bytes to write to `conn_id` now (possibly none)."""
