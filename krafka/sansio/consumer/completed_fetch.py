@@ -165,7 +165,7 @@ class CompletedFetch:
             if stopped:
                 end = bisect.bisect_left(records, lso, start, end, key=_OFFSET)
             if start < end:
-                out.extend(records[start:end])
+                out += records if end - start == n else records[start:end]
                 taken += end - start
                 self.next_offset = records[end - 1].offset + 1
             self._index = end
