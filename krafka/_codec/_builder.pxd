@@ -5,6 +5,8 @@ cdef class RecordsBuilder:
     cdef uint8_t* _buf
     cdef Py_ssize_t _size
     cdef Py_ssize_t _capacity
+    cdef Py_ssize_t _exports
+    cdef bint _sealed
     cdef readonly Py_ssize_t count
     cdef readonly int64_t default_timestamp
     cdef readonly int64_t first_timestamp

@@ -2,7 +2,9 @@
 """Compiled `RecordsBuilder`: the twin of `records.RecordsBuilder` (see there).
 
 Each `append` writes its record into one growing C buffer: no record object is made, so none
-is kept alive, traversed, or freed later by the thread that sends the batch.
+is kept alive, traversed, or freed later by the thread that sends the batch. Room for the batch
+header is kept before the records, so `seal` writes an uncompressed batch in place and hands out
+a view of it: a producer's batch then costs no block of its own besides the builder's.
 
 Large buffers are recycled, as Java's `BufferPool` recycles a producer's batch buffers: a
 builder that dies with one of at least `_POOL_MIN` bytes leaves it in a small process-wide pool
@@ -12,6 +14,7 @@ maps and unmaps buffers that large), about as much CPU as compressing it with lz
 """
 
 cimport cython
+from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_CheckExact
 from cpython.long cimport PyLong_CheckExact
@@ -110,10 +113,14 @@ cdef class RecordsBuilder:
         return self._size
 
     cdef int _reserve(self, Py_ssize_t more) except -1:
-        cdef Py_ssize_t want = self._size + more, capacity = self._capacity
+        """Room for `more` bytes of records after those written (the buffer holds the batch
+        header's room, then the records)."""
+        cdef Py_ssize_t want = BATCH_HEADER_SIZE + self._size + more, capacity = self._capacity
         cdef uint8_t* grown
         if want <= capacity:
             return 0
+        if self._exports:
+            raise BufferError("a sealed batch that is still viewed cannot grow")
         if capacity == 0:
             capacity = _FIRST_CAPACITY
         while capacity < want:
@@ -121,7 +128,8 @@ cdef class RecordsBuilder:
         if capacity >= _POOL_MIN:
             grown = _pool_take(want, &capacity)
             if grown != NULL:
-                memcpy(grown, self._buf, self._size)
+                if self._size:
+                    memcpy(grown + BATCH_HEADER_SIZE, self._buf + BATCH_HEADER_SIZE, self._size)
                 PyMem_Free(self._buf)
                 self._buf, self._capacity = grown, capacity
                 return 0
@@ -130,6 +138,15 @@ cdef class RecordsBuilder:
             raise MemoryError()
         self._buf, self._capacity = grown, capacity
         return 0
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        if not self._sealed:
+            raise BufferError("the batch is not sealed: seal() it first")
+        PyBuffer_FillInfo(view, self, self._buf, BATCH_HEADER_SIZE + self._size, 1, flags)
+        self._exports += 1
+
+    def __releasebuffer__(self, Py_buffer* view):
+        self._exports -= 1
 
     def append(self, timestamp, key, value, headers=None):
         """Write one more record."""
@@ -168,10 +185,12 @@ cdef class RecordsBuilder:
         cdef Py_ssize_t body = (1 + size_varlong(ts_delta) + size_varint(offset_delta)
                                 + blob_size(<PyObject*>key) + blob_size(<PyObject*>value) + hsize)
         self._reserve(size_varint(<int32_t>body) + body)
-        cdef uint8_t* w = write_record(self._buf + self._size, body, ts_delta, offset_delta,
+        cdef uint8_t* records = self._buf + BATCH_HEADER_SIZE
+        cdef uint8_t* w = write_record(records + self._size, body, ts_delta, offset_delta,
                                        <PyObject*>key, <PyObject*>value, hdrs)
-        self._size = w - self._buf
+        self._size = w - records
         self.count += 1
+        self._sealed = False
         return 0
 
     def build(self, compression=Compression.NONE, *, int64_t base_offset=0,
@@ -189,7 +208,8 @@ cdef class RecordsBuilder:
         cdef object out
         if code == 0:
             out = PyBytes_FromStringAndSize(NULL, BATCH_HEADER_SIZE + self._size)
-            memcpy(PyBytes_AS_STRING(out) + BATCH_HEADER_SIZE, self._buf, self._size)
+            memcpy(PyBytes_AS_STRING(out) + BATCH_HEADER_SIZE, self._buf + BATCH_HEADER_SIZE,
+                   self._size)
         else:
             out = framed(self._compressed(_CODECS[code], compression_level))
         cdef int attributes = batch_attributes(code, timestamp_type, transactional, control)
@@ -199,10 +219,40 @@ cdef class RecordsBuilder:
                            base_sequence, _crc32c)
         return out
 
+    def seal(self, compression=Compression.NONE, *, int64_t base_offset=0,
+             int64_t producer_id=-1, int producer_epoch=-1, int32_t base_sequence=-1,
+             bint transactional=False, timestamp_type=TimestampType.CREATE_TIME,
+             int32_t partition_leader_epoch=-1, compression_level=None):
+        """The batch `build` makes; uncompressed, written in place: a read-only view of this
+        builder's buffer (the header in the room kept before the records) that keeps the
+        builder alive, so a producer's batch needs no block of its own. Sealing again (new
+        producer id or sequence) rewrites the header; appending unseals it."""
+        if self.count == 0:
+            raise ValueError("a record batch needs at least one record")
+        code_obj = _CODE_OF.get(compression)
+        if code_obj is None:
+            code_obj = Compression.parse(compression).code
+        if code_obj != 0:
+            return self.build(
+                compression, base_offset=base_offset, producer_id=producer_id,
+                producer_epoch=producer_epoch, base_sequence=base_sequence,
+                transactional=transactional, timestamp_type=timestamp_type,
+                partition_leader_epoch=partition_leader_epoch,
+                compression_level=compression_level,
+            )
+        cdef int attributes = batch_attributes(0, timestamp_type, transactional, False)
+        write_batch_header(self._buf, BATCH_HEADER_SIZE + self._size, base_offset,
+                           partition_leader_epoch, attributes, <int32_t>self.count,
+                           self.first_timestamp, self.max_timestamp, producer_id, producer_epoch,
+                           base_sequence, _crc32c)
+        self._sealed = True
+        return memoryview(self)
+
     cdef object _compressed(self, object codec, object level):
         """The records compressed straight from the builder's buffer (not copied first: a
         batch's records are about a megabyte); the view is released before this returns."""
-        view = PyMemoryView_FromMemory(<char*>self._buf, self._size, _PyBUF_READ)
+        view = PyMemoryView_FromMemory(<char*>self._buf + BATCH_HEADER_SIZE, self._size,
+                                       _PyBUF_READ)
         try:
             return _compression_mod.compress(codec, view, level)
         finally:

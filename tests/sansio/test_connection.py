@@ -37,7 +37,7 @@ from krafka.sansio.events import (
     RequestFailed,
     ResponseReceived,
 )
-from krafka.sansio.framing import frame
+from krafka.sansio.framing import FrameReader, frame
 from krafka.testing.scripted import api_versions, negotiate, response_bytes, sent_by
 
 
@@ -365,6 +365,27 @@ def test_pipelined_responses_under_any_chunking(n: int, data: st.DataObject) -> 
         start = max(start, cut)
     assert [e.correlation_id for e in got] == cids
     assert [e.response.cluster_id for e in got] == [str(i) for i in range(n)]
+
+
+def test_frames_split_by_the_transport_answer_like_bytes() -> None:
+    """`receive_frames` (a transport that reads frames itself, `FrameReader.get_buffer`)
+    answers the requests as the same bytes fed to `receive_data` do, a bytearray payload (a
+    large frame read in place) included; a frame that breaks the protocol fails the
+    connection with what was wrong."""
+    conn = _ready(ConnectionConfig(max_in_flight=8))
+    cids = [conn.send_request(_metadata(), 0.0) for _ in range(3)]
+    reader = FrameReader()
+    for i, sent in enumerate(sent_by(conn)):
+        reader.feed(response_bytes(sent, MetadataResponse(cluster_id=str(i))))
+    payloads = reader.frames()
+    payloads[1] = bytearray(payloads[1])
+    got = conn.receive_frames(payloads, 0.0)
+    assert [e.correlation_id for e in got] == cids
+    assert [e.response.cluster_id for e in got] == ["0", "1", "2"]
+    conn.send_request(_metadata(), 0.0)
+    events = conn.receive_frames([b"\x00\x00\x00\x63"], 0.0)
+    assert isinstance(events[-1], ConnectionClosed)
+    assert "correlation id 99" in str(events[-1].error)
 
 
 @settings(max_examples=200, deadline=None)

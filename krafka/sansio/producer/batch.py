@@ -88,7 +88,7 @@ class ProducerBatch:
         self.producer_id = -1
         self.producer_epoch = -1
         self.transactional = False
-        self.payload: bytes | None = None
+        self.payload: bytes | memoryview | None = None
         self.base_offset = -1
         self.log_append_time = -1
         self.done = False
@@ -144,10 +144,11 @@ class ProducerBatch:
             stamps = self.stamps = [self.created_ms] * (self.builder.count - 1)
         stamps.append(self.created_ms if timestamp is None else timestamp)
 
-    def encode(self, compression: Compression, level: int | None = None) -> bytes:
-        """The record batch bytes (cached: retries resend the very same bytes)."""
+    def encode(self, compression: Compression, level: int | None = None) -> bytes | memoryview:
+        """The record batch bytes (cached: retries resend the very same bytes); uncompressed,
+        a view of the builder's buffer where the batch was written (no copy)."""
         if self.payload is None:
-            self.payload = self.builder.build(
+            self.payload = self.builder.seal(
                 compression,
                 producer_id=self.producer_id,
                 producer_epoch=self.producer_epoch,
