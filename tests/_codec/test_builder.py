@@ -132,3 +132,60 @@ def test_large_buffers_are_recycled_within_a_bound_and_never_leak_old_records() 
     del kept
     buffers, size = _builder.pooled()
     assert 1 <= buffers <= 4 and size <= 8 * 1024 * 1024
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    fields=st.lists(
+        record_fields.map(lambda f: {**f, "timestamp": f["timestamp"] if f["key"] else None}),
+        min_size=1,
+        max_size=20,
+    ),
+    opts=batch_options,
+)
+def test_a_sealed_batch_is_the_built_batch(
+    codec: ModuleType, fields: list[dict[str, Any]], opts: dict[str, Any]
+) -> None:
+    """`seal` (what a producer sends) gives the bytes `build` gives, for every codec and
+    identity; sealed again with another identity, the header follows."""
+    builder, batch = built(codec, fields, 1_700_000_000_000, opts)
+    identity = {k: opts[k] for k in ("producer_id", "producer_epoch", "base_sequence")}
+    sealed = builder.seal(
+        opts["compression"], base_offset=opts["base_offset"],
+        transactional=opts["transactional"], **identity,
+    )  # fmt: skip
+    assert bytes(sealed) == batch
+    again = builder.seal(opts["compression"], producer_id=9, producer_epoch=1, base_sequence=5)
+    assert bytes(again) == builder.build(
+        opts["compression"], producer_id=9, producer_epoch=1, base_sequence=5
+    )
+
+
+@pytest.mark.skipif("compiled" not in implementations(), reason="extensions not built")
+def test_an_uncompressed_sealed_batch_is_a_view_that_keeps_its_builder() -> None:
+    """The compiled builder seals in place: a read-only view of its own buffer, valid after
+    the builder's last reference is gone (the view keeps it), which cannot grow while viewed
+    and goes back to the pool once the view is dropped."""
+    compiled = implementations()["compiled"]
+    from krafka._codec import _builder
+
+    holding = []  # take what earlier builders pooled, so the release below shows
+    while _builder.pooled()[0]:
+        holding.append(compiled.RecordsBuilder(0))
+        holding[-1].append(None, None, b"x" * 60_000)
+    builder = compiled.RecordsBuilder(0)
+    with pytest.raises(BufferError, match="not sealed"):
+        memoryview(builder)
+    values = [bytes([i % 251]) * 500 for i in range(400)]
+    for value in values:
+        builder.append(None, None, value)
+    view = builder.seal(producer_id=3, base_sequence=0)
+    assert isinstance(view, memoryview) and view.readonly
+    with pytest.raises(BufferError, match="still viewed"):
+        builder.append(None, None, b"y" * 1_000_000)
+    del builder
+    (batch,) = compiled.decode_batches(view)
+    assert [r.value for r in batch.records] == values and batch.producer_id == 3
+    assert _builder.pooled()[0] == 0
+    view.release()
+    assert _builder.pooled()[0] == 1
