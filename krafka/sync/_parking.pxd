@@ -4,7 +4,7 @@ from cpython.pythread cimport PyThread_type_lock
 
 @cython.final
 cdef class ParkingLock:
-    cdef PyThread_type_lock _lock
+    cdef void* _lock  # see `krafka_lock_new` in _parking.pyx
     cdef unsigned long _loop
     cdef unsigned long _holder
     cdef PyThread_type_lock _nudge
