@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Iterator
-from typing import cast
+from typing import Any, cast
 
 from krafka._codec import compression as _compression
 from krafka._codec.crc import crc32c
@@ -351,32 +351,10 @@ class RecordsBuilder:
         struct.pack_into(">I", out, 17, crc32c(memoryview(out)[CRC_START:]))
         return bytes(out)
 
-    def seal(
-        self,
-        compression: str | Compression = Compression.NONE,
-        *,
-        base_offset: int = 0,
-        producer_id: int = -1,
-        producer_epoch: int = -1,
-        base_sequence: int = -1,
-        transactional: bool = False,
-        timestamp_type: TimestampType = TimestampType.CREATE_TIME,
-        partition_leader_epoch: int = -1,
-        compression_level: int | None = None,
-    ) -> bytes | memoryview:
-        """The batch `build` makes, as a producer sends it. (The compiled twin writes an
-        uncompressed one in place and returns a view of its own buffer: no copy.)"""
-        return self.build(
-            compression,
-            base_offset=base_offset,
-            producer_id=producer_id,
-            producer_epoch=producer_epoch,
-            base_sequence=base_sequence,
-            transactional=transactional,
-            timestamp_type=timestamp_type,
-            partition_leader_epoch=partition_leader_epoch,
-            compression_level=compression_level,
-        )
+    def seal(self, compression: str | Compression = Compression.NONE, **options: Any) -> bytes:
+        """The batch `build` makes (`build`'s options), as a producer sends it. The compiled
+        twin writes an uncompressed one in place and returns a view of its own buffer."""
+        return self.build(compression, **options)
 
     def records(self) -> list[Record]:
         """The records written so far, decoded again (timestamps filled in)."""

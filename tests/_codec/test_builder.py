@@ -14,6 +14,13 @@ from krafka._codec import implementations
 from krafka._codec.types import Compression
 from tests._codec.strategies import batch_options, record_fields
 
+#: Records to append: a timestamp of their own only when they have a key.
+appended_fields = st.lists(
+    record_fields.map(lambda f: {**f, "timestamp": f["timestamp"] if f["key"] else None}),
+    min_size=1,
+    max_size=20,
+)
+
 
 def built(codec: ModuleType, fields: list[dict[str, Any]], default: int, opts: dict[str, Any]):
     builder = codec.RecordsBuilder(default)
@@ -27,14 +34,7 @@ def built(codec: ModuleType, fields: list[dict[str, Any]], default: int, opts: d
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    fields=st.lists(
-        record_fields.map(lambda f: {**f, "timestamp": f["timestamp"] if f["key"] else None}),
-        min_size=1,
-        max_size=20,
-    ),
-    opts=batch_options,
-)
+@given(fields=appended_fields, opts=batch_options)
 def test_appended_records_build_the_batch_encode_batch_writes(
     codec: ModuleType, fields: list[dict[str, Any]], opts: dict[str, Any]
 ) -> None:
@@ -135,14 +135,7 @@ def test_large_buffers_are_recycled_within_a_bound_and_never_leak_old_records() 
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    fields=st.lists(
-        record_fields.map(lambda f: {**f, "timestamp": f["timestamp"] if f["key"] else None}),
-        min_size=1,
-        max_size=20,
-    ),
-    opts=batch_options,
-)
+@given(fields=appended_fields, opts=batch_options)
 def test_a_sealed_batch_is_the_built_batch(
     codec: ModuleType, fields: list[dict[str, Any]], opts: dict[str, Any]
 ) -> None:
