@@ -104,7 +104,7 @@ class ReceiveBuffer:
 class FrameReader:
     """Splits a byte stream into size-prefixed frames."""
 
-    __slots__ = ("_buffer", "_filled", "_frame", "_scratch", "max_frame_size")
+    __slots__ = ("_buffer", "_filled", "_frame", "_in_frame", "_scratch", "max_frame_size")
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._buffer = ReceiveBuffer()
@@ -114,6 +114,8 @@ class FrameReader:
         self._frame: bytearray | None = None
         self._filled = 0
         self._scratch: bytearray | None = None
+        #: Whether the last `get_buffer()` was the large frame's (else the scratch buffer).
+        self._in_frame = False
 
     @property
     def buffered(self) -> int:
@@ -131,17 +133,21 @@ class FrameReader:
         self._buffer.feed(data)
 
     def get_buffer(self) -> memoryview:
-        """Where the next bytes read from the stream should be written: the rest of the large
-        frame being received, else a scratch buffer kept for this; `buffer_updated` takes them."""
-        if self._frame is not None:
-            return memoryview(self._frame)[self._filled :]
+        """Where the next bytes read from the stream should be written (never empty): the rest
+        of the large frame being received, else a scratch buffer kept for this;
+        `buffer_updated` takes them."""
+        frame = self._frame
+        self._in_frame = frame is not None and self._filled < len(frame)
+        if self._in_frame:
+            assert frame is not None
+            return memoryview(frame)[self._filled :]
         if self._scratch is None:
             self._scratch = bytearray(SCRATCH_SIZE)
         return memoryview(self._scratch)
 
     def buffer_updated(self, n: int) -> None:
         """`n` bytes were written at the start of the last `get_buffer()`."""
-        if self._frame is not None:
+        if self._in_frame:
             self._filled += n
         elif self._scratch is not None:
             self.feed(memoryview(self._scratch)[:n])

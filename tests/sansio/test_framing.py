@@ -172,3 +172,20 @@ def test_reads_into_get_buffer_give_the_same_frames(sizes: list[int], reads: lis
     assert out == payloads
     assert reader.buffered == 0
     assert reader.get_buffer().obj is scratch
+
+
+def test_a_complete_large_frame_not_taken_yet_leaves_room_to_read_on() -> None:
+    """Once a large frame is whole, `get_buffer()` is the scratch buffer again (an empty one
+    would read as the end of the stream), and what is read there follows the frame."""
+    body = b"z" * 70_000
+    stream = frame(body) + frame(b"after")
+    reader = FrameReader()
+    pos = 0
+    while pos < len(stream):
+        view = reader.get_buffer()
+        assert len(view) > 0
+        n = min(len(view), len(stream) - pos)
+        view[:n] = stream[pos : pos + n]
+        pos += n
+        reader.buffer_updated(n)
+    assert reader.frames() == [body, b"after"]
