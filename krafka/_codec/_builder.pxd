@@ -1,4 +1,4 @@
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 
 cdef class RecordsBuilder:
@@ -14,4 +14,8 @@ cdef class RecordsBuilder:
 
     cdef int _reserve(self, Py_ssize_t more) except -1
     cdef int add(self, object timestamp, object key, object value, object headers) except -1
+    cdef object _batch(self, bint in_place, object compression, int64_t base_offset,
+                       int64_t producer_id, int producer_epoch, int32_t base_sequence,
+                       bint transactional, bint control, object timestamp_type,
+                       int32_t partition_leader_epoch, object compression_level)
     cdef object _compressed(self, object codec, object level)

@@ -199,25 +199,9 @@ cdef class RecordsBuilder:
               timestamp_type=TimestampType.CREATE_TIME, int32_t partition_leader_epoch=-1,
               compression_level=None):
         """The record batch: header, (compressed) records, CRC32C."""
-        if self.count == 0:
-            raise ValueError("a record batch needs at least one record")
-        code_obj = _CODE_OF.get(compression)
-        if code_obj is None:
-            code_obj = Compression.parse(compression).code
-        cdef int code = code_obj
-        cdef object out
-        if code == 0:
-            out = PyBytes_FromStringAndSize(NULL, BATCH_HEADER_SIZE + self._size)
-            memcpy(PyBytes_AS_STRING(out) + BATCH_HEADER_SIZE, self._buf + BATCH_HEADER_SIZE,
-                   self._size)
-        else:
-            out = framed(self._compressed(_CODECS[code], compression_level))
-        cdef int attributes = batch_attributes(code, timestamp_type, transactional, control)
-        write_batch_header(<uint8_t*>PyBytes_AS_STRING(out), PyBytes_GET_SIZE(out), base_offset,
-                           partition_leader_epoch, attributes, <int32_t>self.count,
-                           self.first_timestamp, self.max_timestamp, producer_id, producer_epoch,
-                           base_sequence, _crc32c)
-        return out
+        return self._batch(False, compression, base_offset, producer_id, producer_epoch,
+                           base_sequence, transactional, control, timestamp_type,
+                           partition_leader_epoch, compression_level)
 
     def seal(self, compression=Compression.NONE, *, int64_t base_offset=0,
              int64_t producer_id=-1, int producer_epoch=-1, int32_t base_sequence=-1,
@@ -227,24 +211,39 @@ cdef class RecordsBuilder:
         builder's buffer (the header in the room kept before the records) that keeps the
         builder alive, so a producer's batch needs no block of its own. Sealing again (new
         producer id or sequence) rewrites the header; appending unseals it."""
+        return self._batch(True, compression, base_offset, producer_id, producer_epoch,
+                           base_sequence, transactional, False, timestamp_type,
+                           partition_leader_epoch, compression_level)
+
+    cdef object _batch(self, bint in_place, object compression, int64_t base_offset,
+                       int64_t producer_id, int producer_epoch, int32_t base_sequence,
+                       bint transactional, bint control, object timestamp_type,
+                       int32_t partition_leader_epoch, object compression_level):
+        """`build` (a new bytes object), or `seal` (`in_place`: uncompressed, the header
+        written before the records in this buffer, and a view of it returned)."""
         if self.count == 0:
             raise ValueError("a record batch needs at least one record")
         code_obj = _CODE_OF.get(compression)
         if code_obj is None:
             code_obj = Compression.parse(compression).code
-        if code_obj != 0:
-            return self.build(
-                compression, base_offset=base_offset, producer_id=producer_id,
-                producer_epoch=producer_epoch, base_sequence=base_sequence,
-                transactional=transactional, timestamp_type=timestamp_type,
-                partition_leader_epoch=partition_leader_epoch,
-                compression_level=compression_level,
-            )
-        cdef int attributes = batch_attributes(0, timestamp_type, transactional, False)
-        write_batch_header(self._buf, BATCH_HEADER_SIZE + self._size, base_offset,
-                           partition_leader_epoch, attributes, <int32_t>self.count,
-                           self.first_timestamp, self.max_timestamp, producer_id, producer_epoch,
-                           base_sequence, _crc32c)
+        cdef int code = code_obj
+        cdef object out = None
+        cdef uint8_t* at = self._buf
+        cdef Py_ssize_t size = BATCH_HEADER_SIZE + self._size
+        if code != 0:
+            out = framed(self._compressed(_CODECS[code], compression_level))
+        elif not in_place:
+            out = PyBytes_FromStringAndSize(NULL, size)
+            memcpy(PyBytes_AS_STRING(out) + BATCH_HEADER_SIZE, self._buf + BATCH_HEADER_SIZE,
+                   self._size)
+        if out is not None:
+            at, size = <uint8_t*>PyBytes_AS_STRING(out), PyBytes_GET_SIZE(out)
+        write_batch_header(at, size, base_offset, partition_leader_epoch,
+                           batch_attributes(code, timestamp_type, transactional, control),
+                           <int32_t>self.count, self.first_timestamp, self.max_timestamp,
+                           producer_id, producer_epoch, base_sequence, _crc32c)
+        if out is not None:
+            return out
         self._sealed = True
         return memoryview(self)
 

@@ -152,16 +152,17 @@ class FrameReader:
         elif self._scratch is not None:
             self.feed(memoryview(self._scratch)[:n])
 
-    def _fill(self, data: bytes | bytearray | memoryview) -> bytes | bytearray | memoryview:
+    def _begin(self, size: int, data: bytes | bytearray | memoryview) -> None:
+        """Start receiving a large frame of `size` bytes, all of `data` its first ones."""
+        self._frame, self._filled = bytearray(size), 0
+        self._fill(data)
+
+    def _fill(self, data: bytes | bytearray | memoryview) -> memoryview:
         """Copy into the large frame's payload what `data` has of it; the rest of `data`."""
         frame, start = self._frame, self._filled
         assert frame is not None
-        n = min(len(data), len(frame) - start)
-        if n == len(data):
-            frame[start : start + n] = data
-            self._filled = start + n
-            return b""
         view = memoryview(data)
+        n = min(len(view), len(frame) - start)
         frame[start : start + n] = view[:n]
         self._filled = start + n
         return view[n:]
@@ -175,8 +176,7 @@ class FrameReader:
         (size,) = _SIZE.unpack_from(data)
         if not LARGE_FRAME_SIZE <= size <= self.max_frame_size or len(data) - SIZE_PREFIX >= size:
             return False
-        self._frame, self._filled = bytearray(size), 0
-        self._fill(memoryview(data)[SIZE_PREFIX:])
+        self._begin(size, memoryview(data)[SIZE_PREFIX:])
         return True
 
     def next_frame(self) -> bytes | bytearray | None:
@@ -197,8 +197,7 @@ class FrameReader:
             buf.rollback()
             raise RemoteProtocolError(_bad_size(prefix, size, self.max_frame_size))
         if size >= LARGE_FRAME_SIZE and len(buf) < size:
-            self._frame, self._filled = bytearray(size), 0
-            self._fill(buf.take_rest())  # all of it belongs to this frame
+            self._begin(size, buf.take_rest())  # all of it belongs to this frame
             return None
         payload = buf.consume(size)
         if payload is None:
