@@ -66,7 +66,8 @@ except ModuleNotFoundError:  # anyio then assumes asyncio
 
 T = TypeVar("T")
 
-#: At most this many loop turns in `run_held` (the callback's own, and what it made ready).
+#: At most this many loop turns in `run_held` (the callback's own, and what it made ready) and
+#: at the end of a drive (what finishing its coroutine made ready).
 _HELD_TURNS = 4
 #: Seconds the loop thread keeps off the selector after a caller ran the loop: a caller that
 #: polls in a loop is back within them and runs the loop itself again.
@@ -341,10 +342,11 @@ class LoopThread:
         try:
             with self._driving(loop):
                 task = contextvars.Context().run(loop.create_task, func(*args))
-                task.add_done_callback(_wake)  # finished on another thread: this one looks
+                task.add_done_callback(_Waker(threading.get_ident()))
                 try:
                     while not task.done():
                         self._drive_once(loop, handoffs)
+                    _settle_turns(loop)
                 finally:
                     if not task.done():
                         task.cancel()
@@ -375,10 +377,7 @@ class LoopThread:
         assert loop is not None and selector is not None
         with self._as_loop(loop, selector, kick=False, hold=0.0):
             loop.call_soon(func, *args, context=contextvars.Context())
-            for _ in range(_HELD_TURNS):
-                loop._run_once()  # type: ignore[attr-defined]
-                if not loop._ready:  # type: ignore[attr-defined]
-                    break
+            _settle_turns(loop)
 
     @contextlib.contextmanager
     def _driving(self, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
@@ -557,8 +556,28 @@ def _nothing() -> None:
     """Scheduled only to wake the thread waiting in the loop's selector."""
 
 
-def _wake(task: asyncio.Task[Any]) -> None:
-    task.get_loop().call_soon_threadsafe(_nothing)
+def _settle_turns(loop: asyncio.AbstractEventLoop) -> None:
+    """Run the loop's turns on this thread while callbacks are ready (`_HELD_TURNS` at most):
+    what a caller's work left behind (a task's done callbacks, a write) runs here rather than
+    waking the loop thread for it."""
+    for _ in range(_HELD_TURNS):
+        if not loop._ready:  # type: ignore[attr-defined]
+            return
+        loop._run_once()  # type: ignore[attr-defined]
+
+
+class _Waker:
+    """A drive's done callback: a task finished by another thread running the loop wakes the
+    driving thread waiting in the selector; finished on the driving thread, it does nothing."""
+
+    __slots__ = ("_driver",)
+
+    def __init__(self, driver: int) -> None:
+        self._driver = driver
+
+    def __call__(self, task: asyncio.Task[Any]) -> None:
+        if threading.get_ident() != self._driver:
+            task.get_loop().call_soon_threadsafe(_nothing)
 
 
 def _cancel_all() -> None:

@@ -5,6 +5,7 @@ takes over again: I/O, timers and hand-overs work whichever thread runs the loop
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import threading
 import time
@@ -104,6 +105,29 @@ def test_the_loop_thread_takes_over_after_a_drive(thread: LoopThread) -> None:
         assert thread.call(_read_until, reader, 6) == b"abcdef"
     finally:
         theirs.close()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="counts a thread's wake-ups")
+def test_drives_in_a_row_leave_the_loop_thread_asleep(thread: LoopThread) -> None:
+    """What finishing a drive's coroutine makes ready (its done callbacks) runs on the driving
+    thread: a poll loop's drives do not wake the loop thread, each one taking the GIL and the
+    loop from the caller for nothing."""
+
+    def wakeups() -> int:
+        with open(f"/proc/self/task/{thread.thread.native_id}/status") as status:
+            for line in status:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    return int(line.split()[1])
+        raise AssertionError("no context switch count")
+
+    async def step() -> None:
+        await anyio.sleep(0)
+
+    thread.drive(step)
+    before = wakeups()
+    for _ in range(200):
+        thread.drive(step)
+    assert wakeups() - before < 50
 
 
 def test_a_reader_replaced_while_the_loop_thread_was_held_keeps_reading(
