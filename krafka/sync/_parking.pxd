@@ -14,6 +14,8 @@ cdef class ParkingLock:
     cdef unsigned int _sends
 
     cdef int _wait(self) except -1
+    cdef double _hold_end(self) noexcept nogil
+    cdef int _wait_hold(self) noexcept nogil
     cdef int pause_c(self) except -1
     cdef bint try_pause_c(self) noexcept
     cdef void resume_c(self) noexcept

@@ -124,29 +124,42 @@ cdef class ParkingLock:
     def hold(self):
         """(The loop thread) let go and wait, without the GIL, until `hold_until` passes, or
         until a caller failed to run the loop's next timer (`next_timer` + 1 ms; both read
-        again as callers move them), or `nudge()`; then `run`."""
-        cdef double now, until, timer
+        again as callers move them), or `nudge()`; then `run`. A wait that ended on time looks
+        again once it has the GIL back: the sender it waited for may have held the GIL (and
+        moved `hold_until` on) meanwhile, and then it keeps waiting."""
         cdef int got = 0
         self._holder = 0
         krafka_lock_release(self._lock)
-        with nogil:
-            while not self._nudged:
-                now = _now()
-                timer = self._next_timer + _TIMER_GRACE
-                until = self._hold_until if self._hold_until < timer else timer
-                if now >= until:
-                    break
-                got = PyThread_acquire_lock_timed(
-                    self._nudge, <long long>min((until - now) * 1e6 + 1, _HOLD_SLICE), 0
-                )
-                if got == PY_LOCK_ACQUIRED:
-                    break
+        while True:
+            with nogil:
+                got = self._wait_hold()
+            if self._nudged or got or _now() >= self._hold_end():
+                break
         if self._nudged:
-            if got != PY_LOCK_ACQUIRED:  # `nudge` released it (or is about to): take it back
+            if not got:  # `nudge` released it (or is about to): take it back
                 with nogil:
                     PyThread_acquire_lock(self._nudge, WAIT_LOCK)
             self._nudged = False
         self.run()
+
+    cdef double _hold_end(self) noexcept nogil:
+        """When a hold ends at the latest: `hold_until`, or 1 ms after the loop's next timer."""
+        cdef double timer = self._next_timer + _TIMER_GRACE
+        return self._hold_until if self._hold_until < timer else timer
+
+    cdef int _wait_hold(self) noexcept nogil:
+        """Wait (no GIL) until the hold ends or `nudge()`; 1 if the nudge lock was taken."""
+        cdef double now, until
+        while not self._nudged:
+            now = _now()
+            until = self._hold_end()
+            if now >= until:
+                return 0
+            if PyThread_acquire_lock_timed(
+                self._nudge, <long long>min((until - now) * 1e6 + 1, _HOLD_SLICE), 0
+            ) == PY_LOCK_ACQUIRED:
+                return 1
+        return 0
 
     cdef bint sent_c(self) noexcept:
         """(A caller holding the loop, after it appended a record) every 32nd record, hold the

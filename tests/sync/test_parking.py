@@ -3,6 +3,10 @@ pure twin behave the same, and a `LoopThread` runs nothing while a caller holds 
 
 from __future__ import annotations
 
+import collections
+import functools
+import itertools
+import operator
 import threading
 import time
 from typing import Any
@@ -146,6 +150,37 @@ def test_hold_waits_off_the_selector_until_the_hold_ends_a_nudge_or_a_timer_is_m
 
     assert lock.pause()  # let go meanwhile: a caller could pause it
     lock.resume()
+
+
+def test_a_hold_that_ends_while_a_sender_has_the_gil_looks_again(lock_type: Any) -> None:
+    """The sender holding the loop thread off may have the GIL when the hold runs out, and move
+    the hold on before letting go of it: the loop thread, once it has the GIL, reads the hold
+    again and keeps waiting (taking over would only take the GIL and the loop from the
+    sender)."""
+    lock = lock_type()
+    lock.next_timer = time.monotonic() + 60
+    start = time.monotonic()
+    lock.hold_until = start + 0.1
+    waited: list[float] = []
+
+    def holds() -> None:
+        lock.run()
+        lock.hold()
+        waited.append(time.monotonic() - start)
+        lock.park()
+
+    thread = threading.Thread(target=holds)
+    thread.start()
+    time.sleep(0.03)  # holding, without the GIL
+    move_on = functools.partial(type(lock).hold_until.__set__, lock, start + 0.6)
+    busy = itertools.takewhile(
+        functools.partial(operator.gt, start + 0.3), iter(time.monotonic, None)
+    )
+    # One call in C, so the GIL is never let go: the clock read past the hold, then the hold
+    # moved on.
+    collections.deque(itertools.chain(busy, iter(move_on, None)), maxlen=0)
+    thread.join(10)
+    assert waited[0] >= 0.55
 
 
 def test_sent_holds_the_loop_thread_off_and_says_when_a_timer_is_due(lock_type: Any) -> None:
