@@ -74,10 +74,8 @@ def configure(await_delivery, wait_delivery, locate, result_of, describe, metada
 @cython.final
 @cython.freelist(256)
 cdef class DeliveryHandle:
-    """A record on its way; `await` it for its `RecordMetadata` (or its delivery error)."""
-
-    cdef readonly object batch
-    cdef readonly Py_ssize_t index
+    """A record on its way; `await` it for its `RecordMetadata` (or its delivery error).
+    Its fields and `delivered` are declared in `_handle.pxd` (the sync futures call it in C)."""
 
     def __cinit__(self, object batch, Py_ssize_t index):
         self.batch = batch

@@ -196,7 +196,7 @@ def _compiled_result() -> Any:
     if found is None:
         return None
     configure, result = found
-    configure(DeliveryFuture.result)
+    configure(DeliveryFuture.result, DeliveryFuture)
     return result
 
 

@@ -1,0 +1,9 @@
+cimport cython
+
+
+@cython.final
+cdef class DeliveryHandle:
+    cdef readonly object batch
+    cdef readonly Py_ssize_t index
+
+    cpdef object delivered(self)
