@@ -29,7 +29,7 @@ Variants (acks=1 unless named -idempotent):
 * `-tasks` - `send_and_wait` in 1000 concurrent tasks (the other way asyncio code confirms
   every record; not run by default);
 * `krafka-sync`, `krafka-sync-confirm` - the same through the blocking `krafka.sync.Producer`,
-  compared with the async API (not run by default);
+  compared with the async API;
 * `krafka-many`, `krafka-sync-many` - the `-confirm` work in bulk: the records go out through
   `send_many` in chunks of `BULK_CHUNK` values (each chunk's list built inside the clock), and
   every chunk's one handle / future is awaited (all its records delivered), compared with
@@ -41,7 +41,7 @@ Variants (acks=1 unless named -idempotent):
 * `krafka-otel-metrics-confirm` - `krafka-confirm` recording OpenTelemetry messaging metrics (an SDK
   meter provider whose reader never exports), compared with it (not run by default).
 
-    python benches/e2e.py --cluster kafka [--records 200000] [--rounds 5] [--partitions 1]
+    python benches/e2e.py --cluster kafka [--records 1000000] [--rounds 5] [--partitions 1]
         [--value-size 100] [--compression none|lz4|zstd] [--clients krafka,java,...]
 """
 
@@ -531,7 +531,9 @@ def measure(name: str, broker: Broker, args: argparse.Namespace) -> Run:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cluster", choices=CLUSTERS, default="tansu")
-    parser.add_argument("--records", type=int, default=200_000)
+    # At ~2 M records/s, a million keeps krafka's timed part >= 0.5 s (BENCHMARKS.md: shorter,
+    # one-off costs such as the process's first full garbage collection weigh in the ratios).
+    parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--partitions", type=int, default=1)
     parser.add_argument("--value-size", type=int, default=100)
