@@ -28,14 +28,16 @@ def configure(python_result, type future_type):
 def result(self, timeout=None):
     """See `DeliveryFuture.result`. A delivered handle's metadata is the answer whatever the
     future's state (completing it sets that same metadata), so the state is not read."""
-    cdef PyObject* handle = NULL
+    cdef PyObject* slot
     if isinstance(self, _future_type):
-        handle = krafka_slot(self, _HANDLE)
-    if handle != NULL and type(<object>handle) is DeliveryHandle:
+        slot = krafka_slot(self, _HANDLE)
+        handle = None if slot == NULL else <object>slot
+    else:
+        handle = getattr(self, "_handle", None)
+    if type(handle) is DeliveryHandle:
         metadata = (<DeliveryHandle>handle).delivered()
     else:
-        found = getattr(self, "_handle", None)
-        metadata = None if found is None else found.delivered()
+        metadata = None if handle is None else handle.delivered()
     if metadata is not None:
         return metadata
     return _python_result(self, timeout)

@@ -17,24 +17,16 @@ it), so a producer nobody closed is still collected.
 Per record it reads no more than it must: closing is a flag of its own (`close()`, which the
 producer calls first when it closes; the producer's weak reference is followed only to queue),
 `engine.due` is read only for a record `open_c` could not take, and the future's `_handle` slot
-is set through its member descriptor (no attribute lookup by name).
+is written at its offset (`krafka.sansio.producer._slots`: no attribute lookup by name).
 """
 
 cimport cython
 
 from krafka.sansio.producer._append cimport OpenAppender
+from krafka.sansio.producer._slots cimport krafka_slot_set, slot_offset
 from krafka.sansio.producer.record import check_record, check_timestamp
 from krafka.sync._parking cimport ParkingLock
 from krafka.sync._untracked cimport alloc_untracked
-
-
-cdef extern from *:
-    """
-    static int krafka_set_member(PyObject *member, PyObject *obj, PyObject *value) {
-        return Py_TYPE(member)->tp_descr_set(member, obj, value);
-    }
-    """
-    int set_member "krafka_set_member" (object member, object obj, object value) except -1
 
 
 @cython.final
@@ -52,7 +44,7 @@ cdef class DirectSend:
     cdef object _closed_error
     cdef object _wake
     cdef OpenAppender _appender
-    cdef object _handle_slot  # the futures' `_handle` member descriptor
+    cdef Py_ssize_t _handle_at  # where the futures keep `_handle` (a slot)
     cdef bint _closed
 
     def __cinit__(self, producer_ref, ParkingLock parking, outbox, type future_type, client,
@@ -69,7 +61,7 @@ cdef class DirectSend:
         self._wake = client.driver.wake
         appender = getattr(self._engine.append_open, "__self__", None)
         self._appender = appender if isinstance(appender, OpenAppender) else None
-        self._handle_slot = _member(future_type, "_handle")
+        self._handle_at = slot_offset(future_type, "_handle")
 
     def close(self):
         """Refuse every later `send` (the producer is closing)."""
@@ -106,7 +98,7 @@ cdef class DirectSend:
                         handle = self._append_new(topic, partition, timestamp, key, value)
                         sealed = sealed or (not due and self._engine.due)
                     if handle is not None:
-                        set_member(self._handle_slot, future, handle)
+                        krafka_slot_set(future, self._handle_at, handle)
                         if self._parking.sent_c() or sealed:
                             self._run_held(self._wake)
                         return future
@@ -120,13 +112,3 @@ cdef class DirectSend:
             raise self._closed_error("producer is closed")
         return producer._queue(topic, value, key, headers, partition, timestamp, future)
 
-
-cdef object _member(type cls, str name):
-    """The member descriptor (slot) `name` of `cls` or of the nearest base defining it."""
-    for base in cls.__mro__:
-        found = base.__dict__.get(name)
-        if found is not None:
-            if type(found).__name__ != "member_descriptor":
-                raise TypeError(f"{cls.__name__}.{name} is not a slot")
-            return found
-    raise TypeError(f"{cls.__name__} has no slot {name}")

@@ -30,8 +30,13 @@ cdef extern from *:
 
 
 cdef inline Py_ssize_t slot_offset(type cls, str name) except -1:
-    """Where instances of `cls` keep their `__slots__` member `name`."""
-    cdef Py_ssize_t offset = krafka_slot_offset(cls.__dict__[name])
+    """Where instances of `cls` keep their `__slots__` member `name` (of `cls` or the nearest
+    base defining it)."""
+    cdef Py_ssize_t offset = -1
+    for base in cls.__mro__:
+        if name in base.__dict__:
+            offset = krafka_slot_offset(base.__dict__[name])
+            break
     if offset < 0:
         raise TypeError(f"{cls.__name__}.{name} is not a __slots__ member")
     return offset
