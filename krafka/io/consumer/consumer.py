@@ -520,8 +520,12 @@ class Consumer(OffsetLookups):
         """After a take: a poll may start a rebalance, and frees fetch buffer space. A take
         from the fetcher (`fetched`) that used a buffered fetch up steps the engine now, so
         the next Fetch is planned before this task hands the records out (`_wait_for` lets
-        it go on the wire); others leave it to the client's loop."""
-        if not (fetched and self._engine.fetcher.drained and self._driver.step()):
+        it go on the wire); others leave it to the client's loop, unless the poll gave the
+        engine nothing to do (`quiet`: an empty poll while a Fetch is under way)."""
+        engine = self._engine
+        if fetched and engine.fetcher.drained and self._driver.step():
+            return
+        if not engine.quiet:
             self._driver.wake()
 
     def _intercepted(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:

@@ -146,6 +146,10 @@ class ConsumerEngine:
         self._events: list[Any] = []
         self._failures: list[KrafkaError] = []
         self._ready = False
+        #: The last `poll` / `poll_batches` gave the engine nothing new to do: it took nothing,
+        #: used up or dropped no fetch, and no group step or auto-commit came due (a driver
+        #: need not step the engine for it).
+        self.quiet = False
         self._step: RebalanceEvent | None = None
         self._committed_op: int | None = None
         self._next_auto_commit: float | None = None
@@ -279,10 +283,12 @@ class ConsumerEngine:
         """Up to `max_records` records ready now ([] when none); raises what the application
         must see first (a group's, a reset's or a partition's error). Records left behind
         bring a `PollReady`, so an application polling on `PollReady` alone gets them all."""
-        self._polled(now)
+        self.quiet = False
+        quiet = self._polled(now)
         records = self._take_records(max_records or self.config.max_poll_records, now)
         if records and (self.buffer or self.fetcher.has_data()):
             self._ready = True
+        self.quiet = quiet and not records and not self.fetcher.drained
         return records
 
     def _take_records(self, limit: int, now: float) -> list[ConsumerRecord]:
@@ -300,11 +306,13 @@ class ConsumerEngine:
 
     def poll_batches(self, now: float) -> list[FetchedBatch]:
         """Every partition's fetched data undecoded (`FetchedBatch`)."""
-        self._polled(now)
+        self.quiet = False
+        quiet = self._polled(now)
         self.subscription.mark_polled()
         batches = self.fetcher.fetched_batches()
         if batches:
             self.metrics.consumed_batches(batches, now)
+        self.quiet = quiet and not batches and not self.fetcher.drained
         return batches
 
     def keep(self, records: Iterable[ConsumerRecord]) -> None:
@@ -661,34 +669,39 @@ class ConsumerEngine:
         else:
             self.positions.committed_found(result.value)
 
-    def _polled(self, now: float) -> None:
+    def _polled(self, now: float) -> bool:
         """The application polled: the group learns it; a due auto-commit goes out; what it
-        must see is raised."""
+        must see is raised. True when that gave the engine nothing new to do (see `quiet`)."""
         self.metrics.polled(now)
         if self.subscription.type is SubscriptionType.NONE:
             raise IllegalStateError(
                 "Consumer is not subscribed to any topics or assigned any partitions: call "
                 "subscribe() or assign() before polling"
             )
+        quiet = True
         member = self._member
         if member is not None and not member.closed and self.subscription.type in _SUBSCRIBED:
-            member.poll(now)
-        self._maybe_auto_commit(now)
+            quiet = not member.poll(now)
+        if self._maybe_auto_commit(now):
+            quiet = False
         self.raise_failure()
+        return quiet
 
-    def _maybe_auto_commit(self, now: float) -> None:
+    def _maybe_auto_commit(self, now: float) -> bool:
+        """True when the poll was an auto-commit's due time (one may have been queued)."""
         if not self.config.auto_commit or self._closing is not None:
-            return
+            return False
         due = self._next_auto_commit
         interval = self.config.group.auto_commit_interval if self.config.group else 0.0
         if due is None:
             self._next_auto_commit = now + interval
-            return
+            return False
         if now < due:
-            return
+            return False
         offsets = self.consumed()
         if not offsets or self._group().auto_commit(offsets, now) is not None:
             self._next_auto_commit = now + interval
+        return True
 
     # -- internals: assignment and buffer -------------------------------------------------------
 

@@ -119,8 +119,9 @@ class Fetcher:
         self.metrics = ConsumerMetrics()
         #: How many records of each partition the last `fetched_records` returned.
         self.taken: dict[TopicPartition, int] = {}
-        #: The last `fetched_records` / `fetched_batches` used a buffered fetch up: the next
-        #: Fetch may be planned now (a driver steps at once instead of when it next runs).
+        #: The last `fetched_records` / `fetched_batches` used a buffered fetch up (or dropped a
+        #: stale one): the next Fetch may be planned now (a driver steps at once instead of when
+        #: it next runs).
         self.drained = False
         self._sessions: dict[int, FetchSessionHandler] = {}
         self._in_flight: dict[SendRequest[Any], _InFlight] = {}
@@ -218,6 +219,7 @@ class Fetcher:
             tp = completed.partition
             if not self._current(completed):
                 self._drop(completed)
+                self.drained = True
                 continue
             if subscription.is_paused(tp):
                 continue
@@ -246,6 +248,7 @@ class Fetcher:
             tp = completed.partition
             if not self._current(completed):
                 self._drop(completed)
+                self.drained = True
                 continue
             if self.subscription.is_paused(tp) or completed.started:
                 continue

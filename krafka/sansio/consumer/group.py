@@ -202,8 +202,9 @@ class MemberGroup:
     def subscribe(self, topics: Iterable[str] | re.Pattern[str], now: float) -> None:
         self.member.subscribe(topics, now)
 
-    def poll(self, now: float) -> None:
-        self.member.poll(now)
+    def poll(self, now: float) -> bool:
+        """The application polled; False when the member has nothing new to do."""
+        return self.member.poll(now)
 
     def metadata_updated(
         self, partitions: Mapping[str, int], topic_ids: Mapping[str, uuid.UUID], now: float

@@ -121,11 +121,13 @@ class GroupMember:
         if not was_active:
             core.request_rejoin("subscribed")
 
-    def poll(self, now: float) -> None:
-        """The application polled: the poll interval restarts; a due rebalance may start."""
+    def poll(self, now: float) -> bool:
+        """The application polled: the poll interval restarts; a due rebalance may start.
+        False when a stable member has nothing to start (its driver need not step now)."""
         core = self._core
         core.clock.polled(now)
         core.polled = True
+        return core.rejoin_needed or core.state is not MemberState.STABLE
 
     def auto_commit(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata], now: float

@@ -155,15 +155,25 @@ class ConsumerMember(Membership):
             self._topics, self._pattern = names, pattern
             self.subscription_updated = True
 
-    def poll(self, now: float) -> None:
+    def poll(self, now: float) -> bool:
         """The application polled: the poll interval restarts, joining starts after a
         subscribe, a stale member rejoins, a reconciliation may start (it commits positions
-        first when auto-commit is on)."""
+        first when auto-commit is on). False when a stable member with nothing under way or
+        announced has nothing to start (its driver need not step now)."""
         self._require_open()
+        stirred = (
+            self.state is not S.STABLE
+            or self._poll_announced
+            or self.poll_expired
+            or self.subscription_updated
+            or self._step is not None
+            or self.flows.busy
+        )
         self.polled(now)
         self._poll_announced = False
         if self._step is None:
             self.flows.advance(self, can_commit=True)
+        return stirred or self.state is not S.STABLE
 
     def auto_commit(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata], now: float
