@@ -112,10 +112,6 @@ async def _outcome(pending: PendingCommit) -> Offsets:
     return pending.offsets
 
 
-async def _wait_ready(consumer: AsyncConsumer, timeout: float | None) -> bool:
-    return await consumer.wait_ready(timeout)
-
-
 async def _begin(consumer: AsyncConsumer, offsets: Any) -> PendingCommit:
     return consumer.commit_async(offsets)
 
@@ -213,30 +209,20 @@ class Consumer(SyncClient[AsyncConsumer]):
     ) -> list[ConsumerRecord]:
         """Records ready within `timeout` seconds (None: wait for some); [] on timeout. Those
         already fetched are taken (decoded) right here, on this thread, while the loop thread
-        is parked (`poll_ready`); otherwise the poll waits on the loop."""
+        is parked (`poll_ready`); otherwise this thread runs the loop for the async poll."""
         self._commits.run_callbacks()
-        return self._direct(timeout, max_records) or self._poll(0.0, max_records)
+        return self._ready(max_records, self._thread.time()) or self._drive(
+            _C.poll, self._client, timeout, max_records
+        )
 
     def batch_recv(
         self, max_records: int | None = None, timeout: float | None = None
     ) -> list[ConsumerRecord]:
         """Like `poll`: up to `max_records`, waiting up to `timeout` (None: for some)."""
         self._commits.run_callbacks()
-        return self._direct(timeout, max_records) or self._batch_recv(max_records, 0.0)
-
-    def _direct(self, timeout: float | None, max_records: int | None) -> list[ConsumerRecord]:
-        """Records taken on this thread: those ready now, else once the loop saw some arrive
-        within `timeout` (`wait_ready`); [] when the poll is to finish on the loop."""
-        started = self._thread.time()
-        records = self._ready(max_records, started)
-        if records is None and self._wait(timeout):
-            records = self._ready(max_records, started)
-        return records or []
-
-    def _wait(self, timeout: float | None) -> bool:
-        """`wait_ready` with this thread running the loop (`LoopThread.drive`): what the poll
-        waits for is read here, with no hand-over to the loop thread and back."""
-        return self._drive(_wait_ready, self._client, timeout)
+        return self._ready(max_records, self._thread.time()) or self._drive(
+            _C.poll, self._client, timeout, max_records
+        )
 
     def _ready(self, max_records: int | None, started: float) -> list[ConsumerRecord] | None:
         """The async consumer's `poll_ready` on this thread with the loop parked, then its

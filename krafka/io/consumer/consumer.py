@@ -425,25 +425,8 @@ class Consumer(OffsetLookups):
 
         return await poll_arrow(self, timeout, max_records)
 
-    async def wait_ready(self, timeout: float | None = 0.0) -> bool:
-        """The sync facade's hook: wait as `poll` does (listener steps, errors and wakeups
-        served and raised) until a poll would return something, without taking it; False on
-        timeout. The sync consumer then takes the records on its own thread (`poll_ready`)."""
-        self._check_open()
-        return bool(await self._wait_for(timeout, self._ready_or_polled))
-
     def _has_ready(self) -> bool:
         return bool(self._buffer) or self._engine.fetcher.has_data()
-
-    def _ready_or_polled(self) -> bool:
-        """`wait_ready`'s take: True when records are ready; else the engine sees a poll that
-        found none (the group may go on, failures raise), as with `poll`."""
-        if self._has_ready():
-            return True
-        records = self._records(None)
-        if records:
-            self._engine.keep(records)
-        return bool(records)
 
     def poll_ready(
         self, now: float, max_records: int | None = None, started: float | None = None
