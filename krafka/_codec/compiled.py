@@ -5,6 +5,7 @@ Importing this module raises ImportError when the extensions were not built.
 
 from __future__ import annotations
 
+from krafka._codec._buffer import receive_buffer
 from krafka._codec._builder import RecordsBuilder
 from krafka._codec._murmur import murmur2, murmur2_partition
 from krafka._codec._records import (
@@ -49,6 +50,7 @@ __all__ = [
     "murmur2",
     "murmur2_partition",
     "name",
+    "receive_buffer",
     "scan_batches",
     "slot_fields",
 ]

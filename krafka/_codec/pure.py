@@ -9,6 +9,7 @@ from krafka._codec.batches import (
     iter_batches,
     scan_batches,
 )
+from krafka._codec.buffer import receive_buffer
 from krafka._codec.murmur import murmur2, murmur2_partition
 from krafka._codec.records import RecordsBuilder, encode_batch
 from krafka._codec.take import consumer_records, slot_fields
@@ -44,6 +45,7 @@ __all__ = [
     "murmur2",
     "murmur2_partition",
     "name",
+    "receive_buffer",
     "scan_batches",
     "slot_fields",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import struct
 from typing import Final
 
+from krafka._codec import impl
 from krafka.errors import RemoteProtocolError
 
 _SIZE: Final = struct.Struct(">i")
@@ -154,7 +155,7 @@ class FrameReader:
 
     def _begin(self, size: int, data: bytes | bytearray | memoryview) -> None:
         """Start receiving a large frame of `size` bytes, all of `data` its first ones."""
-        self._frame, self._filled = bytearray(size), 0
+        self._frame, self._filled = impl.receive_buffer(size), 0
         self._fill(data)
 
     def _fill(self, data: bytes | bytearray | memoryview) -> memoryview:

@@ -77,3 +77,13 @@ def test_varlong_round_trip(value: int):
     encoded = varint.encode_varlong(value)
     assert len(encoded) == varint.size_of_varlong(value)
     assert varint.decode_varlong(encoded) == (value, len(encoded))
+
+
+def test_a_receive_buffer_is_a_bytearray_of_the_size_asked(codec: ModuleType) -> None:
+    buffer = codec.receive_buffer(1 << 20)
+    assert type(buffer) is bytearray and len(buffer) == 1 << 20
+    buffer[:3] = b"abc"
+    assert buffer[:3] == b"abc"
+    assert codec.receive_buffer(0) == bytearray()
+    with pytest.raises(ValueError, match="-1 bytes"):
+        codec.receive_buffer(-1)
