@@ -52,7 +52,7 @@ from krafka.io.tracing import tracing_for
 from krafka.io.wakeup import WakeupTrigger
 from krafka.metrics.otel import MessagingMetrics, messaging_metrics
 from krafka.metrics.registry import ClientEntry, forget, track
-from krafka.sansio.consumer.engine import ConsumerEngine
+from krafka.sansio.consumer.engine import AfterPoll, ConsumerEngine
 from krafka.sansio.consumer.events import (
     AutoCommitFailed,
     OffsetsCommitted,
@@ -504,11 +504,11 @@ class Consumer(OffsetLookups):
         from the fetcher (`fetched`) that used a buffered fetch up steps the engine now, so
         the next Fetch is planned before this task hands the records out (`_wait_for` lets
         it go on the wire); others leave it to the client's loop, unless the poll gave the
-        engine nothing to do (`quiet`: an empty poll while a Fetch is under way)."""
-        engine = self._engine
-        if fetched and engine.fetcher.drained and self._driver.step():
+        engine nothing to do (`AfterPoll.NOTHING`: an empty poll while a Fetch is under way)."""
+        after = self._engine.after_poll()
+        if fetched and after is AfterPoll.STEP and self._driver.step():
             return
-        if not engine.quiet:
+        if after is not AfterPoll.NOTHING:
             self._driver.wake()
 
     def _intercepted(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:

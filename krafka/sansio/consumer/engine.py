@@ -28,6 +28,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from krafka.errors import (
@@ -85,6 +86,21 @@ from krafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartit
 log = logging.getLogger(__name__)
 
 _SUBSCRIBED = (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN)
+
+
+class AfterPoll(Enum):
+    """What a driver does with the engine after a `poll` / `poll_batches` (`after_poll()`)."""
+
+    #: The poll used a fetch up (or dropped a stale one): step now, so the next Fetch is
+    #: planned before the records are handed out.
+    STEP = "step"
+    #: The poll gave the engine work (records taken, a group step or an auto-commit due):
+    #: step soon.
+    WAKE = "wake"
+    #: Nothing new (an empty poll while a Fetch is under way): no step is needed for it.
+    NOTHING = "nothing"
+
+
 _Outcome = Completed | Failed
 
 
@@ -146,10 +162,7 @@ class ConsumerEngine:
         self._events: list[Any] = []
         self._failures: list[KrafkaError] = []
         self._ready = False
-        #: The last `poll` / `poll_batches` gave the engine nothing new to do: it took nothing,
-        #: used up or dropped no fetch, and no group step or auto-commit came due (a driver
-        #: need not step the engine for it).
-        self.quiet = False
+        self._after_poll = AfterPoll.WAKE
         self._step: RebalanceEvent | None = None
         self._committed_op: int | None = None
         self._next_auto_commit: float | None = None
@@ -283,12 +296,12 @@ class ConsumerEngine:
         """Up to `max_records` records ready now ([] when none); raises what the application
         must see first (a group's, a reset's or a partition's error). Records left behind
         bring a `PollReady`, so an application polling on `PollReady` alone gets them all."""
-        self.quiet = False
+        self._after_poll = AfterPoll.WAKE
         quiet = self._polled(now)
         records = self._take_records(max_records or self.config.max_poll_records, now)
         if records and (self.buffer or self.fetcher.has_data()):
             self._ready = True
-        self.quiet = quiet and not records and not self.fetcher.drained
+        self._after_poll = _after(quiet and not records, self.fetcher.drained)
         return records
 
     def _take_records(self, limit: int, now: float) -> list[ConsumerRecord]:
@@ -306,14 +319,19 @@ class ConsumerEngine:
 
     def poll_batches(self, now: float) -> list[FetchedBatch]:
         """Every partition's fetched data undecoded (`FetchedBatch`)."""
-        self.quiet = False
+        self._after_poll = AfterPoll.WAKE
         quiet = self._polled(now)
         self.subscription.mark_polled()
         batches = self.fetcher.fetched_batches()
         if batches:
             self.metrics.consumed_batches(batches, now)
-        self.quiet = quiet and not batches and not self.fetcher.drained
+        self._after_poll = _after(quiet and not batches, self.fetcher.drained)
         return batches
+
+    def after_poll(self) -> AfterPoll:
+        """What the last `poll` / `poll_batches` asks of a driver (`WAKE` after one that
+        raised): a poll that leaves the engine nothing new to do needs no step."""
+        return self._after_poll
 
     def keep(self, records: Iterable[ConsumerRecord]) -> None:
         """Records `poll` returned that the driver hands out one by one (`recv`, `async for`):
@@ -671,7 +689,7 @@ class ConsumerEngine:
 
     def _polled(self, now: float) -> bool:
         """The application polled: the group learns it; a due auto-commit goes out; what it
-        must see is raised. True when that gave the engine nothing new to do (see `quiet`)."""
+        must see is raised. True when that gave the engine nothing new to do (`AfterPoll`)."""
         self.metrics.polled(now)
         if self.subscription.type is SubscriptionType.NONE:
             raise IllegalStateError(
@@ -833,4 +851,10 @@ class ConsumerEngine:
             self._closing.sessions.discard(sent)
 
 
-__all__ = ["ConsumerEngine"]
+def _after(quiet: bool, drained: bool) -> AfterPoll:
+    if drained:
+        return AfterPoll.STEP
+    return AfterPoll.NOTHING if quiet else AfterPoll.WAKE
+
+
+__all__ = ["AfterPoll", "ConsumerEngine"]

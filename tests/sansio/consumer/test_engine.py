@@ -40,7 +40,7 @@ from krafka.protocol.messages.metadata_response import (
 )
 from krafka.sansio.actions import Broker, Coordinator, RefreshMetadata, SendRequest
 from krafka.sansio.consumer.config import ConsumerConfig
-from krafka.sansio.consumer.engine import ConsumerEngine
+from krafka.sansio.consumer.engine import AfterPoll, ConsumerEngine
 from krafka.sansio.consumer.events import (
     OffsetsCommitted,
     PartitionsAssigned,
@@ -199,38 +199,39 @@ def test_a_poll_that_leaves_records_behind_is_followed_by_poll_ready() -> None:
 
 
 def test_an_empty_poll_while_a_fetch_is_under_way_gives_the_engine_nothing_to_do() -> None:
-    """`quiet` lets a driver skip stepping the engine after a poll that found nothing."""
+    """A driver need not step the engine after a poll that found nothing (`AfterPoll`)."""
     machine, talk, fetch = assigned_at(5)
-    assert machine.poll(talk.now) == [] and machine.quiet
+    assert machine.poll(talk.now) == [] and machine.after_poll() is AfterPoll.NOTHING
     talk.expect_nothing()
     talk.reply(fetch, records_answer(0, range(5, 8)))
     talk.step()
-    assert len(machine.poll(talk.now)) == 3 and not machine.quiet, "the fetch was used up"
+    assert len(machine.poll(talk.now)) == 3
+    assert machine.after_poll() is AfterPoll.STEP, "the fetch was used up"
     talk.expect(FetchRequest)
-    assert machine.poll(talk.now) == [] and machine.quiet
+    assert machine.poll(talk.now) == [] and machine.after_poll() is AfterPoll.NOTHING
 
 
-def test_a_poll_that_starts_a_join_or_an_auto_commit_is_not_quiet() -> None:
+def test_a_poll_that_starts_a_join_or_an_auto_commit_wakes_the_driver() -> None:
     machine, talk = engine(auto_commit=True)
     machine.subscribe(["t"], talk.now)
     machine.metadata_updated(talk.now)
     talk.step()
-    assert machine.poll(talk.now) == [] and not machine.quiet, "the member joins"
+    assert machine.poll(talk.now) == [] and machine.after_poll() is AfterPoll.WAKE, "joining"
     machine, talk = engine(auto_commit=True)
     machine.assign([T0], talk.now)
     talk.reply(talk.expect(OffsetFetchRequest), committed_answer({T0: 5}))
     talk.expect(FetchRequest)
-    assert machine.poll(talk.now) == [] and machine.quiet
+    assert machine.poll(talk.now) == [] and machine.after_poll() is AfterPoll.NOTHING
     talk.advance(5.0)
-    assert machine.poll(talk.now) == [] and not machine.quiet, "an auto-commit came due"
+    assert machine.poll(talk.now) == [] and machine.after_poll() is AfterPoll.WAKE, "auto-commit"
 
 
-def test_a_stable_members_empty_poll_is_quiet() -> None:
+def test_a_stable_members_empty_poll_needs_no_step() -> None:
     machine, talk, step = subscribed()
     machine.rebalance_done(step, talk.now)
     talk.reply(talk.expect(OffsetFetchRequest), committed_answer({T0: 5, T1: 9}))
     talk.step()
-    assert machine.poll(talk.now) == [] and machine.quiet
+    assert machine.poll(talk.now) == [] and machine.after_poll() is AfterPoll.NOTHING
 
 
 def test_records_kept_for_one_by_one_delivery_are_not_consumed_yet() -> None:
