@@ -170,8 +170,6 @@ class Consumer(SyncClient[AsyncConsumer]):
     assign = blocking(_C.assign)
     _subscribe = blocking(_C.subscribe)
     unsubscribe = blocking(_C.unsubscribe)
-    _poll = blocking(_C.poll)
-    _batch_recv = blocking(_C.batch_recv)
     _recv = _polling(_C.recv)
     poll_batches = _polling(_C.poll_batches)
     poll_arrow = _polling(_C.poll_arrow)
@@ -211,20 +209,15 @@ class Consumer(SyncClient[AsyncConsumer]):
         already fetched are taken (decoded) right here, on this thread, while the loop thread
         is parked (`poll_ready`); otherwise this thread runs the loop for the async poll."""
         self._commits.run_callbacks()
-        return self._ready(max_records, self._thread.time()) or self._drive(
-            _C.poll, self._client, timeout, max_records
-        )
+        return self._ready(max_records) or self._drive(_C.poll, self._client, timeout, max_records)
 
     def batch_recv(
         self, max_records: int | None = None, timeout: float | None = None
     ) -> list[ConsumerRecord]:
         """Like `poll`: up to `max_records`, waiting up to `timeout` (None: for some)."""
-        self._commits.run_callbacks()
-        return self._ready(max_records, self._thread.time()) or self._drive(
-            _C.poll, self._client, timeout, max_records
-        )
+        return self.poll(timeout, max_records)
 
-    def _ready(self, max_records: int | None, started: float) -> list[ConsumerRecord] | None:
+    def _ready(self, max_records: int | None) -> list[ConsumerRecord] | None:
         """The async consumer's `poll_ready` on this thread with the loop parked, then its
         `poll_ready_done` here too (`LoopThread.run_held`: the next Fetch goes out before the
         records are handed out). None: poll on the loop."""
@@ -236,7 +229,7 @@ class Consumer(SyncClient[AsyncConsumer]):
         client = self._client
         records: list[ConsumerRecord] | None = None
         try:
-            records = client.poll_ready(self._thread.time(), max_records, started)
+            records = client.poll_ready(self._thread.time(), max_records)
         except BaseException:
             self._thread.call_soon(client.poll_ready_done)
             raise
