@@ -302,7 +302,9 @@ def test_share_target_assignment(mock_cluster: MockCluster) -> None:
         _produce(mock_cluster, "t", [b"zero"], partition=0)
         _produce(mock_cluster, "t", [b"one"], partition=1)
         got = _poll(consumer, 2, 2)
-    assert [(m.partition(), m.value()) for m in got] == [(1, b"one")]
+    # Share groups deliver at least once: under load librdkafka's consumer has been seen to get
+    # "one" a second time (CI of f5cc299), so the check is which partitions delivered.
+    assert {(m.partition(), m.value()) for m in got} == {(1, b"one")}
 
 
 # -- share groups, through raw requests --------------------------------------------------------
