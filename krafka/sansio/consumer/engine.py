@@ -296,12 +296,11 @@ class ConsumerEngine:
         """Up to `max_records` records ready now ([] when none); raises what the application
         must see first (a group's, a reset's or a partition's error). Records left behind
         bring a `PollReady`, so an application polling on `PollReady` alone gets them all."""
-        self._after_poll = AfterPoll.WAKE
         quiet = self._polled(now)
         records = self._take_records(max_records or self.config.max_poll_records, now)
         if records and (self.buffer or self.fetcher.has_data()):
             self._ready = True
-        self._after_poll = _after(quiet and not records, self.fetcher.drained)
+        self._poll_done(quiet and not records)
         return records
 
     def _take_records(self, limit: int, now: float) -> list[ConsumerRecord]:
@@ -319,13 +318,12 @@ class ConsumerEngine:
 
     def poll_batches(self, now: float) -> list[FetchedBatch]:
         """Every partition's fetched data undecoded (`FetchedBatch`)."""
-        self._after_poll = AfterPoll.WAKE
         quiet = self._polled(now)
         self.subscription.mark_polled()
         batches = self.fetcher.fetched_batches()
         if batches:
             self.metrics.consumed_batches(batches, now)
-        self._after_poll = _after(quiet and not batches, self.fetcher.drained)
+        self._poll_done(quiet and not batches)
         return batches
 
     def after_poll(self) -> AfterPoll:
@@ -689,7 +687,9 @@ class ConsumerEngine:
 
     def _polled(self, now: float) -> bool:
         """The application polled: the group learns it; a due auto-commit goes out; what it
-        must see is raised. True when that gave the engine nothing new to do (`AfterPoll`)."""
+        must see is raised. True when that gave the engine nothing new to do (`AfterPoll`);
+        until `_poll_done`, `after_poll()` says `WAKE` (what a poll that raises leaves)."""
+        self._after_poll = AfterPoll.WAKE
         self.metrics.polled(now)
         if self.subscription.type is SubscriptionType.NONE:
             raise IllegalStateError(
@@ -704,6 +704,14 @@ class ConsumerEngine:
             quiet = False
         self.raise_failure()
         return quiet
+
+    def _poll_done(self, quiet: bool) -> None:
+        """Settle `after_poll()` for a poll that returned; `quiet`: it took nothing and gave
+        the engine nothing new to do."""
+        if self.fetcher.drained:
+            self._after_poll = AfterPoll.STEP
+        else:
+            self._after_poll = AfterPoll.NOTHING if quiet else AfterPoll.WAKE
 
     def _maybe_auto_commit(self, now: float) -> bool:
         """True when the poll was an auto-commit's due time (one may have been queued)."""
@@ -849,12 +857,6 @@ class ConsumerEngine:
     def _session_closed(self, sent: SendRequest[Any]) -> None:
         if self._closing is not None:
             self._closing.sessions.discard(sent)
-
-
-def _after(quiet: bool, drained: bool) -> AfterPoll:
-    if drained:
-        return AfterPoll.STEP
-    return AfterPoll.NOTHING if quiet else AfterPoll.WAKE
 
 
 __all__ = ["AfterPoll", "ConsumerEngine"]
