@@ -69,3 +69,11 @@ def _calibrate(fn: Callable[[], object], min_time: float) -> int:
         if time.perf_counter() - start >= min_time:
             return loops
         loops *= 2
+
+
+def paired_ratio(mine: list[float], peer: list[float]) -> float:
+    """The median over rounds of `mine[i] / peer[i]`: each round's two figures come from
+    processes run one after the other, so a slow phase of a shared machine that lasts a few
+    runs shifts both sides of a round, where a ratio of medians can set one side's slow round
+    beside the other's fast one."""
+    return statistics.median(a / b for a, b in zip(mine, peer, strict=True))

@@ -3,7 +3,8 @@
 One broker (`--cluster tansu`, the embedded Tansu, or `--cluster kafka`, one Apache Kafka 4.4
 node), the same workload for each client: N records of `--value-size` bytes (100) to a topic of
 `--partitions` partitions (1: every record to partition 0; more: each client's default
-partitioner, sticky for records without a key), `--compression` (none), linger 5 ms, acks=1.
+partitioner, sticky for records without a key), `--compression` (none), `--linger-ms` (5),
+acks=1.
 Every run is a fresh process; runs alternate between clients (round 1: a, b, c; round 2: a, b,
 c; ...), and medians of records/s, client CPU µs per record (`time.process_time`, which includes
 librdkafka's threads; for Java the whole JVM's CPU) and the broker's CPU seconds during the run
@@ -62,6 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cluster import CLUSTERS, Broker, broker, create_topic
 from _installed import compile_krafka
 from _otel import child_env, source_root, split, tracing_options
+from _timing import paired_ratio
 
 source_root(__file__)
 
@@ -497,12 +499,13 @@ CLIENTS["krafka-otel-metrics-confirm"] = lambda b, t, n: krafka_run(
 PEERS["krafka-otel-metrics-confirm"] = ("krafka-confirm",)
 
 
-def configure(value_size: int, partitions: int, compression: str) -> None:
+def configure(value_size: int, partitions: int, compression: str, linger_ms: int) -> None:
     """Set this process's workload (a child's, from its command line)."""
-    global VALUE, PARTITION, COMPRESSION
+    global VALUE, PARTITION, COMPRESSION, LINGER_MS
     VALUE = b"x" * value_size
     PARTITION = 0 if partitions == 1 else None
     COMPRESSION = compression
+    LINGER_MS = linger_ms
 
 
 def topic_of(name: str) -> str:
@@ -520,7 +523,8 @@ def measure(name: str, broker: Broker, args: argparse.Namespace) -> Run:
     out = subprocess.run(
         [sys.executable, __file__, "--child", name, "--bootstrap", broker.bootstrap,
          "--records", str(args.records), "--value-size", str(args.value_size),
-         "--partitions", str(args.partitions), "--compression", args.compression],
+         "--partitions", str(args.partitions), "--compression", args.compression,
+         "--linger-ms", str(args.linger_ms)],
         check=True, capture_output=True, text=True, env=child_env(name, args.baseline),
         timeout=900,
     )  # fmt: skip
@@ -538,6 +542,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=1)
     parser.add_argument("--value-size", type=int, default=100)
     parser.add_argument("--compression", default="none", choices=("none", "lz4", "zstd"))
+    parser.add_argument("--linger-ms", type=int, default=LINGER_MS, help="every client's linger")
     parser.add_argument(
         "--clients", default=",".join(DEFAULT_CLIENTS), help=f"any of {', '.join(CLIENTS)}"
     )
@@ -548,7 +553,7 @@ def main() -> None:
     compile_krafka()
     if args.baseline:
         compile_krafka(Path(args.baseline))
-    configure(args.value_size, args.partitions, args.compression)
+    configure(args.value_size, args.partitions, args.compression, args.linger_ms)
     if args.child:
         child(args.child, args.bootstrap, args.records)
         return
@@ -591,9 +596,12 @@ def report(results: dict[str, list[Run]], records: int) -> None:
         for peer in peers:
             if ours in medians and peer in medians:
                 (rate, cpu, _), (peer_rate, peer_cpu, _) = medians[ours], medians[peer]
+                same_round = paired_ratio(
+                    [1 / r.seconds for r in results[ours]], [1 / r.seconds for r in results[peer]]
+                )
                 print(
-                    f"  {ours} / {peer}: {rate / peer_rate:.2f}x throughput, "
-                    f"{cpu / peer_cpu:.2f}x CPU per record"
+                    f"  {ours} / {peer}: {rate / peer_rate:.2f}x throughput "
+                    f"(same-round median {same_round:.2f}x), {cpu / peer_cpu:.2f}x CPU per record"
                 )
 
 

@@ -5,7 +5,11 @@ twice, with N and 5N records, and prints (I(5N) - I(N)) / 4N: the marginal instr
 record of every thread of the process (librdkafka's included), start-up and imports cancelled
 out. The broker (`--cluster`) runs outside valgrind. Produce takes e2e.py's workload options
 (`--partitions`, `--value-size`, `--compression`) and its `NAME@base` clients (krafka from the
-`--baseline` source tree, for before/after counts of a change).
+`--baseline` source tree, for before/after counts of a change). Its producers linger 1 s
+(`--linger-ms`): callgrind runs a client some 50 times slower, so e2e's 5 ms would seal a batch
+every few dozen records, where a real run fills each to its size; how often a client looks at a
+due linger then sets the count (the sync producer runs its timers from `send`, an async one
+only when the application yields), not its cost per record.
 
     python benches/instructions.py --cluster tansu [--records 20000]
         [--produce krafka-confirm,confluent-confirm] [--consume krafka,confluent-kafka]
@@ -64,6 +68,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=1, help="produce: topic partitions")
     parser.add_argument("--value-size", type=int, default=100, help="produce: value bytes")
     parser.add_argument("--compression", default="none", choices=("none", "lz4", "zstd"))
+    parser.add_argument("--linger-ms", type=int, default=1000, help="produce: clients' linger")
     parser.add_argument("--baseline", help="a krafka source tree for the produce NAME@base")
     args = parser.parse_args()
     with broker(args.cluster) as running:
@@ -71,10 +76,12 @@ def main() -> None:
         print(
             f"{args.cluster}: instructions per record (marginal, {args.records:,} -> "
             f"{5 * args.records:,} records; produce {args.value_size} B, {args.partitions} "
-            f"partition(s), compression {args.compression}; consume 100 B, 1 partition)"
+            f"partition(s), compression {args.compression}, linger {args.linger_ms} ms; "
+            "consume 100 B, 1 partition)"
         )
         workload = ["--value-size", str(args.value_size), "--partitions", str(args.partitions),
-                    "--compression", args.compression]  # fmt: skip
+                    "--compression", args.compression,
+                    "--linger-ms", str(args.linger_ms)]  # fmt: skip
         for name in filter(None, args.produce.split(",")):
             create_topic(bootstrap, f"bench-{name.replace('@', '-')}", args.partitions)
 

@@ -13,10 +13,13 @@ import pytest
 
 BENCHES = Path(__file__).resolve().parents[2] / "benches"
 COMMANDS = {
-    "e2e": ["--records", "300", "--rounds", "1", "--clients", "krafka-confirm,krafka-sync-many"],
+    "e2e": [
+        "--records", "300", "--rounds", "2", "--linger-ms", "1",
+        "--clients", "krafka-confirm,krafka-sync-many",
+    ],
     "consume": [
         "--records", "300", "--rounds", "1", "--partitions", "2", "--compression", "lz4",
-        "--clients", "krafka-arrow",
+        "--clients", "krafka-arrow,krafka",
     ],
     "latency": [
         "--rates", "1000", "--lingers", "0", "--seconds", "0.2", "--rounds", "1",
@@ -49,6 +52,10 @@ def run_bench(bench: str, arguments: list[str]) -> str:
 def test_bench_command_runs(bench: str) -> None:
     out = run_bench(bench, COMMANDS[bench])
     assert "medians" in out or "latency" in out
+    if bench in ("e2e", "consume"):  # a krafka ratio, beside its same-round median
+        assert "x throughput (same-round median" in out
+    if bench == "e2e":
+        assert "linger 1 ms" in out
 
 
 @pytest.mark.slow
