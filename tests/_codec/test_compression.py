@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 
@@ -90,3 +91,73 @@ def test_lz4_output_well_beyond_the_first_guess():
     zeros = b"\x00" * 20_000_000  # ~240:1, far past the initial 32x output limit
     packed = compression.compress(Compression.LZ4, zeros)
     assert compression.decompress(Compression.LZ4, packed) == zeros
+
+
+def _compression_twins() -> list[object]:
+    twins: list[object] = [compression]
+    try:
+        from krafka._codec import _compression
+
+        twins.append(_compression)
+    except ImportError:  # pragma: no cover - a build without the compiled twin
+        pass
+    return twins
+
+
+@pytest.fixture(params=_compression_twins(), ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def twin(request: pytest.FixtureRequest) -> object:
+    return request.param
+
+
+LZ4_FRAMES = {
+    "ours": lambda data: compression.compress(Compression.LZ4, data),
+    "4 MiB blocks, checksums, size": lambda data: lz4.frame.compress(
+        data, block_size=lz4.frame.BLOCKSIZE_MAX4MB, block_checksum=True,
+        content_checksum=True, store_size=True,
+    ),
+    "256 KiB linked blocks": lambda data: lz4.frame.compress(
+        data, block_size=lz4.frame.BLOCKSIZE_MAX256KB, block_linked=True, store_size=False
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("framing", sorted(LZ4_FRAMES))
+@pytest.mark.parametrize("data", [b"", b"x", DATA, b"\x00" * 3_000_000], ids=len)
+def test_lz4_frames_bound_holds_the_output_and_little_more(twin, framing: str, data: bytes):
+    frame = LZ4_FRAMES[framing](data)
+    bound = twin.lz4_frames_bound(frame)
+    assert len(data) <= bound <= len(data) + (4 << 20)
+    assert twin.lz4_frames_bound(frame + LZ4_FRAMES["ours"](DATA)) >= len(data) + len(DATA)
+
+
+def test_lz4_frames_bound_refuses_what_does_not_parse(twin):
+    frame = compression.compress(Compression.LZ4, DATA)
+    for broken in (b"", b"garbage", frame[:-4], frame[:-1], frame + b"\x00", frame[:6]):
+        assert twin.lz4_frames_bound(broken) == -1
+
+
+def test_lz4_frames_bound_of_hostile_blocks_stays_near_the_input(twin):
+    header = lz4.frame.compress(b"", block_size=lz4.frame.BLOCKSIZE_MAX4MB)[:7]
+    blocks = b"\x01\x00\x00\x00\x00" * 100_000  # every 5 bytes claim a 4 MiB block
+    hostile = header + blocks + b"\x00\x00\x00\x00"
+    bound = twin.lz4_frames_bound(hostile)
+    assert 0 <= bound <= 256 * len(hostile) + 65536
+    with contextlib.suppress(CorruptRecordError):
+        assert len(twin.decompress(Compression.LZ4, hostile)) <= bound
+
+
+def test_lz4_batches_read_lazily_keep_their_own_bodies(codec):
+    """The compiled twin decompresses into pooled memory: a body is reused only once nothing
+    reads it, so a batch read lazily is not overwritten by the batches decoded meanwhile."""
+
+    def batch(fill: bytes) -> tuple[bytes, list[bytes]]:
+        values = [fill * 1000 + i.to_bytes(2, "big") for i in range(300)]
+        records = [codec.Record(value=v, timestamp=1) for v in values]
+        return bytes(codec.encode_batch(records, "lz4", 0, -1, -1, -1, False)), values
+
+    (a, a_values), others = batch(b"a"), [batch(b"b"), batch(b"c")]
+    lazy = codec.iter_batch_records(a, next(codec.scan_batches(a)))
+    first = next(lazy)
+    for blob, values in others * 3:
+        assert [r.value for r in codec.decode_batches(blob)[0].records] == values
+    assert [r.value for r in [first, *lazy]] == a_values
