@@ -49,6 +49,12 @@ class DefaultPartitioner:
         self._sticky: dict[str, int] = {}
         self._rand = rand or random.randrange
 
+    @property
+    def choices(self) -> dict[str, int]:
+        """The partition each topic's null-keyed records stick to now (read, never written, by
+        the compiled appender for every such record instead of calling `partition`)."""
+        return self._sticky
+
     def partition(self, topic: str, key: bytes | None, num_partitions: int) -> int:
         if key is not None:
             return murmur2_partition(key, num_partitions)

@@ -7,6 +7,7 @@ cdef class OpenAppender:
     cdef object _partitioner
     cdef dict _open_by_topic
     cdef dict _counts
+    cdef dict _sticky_choices
     cdef Py_ssize_t _largest
     cdef bint _murmur_keys
     cdef bint _sticky

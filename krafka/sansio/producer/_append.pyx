@@ -60,6 +60,7 @@ cdef class OpenAppender:
         self._counts = engine.metadata.partition_counts
         self.enabled = engine.open_appends
         self._murmur_keys = type(self._partitioner) is DefaultPartitioner
+        self._sticky_choices = self._partitioner.choices if self._murmur_keys else None
         config = engine.config
         self._largest = min(config.max_request_size, config.buffer_memory) - BATCH_OVERHEAD
 
@@ -99,12 +100,20 @@ cdef class OpenAppender:
         return self.append_c(topic, chosen, key, value, timestamp, sealed)
 
     cdef Py_ssize_t choose_c(self, object topic, object key, object count) except -1:
-        """The partitioner's choice; the default one's murmur2 of a key right here (Java's
-        `toPositive(murmur2(key)) % count`, as `krafka.codec.murmur2_partition`)."""
-        cdef Py_ssize_t n
-        if self._murmur_keys and key is not None and PyBytes_CheckExact(key):
+        """The partitioner's choice; the default one's right here: murmur2 of a key (Java's
+        `toPositive(murmur2(key)) % count`, as `krafka.codec.murmur2_partition`), or for a null
+        key the partition the topic sticks to (its `choices`), once it has one in range."""
+        cdef Py_ssize_t n, current
+        cdef PyObject* found
+        if self._murmur_keys:
             n = count
-            if n > 0:
+            if key is None:
+                found = PyDict_GetItem(self._sticky_choices, topic)
+                if found != NULL:
+                    current = <object>found
+                    if 0 <= current < n:
+                        return current
+            elif PyBytes_CheckExact(key) and n > 0:
                 return (_murmur2(<const uint8_t*>PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key))
                         & 0x7FFFFFFF) % n
         return self._partitioner.partition(topic, key, count)

@@ -50,6 +50,7 @@ def test_null_keys_stick_until_a_batch_for_the_sticky_partition_is_sealed() -> N
     assert p.partition("t", None, 4) == 0
     p.on_batch_sealed("t", 0, 4)
     assert p.partition("t", None, 4) == 3  # choice 2 of the 3 others skips 0 -> 3
+    assert p.choices == {"t": 3}  # what the compiled appender reads for a null key
 
 
 def test_sticky_is_per_topic_and_spreads_over_partitions() -> None:

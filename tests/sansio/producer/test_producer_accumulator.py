@@ -269,3 +269,25 @@ def test_a_keyless_record_that_overflows_its_sticky_batch_goes_to_the_next_stick
     assert [b.count for b in engine.accumulator.batches()] == [3, 3, 3, 1]
     keyed = [engine.append("t", None, None, b"k", b"k%08d" % i, None, 0.0, 1) for i in range(4)]
     assert len({h.batch.partition for h in keyed}) == 1  # a key's partition never changes
+
+
+@pytest.mark.parametrize("kind", APPEND_OPEN)
+def test_a_sticky_partition_beyond_a_shrunk_topic_is_repicked_by_either_appender(
+    kind: str,
+) -> None:
+    """Null-keyed records stick where the partitioner's `choices` say (read directly by the
+    compiled appender) only while that partition exists."""
+    picks = iter([7, 1])
+    engine = twin(kind)
+    engine.partitioner = DefaultPartitioner(rand=lambda n: next(picks))
+    if kind == "compiled":
+        engine._appender = OPEN_APPENDER(engine)
+        engine.append_open = engine._appender.append_open
+    engine.metadata.partition_counts["t"] = 8
+
+    def placed(value: bytes) -> int:
+        return engine.append("t", None, None, None, value, None, 0.0, 1).batch.partition
+
+    assert [placed(b"v"), placed(b"w")] == [7, 7]
+    engine.metadata.partition_counts["t"] = 2
+    assert placed(b"x") == 1
