@@ -30,6 +30,9 @@ _XERIAL_BLOCK = 32 * 1024
 _ZSTD_COMPRESSORS: dict[int, zstandard.ZstdCompressor] = {}
 _LZ4_MAGIC = b"\x04\x22\x4d\x18"
 _U32LE = struct.Struct("<I")
+_ZSTD_MAGIC = 0xFD2FB528
+_ZSTD_SKIPPABLE = 0x184D2A50
+_ZSTD_BLOCK_MAX = 128 * 1024
 
 
 def compress(codec: Compression, data: Buffer, level: int | None = None) -> bytes:
@@ -277,22 +280,47 @@ def _fix_legacy_lz4(data: Buffer) -> bytes:
 
 
 def _zstd_decompress(data: Buffer, max_size: int) -> bytes:
+    """Frame by frame (skippable frames skipped): one call for a frame whose size is known, or
+    bounded by its blocks, within the cap (Java's streaming writer leaves the size out);
+    otherwise, and from the first frame whose headers do not parse, streamed (`_zstd_stream`).
+    """
+    view = memoryview(data)
+    if not len(view):
+        raise CorruptRecordError("zstd frame is truncated")
+    dctx = zstandard.ZstdDecompressor(max_window_size=1 << 27)
+    parts: list[bytes] = []
+    total = pos = 0
+    while pos < len(view) or not parts:
+        bound, end = _zstd_frame(view, pos)
+        if end < 0:
+            parts.append(_zstd_stream(dctx, view[pos:], max_size - total))
+            total += len(parts[-1])
+            break
+        frame = view[pos:end]
+        pos = end
+        if _U32LE.unpack_from(frame)[0] & 0xFFFFFFF0 == _ZSTD_SKIPPABLE:
+            parts.append(b"")
+            continue
+        declared = zstandard.frame_content_size(frame)
+        if declared > max_size - total:
+            raise _too_big("zstd", max_size)
+        if declared >= 0 or bound <= max_size - total:
+            size = declared if declared >= 0 else max(bound, 1)
+            parts.append(bytes(dctx.decompress(frame, max_output_size=max(size, 1))))
+        else:
+            parts.append(_zstd_stream(dctx, frame, max_size - total))
+        total += len(parts[-1])
+        if total > max_size:
+            raise _too_big("zstd", max_size)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _zstd_stream(dctx: zstandard.ZstdDecompressor, view: memoryview, max_size: int) -> bytes:
     """Feed input in steps small enough that one step cannot overshoot the cap by much.
 
     A zstd block expands at most ~32 KiB per input byte (RLE blocks), so a step of
     `budget >> 15` input bytes keeps the output near the remaining budget.
     """
-    declared = zstandard.frame_content_size(data)
-    if declared > max_size:
-        raise _too_big("zstd", max_size)
-    dctx = zstandard.ZstdDecompressor(max_window_size=1 << 27)
-    if declared >= 0:  # one frame of known size, within the cap: decode it in one call
-        try:
-            return bytes(dctx.decompress(data, allow_extra_data=False))
-        except zstandard.ZstdError as exc:
-            if "unused data" not in str(exc):
-                raise
-    view = memoryview(data)
     out = bytearray()
     while len(view):
         dobj = dctx.decompressobj()
@@ -307,6 +335,56 @@ def _zstd_decompress(data: Buffer, max_size: int) -> bytes:
             raise CorruptRecordError("zstd frame is truncated")
         view = memoryview(bytes(dobj.unused_data) + bytes(view[pos:]))
     return bytes(out)
+
+
+def zstd_frames_bound(data: Buffer) -> int:
+    """The most that `data`, zstd frames one after another (skippable ones too), decompresses
+    to; -1 unless every frame's headers parse and the last one ends exactly where `data`
+    does."""
+    view = memoryview(data)
+    if not len(view):
+        return -1
+    total = pos = 0
+    while pos < len(view):
+        bound, pos = _zstd_frame(view, pos)
+        if bound < 0 or pos < 0:
+            return -1
+        total += bound
+    return total
+
+
+def _zstd_frame(view: memoryview, start: int) -> tuple[int, int]:
+    """(output limit, end) of the zstd frame at `start`: a raw or RLE block's own size, 128 KiB
+    (the most a block holds) for a compressed one; end is -1 unless the last block (and the
+    checksum) is inside `view`. (-1, -1) when its header does not parse. Linear in the input:
+    3 bytes read per block."""
+    n = len(view)
+    if n - start < 5:
+        return -1, -1
+    (magic,) = _U32LE.unpack_from(view, start)
+    if magic & 0xFFFFFFF0 == _ZSTD_SKIPPABLE:
+        if n - start < 8:
+            return -1, -1
+        end = start + 8 + _U32LE.unpack_from(view, start + 4)[0]
+        return (0, end) if end <= n else (-1, -1)
+    descriptor = view[start + 4]
+    if magic != _ZSTD_MAGIC or descriptor & 0x08:  # the reserved bit must be clear
+        return -1, -1
+    single = descriptor >> 5 & 1
+    pos = start + 5 + (1 - single) + (0, 1, 2, 4)[descriptor & 3]
+    pos += (single, 2, 4, 8)[descriptor >> 6]
+    total = 0
+    while pos + 3 <= n:
+        header = view[pos] | view[pos + 1] << 8 | view[pos + 2] << 16
+        kind, size = header >> 1 & 3, header >> 3
+        if kind == 3:
+            return -1, -1
+        total += _ZSTD_BLOCK_MAX if kind == 2 else size
+        pos += 3 + (1 if kind == 1 else size)
+        if header & 1:
+            end = pos + (4 if descriptor & 0x04 else 0)
+            return total, end if end <= n else -1
+    return total, -1
 
 
 _P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393

@@ -161,3 +161,55 @@ def test_lz4_batches_read_lazily_keep_their_own_bodies(codec):
     for blob, values in others * 3:
         assert [r.value for r in codec.decode_batches(blob)[0].records] == values
     assert [r.value for r in [first, *lazy]] == a_values
+
+
+def _zstd_streamed(data: bytes, **options: object) -> bytes:
+    import zstandard
+
+    streamer = zstandard.ZstdCompressor(**options).compressobj()  # type: ignore[arg-type]
+    return streamer.compress(data) + streamer.flush()  # no content size, as Java writes
+
+
+ZSTD_FRAMES = {
+    "ours": lambda data: compression.compress(Compression.ZSTD, data),
+    "streamed": _zstd_streamed,
+    "streamed, checksum": lambda data: _zstd_streamed(data, write_checksum=True),
+    "skippable first": lambda data: (
+        b"\x50\x2a\x4d\x18\x03\x00\x00\x00abc" + compression.compress(Compression.ZSTD, data)
+    ),
+}
+
+
+@pytest.mark.parametrize("framing", sorted(ZSTD_FRAMES))
+@pytest.mark.parametrize("data", [b"", b"x", DATA, b"\x00" * 3_000_000], ids=len)
+def test_zstd_frames_bound_holds_the_output_and_little_more(twin, framing: str, data: bytes):
+    frame = ZSTD_FRAMES[framing](data)
+    bound = twin.zstd_frames_bound(frame)
+    assert len(data) <= bound <= len(data) + (128 << 10) * (len(data) // (128 << 10) + 1)
+    both = frame + ZSTD_FRAMES["streamed"](DATA)
+    assert twin.zstd_frames_bound(both) >= len(data) + len(DATA)
+    assert twin.decompress(Compression.ZSTD, both) == data + DATA
+
+
+def test_zstd_frames_bound_refuses_what_does_not_parse(twin):
+    frame = _zstd_streamed(DATA, write_checksum=True)
+    for broken in (b"", b"garbage", frame[:-5], frame[:-1], frame + b"\x00", frame[:4]):
+        assert twin.zstd_frames_bound(broken) == -1
+
+
+def test_a_streamed_zstd_frame_is_capped_by_its_blocks(twin):
+    frame = _zstd_streamed(DATA)
+    assert twin.decompress(Compression.ZSTD, frame, max_size=len(DATA)) == DATA
+    with pytest.raises(CorruptRecordError, match="cap"):
+        twin.decompress(Compression.ZSTD, frame, max_size=len(DATA) - 1)
+
+
+@pytest.mark.parametrize("first", [b"", b"x"], ids=len)
+def test_zstd_frames_after_an_empty_or_skippable_one_are_read(twin, first: bytes):
+    """An empty frame or a skippable one before the data once ended the output there."""
+    skippable = b"\x50\x2a\x4d\x18\x03\x00\x00\x00abc"
+    for lead in (compression.compress(Compression.ZSTD, first), _zstd_streamed(first), skippable):
+        expected = (b"" if lead is skippable else first) + DATA
+        assert twin.decompress(Compression.ZSTD, lead + _zstd_streamed(DATA)) == expected
+    with pytest.raises(CorruptRecordError):
+        twin.decompress(Compression.ZSTD, b"")
