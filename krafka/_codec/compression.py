@@ -13,6 +13,7 @@ framing of Kafka 0.8/0.9 (magic 0).
 
 import struct
 import zlib
+from collections.abc import Callable
 
 import cramjam
 import lz4.frame
@@ -223,14 +224,20 @@ def _lz4_bound(data: Buffer) -> int:
 
 
 def lz4_frames_bound(data: Buffer) -> int:
-    """The most that `data`, whole lz4 frames one after another, decompresses to; -1 unless
-    every frame's headers parse and the last one ends exactly where `data` does."""
+    """The most that `data`, whole lz4 frames one after another, decompresses to (see
+    `_frames_bound`)."""
+    return _frames_bound(data, _lz4_frame)
+
+
+def _frames_bound(data: Buffer, frame: Callable[[memoryview, int], tuple[int, int]]) -> int:
+    """The sum of `frame`'s output limits over the frames of `data`; -1 unless every frame's
+    headers parse and the last one ends exactly where `data` does."""
     view = memoryview(data)
     if not len(view):
         return -1
     total = pos = 0
     while pos < len(view):
-        bound, pos = _lz4_frame(view, pos)
+        bound, pos = frame(view, pos)
         if bound < 0 or pos < 0:
             return -1
         total += bound
@@ -339,18 +346,8 @@ def _zstd_stream(dctx: zstandard.ZstdDecompressor, view: memoryview, max_size: i
 
 def zstd_frames_bound(data: Buffer) -> int:
     """The most that `data`, zstd frames one after another (skippable ones too), decompresses
-    to; -1 unless every frame's headers parse and the last one ends exactly where `data`
-    does."""
-    view = memoryview(data)
-    if not len(view):
-        return -1
-    total = pos = 0
-    while pos < len(view):
-        bound, pos = _zstd_frame(view, pos)
-        if bound < 0 or pos < 0:
-            return -1
-        total += bound
-    return total
+    to (see `_frames_bound`)."""
+    return _frames_bound(data, _zstd_frame)
 
 
 def _zstd_frame(view: memoryview, start: int) -> tuple[int, int]:
