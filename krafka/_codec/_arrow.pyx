@@ -4,7 +4,8 @@
 v2 records are parsed in C straight into growable column buffers (offsets, timestamps, key and
 value bytes with int32 offset arrays, header keys/values, one flag byte per row); no Python
 object is created per record. `finish()` hands the buffers to `pyarrow.Array.from_buffers`
-without copying (each buffer is owned by a small `_Mem` object exporting the buffer protocol).
+without copying (each buffer is owned by a small `PooledMem` (`_pool.pyx`) exporting the buffer
+protocol).
 Legacy (magic 0/1) entries arrive already decoded, through `add_legacy`.
 
 Every length is checked against the bytes that remain before anything is copied; a batch that
@@ -25,6 +26,7 @@ cdef extern from "<sys/mman.h>" nogil:
     int MADV_HUGEPAGE
 
 from krafka._codec._batchbody cimport BufferView, V2Body, open_v2, view_of
+from krafka._codec._pool cimport POOL_MIN, PooledMem, pool_acquire, pool_release
 from krafka._codec._recordwalk cimport (
     HeaderSpan, RecordSpan, end_record, walk_header, walk_message, walk_record,
 )
@@ -54,73 +56,8 @@ cdef struct Buf:
     Py_ssize_t cap
 
 
-# A few freed column buffers are kept for reuse: consecutive chunks then write into memory that
-# is already mapped (no page faults, no mmap/munmap per chunk). Everything runs under the GIL.
-cdef enum:
-    POOL_SLOTS = 48
-    POOL_MIN = 64 * 1024
-cdef Py_ssize_t POOL_LIMIT = 256 * 1024 * 1024
 cdef Py_ssize_t HUGE_PAGE = 2 * 1024 * 1024
 cdef Py_ssize_t HUGE_MIN = 8 * 1024 * 1024
-cdef uint8_t* _pool_p[48]
-cdef Py_ssize_t _pool_cap[48]
-cdef int _pool_n = 0
-cdef Py_ssize_t _pool_bytes = 0
-
-
-cdef void _release(uint8_t* p, Py_ssize_t cap) noexcept:
-    global _pool_n, _pool_bytes
-    if p == NULL:
-        return
-    if cap >= POOL_MIN and cap <= POOL_LIMIT:
-        _make_room(cap)
-    if cap >= POOL_MIN and _pool_n < POOL_SLOTS and _pool_bytes + cap <= POOL_LIMIT:
-        _pool_p[_pool_n] = p
-        _pool_cap[_pool_n] = cap
-        _pool_n += 1
-        _pool_bytes += cap
-    else:
-        PyMem_Free(p)
-
-
-cdef void _make_room(Py_ssize_t cap) noexcept:
-    """Free pooled blocks smaller than `cap` (less than half its size when only the slots are
-    short), smallest first, until a block of `cap` fits: the pool keeps the big blocks a
-    chunk's columns grow into, not the small ones left over."""
-    global _pool_n, _pool_bytes
-    cdef int i, smallest
-    cdef bint full_bytes
-    while _pool_n and (_pool_n == POOL_SLOTS or _pool_bytes + cap > POOL_LIMIT):
-        full_bytes = _pool_bytes + cap > POOL_LIMIT
-        smallest = 0
-        for i in range(1, _pool_n):
-            if _pool_cap[i] < _pool_cap[smallest]:
-                smallest = i
-        if _pool_cap[smallest] >= (cap if full_bytes else cap // 2):
-            return
-        PyMem_Free(_pool_p[smallest])
-        _pool_bytes -= _pool_cap[smallest]
-        _pool_n -= 1
-        _pool_p[smallest] = _pool_p[_pool_n]
-        _pool_cap[smallest] = _pool_cap[_pool_n]
-
-
-cdef uint8_t* _acquire(Py_ssize_t need, Py_ssize_t* cap) noexcept:
-    """The smallest pooled block holding `need` bytes (NULL when none does)."""
-    global _pool_n, _pool_bytes
-    cdef int i, best = -1
-    for i in range(_pool_n):
-        if _pool_cap[i] >= need and (best < 0 or _pool_cap[i] < _pool_cap[best]):
-            best = i
-    if best < 0:
-        return NULL
-    cdef uint8_t* p = _pool_p[best]
-    cap[0] = _pool_cap[best]
-    _pool_bytes -= cap[0]
-    _pool_n -= 1
-    _pool_p[best] = _pool_p[_pool_n]
-    _pool_cap[best] = _pool_cap[_pool_n]
-    return p
 
 
 cdef int _reserve(Buf* b, Py_ssize_t extra) except -1:
@@ -143,11 +80,11 @@ cdef int _grow(Buf* b, Py_ssize_t used, Py_ssize_t need) except -1:
     while cap < need:
         cap *= 2
     if need >= POOL_MIN:
-        np = _acquire(need, &cap)
+        np = pool_acquire(need, &cap)
         if np != NULL:
             if used:
                 memcpy(np, b.p, used)
-            _release(b.p, b.cap)
+            pool_release(b.p, b.cap)
             b.p = np
             b.cap = cap
             return 0
@@ -172,32 +109,15 @@ cdef void _huge_pages(uint8_t* p, Py_ssize_t cap) noexcept:
 
 
 cdef void _free(Buf* b) noexcept:
-    _release(b.p, b.cap)
+    pool_release(b.p, b.cap)
     b.p = NULL
     b.n = 0
     b.cap = 0
 
 
-@cython.final
-cdef class _Mem:
-    """Owns one column buffer and lends it to pyarrow through the buffer protocol."""
-    cdef uint8_t* p
-    cdef Py_ssize_t n
-    cdef Py_ssize_t cap
-
-    def __getbuffer__(self, Py_buffer* view, int flags):
-        PyBuffer_FillInfo(view, self, self.p, self.n, 1, flags)
-
-    def __releasebuffer__(self, Py_buffer* view):
-        pass
-
-    def __dealloc__(self):
-        _release(self.p, self.cap)
-
-
-cdef _Mem _take(Buf* b):
-    """Move the buffer's memory into a `_Mem` (the Buf is left empty)."""
-    cdef _Mem m = _Mem.__new__(_Mem)
+cdef PooledMem _take(Buf* b):
+    """Move the buffer's memory into a `PooledMem` (the Buf is left empty)."""
+    cdef PooledMem m = PooledMem.__new__(PooledMem)  # read-only: lent to pyarrow
     if b.p == NULL:
         _reserve(b, 8)
     m.p = b.p
@@ -209,7 +129,7 @@ cdef _Mem _take(Buf* b):
     return m
 
 
-cdef _Mem _new_mem(Py_ssize_t n, bint zero):
+cdef PooledMem _new_mem(Py_ssize_t n, bint zero):
     cdef Buf b
     b.p = NULL
     b.n = 0
@@ -707,7 +627,7 @@ cdef class ArrowSink:
                 break
         else:
             return self._constant("create_time", n)
-        cdef _Mem codes = _new_mem(4 * n, False)
+        cdef PooledMem codes = _new_mem(4 * n, False)
         cdef int32_t* c = <int32_t*>codes.p
         for i in range(n):
             c[i] = 1 if flags[i] & F_LOG_APPEND else 0
@@ -722,7 +642,7 @@ cdef class ArrowSink:
         if nh == 0:
             return self._constant("no_headers", n)
         cdef int32_t* hoff = <int32_t*>self.hoff.p
-        cdef _Mem present = _new_mem((n + 7) // 8, True)
+        cdef PooledMem present = _new_mem((n + 7) // 8, True)
         for i in range(n):
             if hoff[i + 1] != hoff[i]:
                 present.p[i >> 3] |= <uint8_t>(1 << (i & 7))
@@ -747,10 +667,10 @@ cdef class ArrowSink:
                                       null_count=hv_nulls),
             ])
 
-    cdef _Mem _bits(self, uint8_t bit):
+    cdef PooledMem _bits(self, uint8_t bit):
         """A bitmap of the rows whose flag byte has `bit`."""
         cdef Py_ssize_t n = self._rows, i
-        cdef _Mem m = _new_mem((n + 7) // 8, True)
+        cdef PooledMem m = _new_mem((n + 7) // 8, True)
         cdef uint8_t* flags = self.flags.p
         for i in range(n):
             if flags[i] & bit:
@@ -785,8 +705,8 @@ cdef class ArrowSink:
     cdef object _mixed_timestamp_types(self):
         pa = _pyarrow()
         cdef Py_ssize_t n = self._rows, i, pos = 0
-        cdef _Mem offsets = _new_mem(4 * (n + 1), False)
-        cdef _Mem data = _new_mem(13 * n, False)
+        cdef PooledMem offsets = _new_mem(4 * (n + 1), False)
+        cdef PooledMem data = _new_mem(13 * n, False)
         cdef uint8_t f
         cdef int32_t* o = <int32_t*>offsets.p
         o[0] = 0
@@ -832,8 +752,8 @@ cdef class ArrowSink:
         cdef Py_ssize_t size = PyBytes_GET_SIZE(raw), i
         if size * n > INT32_MAX:
             return pa.array([self.topic] * n, pa.large_string()).cast(pa.string())
-        cdef _Mem offsets = _new_mem(4 * (n + 1), False)
-        cdef _Mem data = _new_mem(size * n, False)
+        cdef PooledMem offsets = _new_mem(4 * (n + 1), False)
+        cdef PooledMem data = _new_mem(size * n, False)
         cdef const char* s = PyBytes_AS_STRING(raw)
         for i in range(n + 1):
             (<int32_t*>offsets.p)[i] = <int32_t>(i * size)
@@ -846,7 +766,7 @@ cdef class ArrowSink:
         if self.partition is None:
             return pa.nulls(n, pa.int32())
         cdef int32_t value = self.partition
-        cdef _Mem data = _new_mem(4 * n, False)
+        cdef PooledMem data = _new_mem(4 * n, False)
         cdef Py_ssize_t i
         for i in range(n):
             (<int32_t*>data.p)[i] = value
@@ -858,13 +778,13 @@ cdef object _zeros(Py_ssize_t n):
     return _buf(_new_mem(4 * n, True))
 
 
-cdef object _buf(_Mem m):
+cdef object _buf(PooledMem m):
     return _pyarrow().py_buffer(m)
 
 
 cdef tuple _pack(const uint8_t* ok, Py_ssize_t n):
     """Pack one byte per item (0/1) into a validity bitmap; None when nothing is null."""
-    cdef _Mem m = _new_mem((n + 7) // 8, True)
+    cdef PooledMem m = _new_mem((n + 7) // 8, True)
     cdef Py_ssize_t i, nulls = 0
     for i in range(n):
         if ok[i]:

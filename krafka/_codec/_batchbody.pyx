@@ -2,12 +2,11 @@
 """Opening a v2 batch for the compiled decoders: checks first, then the (decompressed) body."""
 
 cimport cython
-from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 from krafka._codec._crc cimport crc32c_of
+from krafka._codec._pool cimport PooledMem, pooled
 from krafka._codec._cvarint cimport be32, be64
 from krafka._codec._recordwalk cimport MIN_RECORD_SIZE
 
@@ -64,78 +63,10 @@ cdef class V2Body:
     """The records section of one v2 batch, ready to walk (see `_recordwalk.pxd`)."""
 
 
-# ---------------------------------------------------------------- pooled decompression output
-# lz4 bodies are decompressed into memory of our own, in one call bounded by their frames'
-# block headers (Kafka's lz4 frames carry no content size). A batch's decompressed body lives
-# only while it is decoded, but allocating ~1 MiB per batch lets glibc hand the heap's top back
-# after each one and fault it in again for the next (two page faults per 4 KiB: 2.4x the time
-# of a 12-partition lz4 consume). Freed bodies' memory is kept here for the next batch instead.
-# Everything runs under the GIL.
-cdef enum:
-    POOL_SLOTS = 8
-    POOL_MIN = 64 * 1024
-cdef Py_ssize_t POOL_BYTES = 64 * 1024 * 1024
-cdef uint8_t* _pool_p[8]
-cdef Py_ssize_t _pool_cap[8]
-cdef int _pool_n = 0
-cdef Py_ssize_t _pool_bytes = 0
-
-
-@cython.final
-cdef class _Decompressed:
-    """The decompressed body of one batch, in pooled memory: back to the pool when the last
-    reader (its `V2Body`) lets go, so it is never written while anything still reads it."""
-    cdef uint8_t* p
-    cdef Py_ssize_t cap
-
-    def __getbuffer__(self, Py_buffer* view, int flags):
-        PyBuffer_FillInfo(view, self, self.p, self.cap, 0, flags)
-
-    def __releasebuffer__(self, Py_buffer* view):
-        pass
-
-    def __dealloc__(self):
-        global _pool_n, _pool_bytes
-        if self.p == NULL:
-            return
-        if _pool_n < POOL_SLOTS and _pool_bytes + self.cap <= POOL_BYTES:
-            _pool_p[_pool_n] = self.p
-            _pool_cap[_pool_n] = self.cap
-            _pool_n += 1
-            _pool_bytes += self.cap
-        else:
-            PyMem_Free(self.p)
-
-
-cdef _Decompressed _decompressed(Py_ssize_t need):
-    """Room for `need` bytes: the smallest pooled block that holds them, else a new block (a
-    power of two from 64 KiB, so blocks fit the batches that follow)."""
-    global _pool_n, _pool_bytes
-    cdef _Decompressed d = _Decompressed.__new__(_Decompressed)
-    cdef int i, best = -1
-    cdef Py_ssize_t cap = POOL_MIN
-    for i in range(_pool_n):
-        if _pool_cap[i] >= need and (best < 0 or _pool_cap[i] < _pool_cap[best]):
-            best = i
-    if best >= 0:
-        d.p = _pool_p[best]
-        d.cap = _pool_cap[best]
-        _pool_n -= 1
-        _pool_bytes -= d.cap
-        _pool_p[best] = _pool_p[_pool_n]
-        _pool_cap[best] = _pool_cap[_pool_n]
-        return d
-    while cap < need:
-        cap *= 2
-    d.p = <uint8_t*>PyMem_Malloc(cap)
-    if d.p == NULL:
-        raise MemoryError()
-    d.cap = cap
-    return d
-
-
 cdef object _lz4_body(object data, object max_size):
-    """`data` (lz4 frames) decompressed into pooled memory, with its length; None when its
+    """`data` (lz4 frames) decompressed into pooled memory (`_pool.pyx`: allocating ~1 MiB
+    per batch would let glibc hand the heap's top back after each one and fault it in again,
+    2.4x the time of a 12-partition lz4 consume), with its length; None when its
     frame headers do not bound it within `max_size` (the general path then decides). (zstd
     stays on the general path: the binding allocates a frame's output once, at its size, and
     cramjam's `decompress_into` measured 1.5x its CPU per record in a consume.)"""
@@ -145,9 +76,9 @@ cdef object _lz4_body(object data, object max_size):
     bound = _lz4_frames_bound(data)
     if bound < 0 or bound > max_size:
         return None
-    cdef _Decompressed out = _decompressed(bound)
+    cdef PooledMem out = pooled(bound)
     try:
-        n = _lz4_into(data, memoryview(out)[:bound])
+        n = _lz4_into(data, out)
     except Exception as exc:  # the frames' blocks bound the output: this is corrupt data
         raise CorruptRecordError(f"lz4 decompression failed: {exc}") from None
     return out, n
@@ -183,7 +114,7 @@ cdef V2Body open_v2(object owner, const uint8_t* q, Py_ssize_t start, Py_ssize_t
         body = _lz4_body(_window(q, HEADER_SIZE, length), max_size) if code == 3 else None
         if body is not None:
             b.owner = body[0]
-            b.p = (<_Decompressed>body[0]).p
+            b.p = (<PooledMem>body[0]).p
             b.n = body[1]
         else:
             body = _compression_mod.decompress(_CODECS[code], _window(q, HEADER_SIZE, length),

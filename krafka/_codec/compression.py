@@ -297,23 +297,21 @@ def _zstd_decompress(data: Buffer, max_size: int) -> bytes:
     dctx = zstandard.ZstdDecompressor(max_window_size=1 << 27)
     parts: list[bytes] = []
     total = pos = 0
-    while pos < len(view) or not parts:
+    while pos < len(view):
         bound, end = _zstd_frame(view, pos)
         if end < 0:
             parts.append(_zstd_stream(dctx, view[pos:], max_size - total))
-            total += len(parts[-1])
             break
         frame = view[pos:end]
         pos = end
         if _U32LE.unpack_from(frame)[0] & 0xFFFFFFF0 == _ZSTD_SKIPPABLE:
-            parts.append(b"")
             continue
         declared = zstandard.frame_content_size(frame)
         if declared > max_size - total:
             raise _too_big("zstd", max_size)
         if declared >= 0 or bound <= max_size - total:
-            size = declared if declared >= 0 else max(bound, 1)
-            parts.append(bytes(dctx.decompress(frame, max_output_size=max(size, 1))))
+            size = max(declared if declared >= 0 else bound, 1)  # 0 would mean "unknown"
+            parts.append(bytes(dctx.decompress(frame, max_output_size=size)))
         else:
             parts.append(_zstd_stream(dctx, frame, max_size - total))
         total += len(parts[-1])
