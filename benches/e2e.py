@@ -388,7 +388,7 @@ DEFAULT_CLIENTS = (
 )
 #: krafka variant -> the peers doing the same work.
 PEERS = {
-    "krafka": ("confluent-kafka", "aiokafka", "kafka-python", "java", "krafka@base"),
+    "krafka": ("confluent-kafka", "aiokafka", "kafka-python", "java", "java-warm", "krafka@base"),
     "krafka-confirm": (
         "confluent-confirm",
         "confluent-aio",

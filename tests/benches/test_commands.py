@@ -5,6 +5,7 @@ default run covers one krafka client per bench; the slow run every Python client
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,11 @@ COMMANDS = {
         "--clients", "krafka", "--commit", "--commits", "5",
     ],
     "footprint": ["--records", "300", "--rounds", "1", "--clients", "krafka"],
+    "matrix": [
+        "--rounds", "1", "--partitions", "1", "--value-sizes", "100", "--compressions", "lz4",
+        "--scale", "0.0002", "--consume-clients", "krafka,confluent-kafka",
+        "--produce-clients", "krafka,confluent-kafka",
+    ],
 }  # fmt: skip
 PEERS = {
     "e2e": "krafka,krafka-sync,krafka-many,confluent-kafka,confluent-aio,aiokafka,kafka-python",
@@ -56,6 +62,10 @@ def test_bench_command_runs(bench: str) -> None:
         assert "x throughput (same-round median" in out
     if bench == "e2e":
         assert "linger 1 ms" in out
+    if bench == "matrix":  # each kind's table, with the cell's ratio judged against its target
+        for kind in ("consume", "produce"):
+            assert f"## {kind}: ratio of medians" in out
+        assert re.search(r"^1p 100B lz4\s+\d+\.\d\d \(\d+\.\d\d\) (ok|MISS)", out, re.M), out
 
 
 @pytest.mark.slow
