@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _cluster import CLUSTERS
+from _timing import table
 
 BENCHES = Path(__file__).resolve().parent
 SCRIPTS = {"consume": "consume.py", "produce": "e2e.py"}
@@ -118,26 +119,19 @@ def summary(kind: str, results: dict[Cell, dict[tuple[str, str], Ratio]]) -> str
         f"{ours}/{peer}" + ("" if target is None else f" (>= {target}x)")
         for ours, peer, target in columns
     ]
-    rows = []
-    for cell, found in results.items():
-        if cell.kind != kind:
-            continue
-        row = [cell.name]
-        for ours, peer, target in columns:
-            ratio = found.get((ours, peer))
-            if ratio is None:
-                row.append("-")
-                continue
-            verdict = "" if target is None else (" ok" if ratio.medians >= target else " MISS")
-            row.append(f"{ratio.medians:.2f} ({ratio.same_round:.2f}){verdict}")
-        rows.append(row)
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = [f"\n## {kind}: ratio of medians (same-round median)"]
-    lines += [
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in [header, *rows]
+    rows = [
+        [cell.name] + [judged(found.get((ours, peer)), target) for ours, peer, target in columns]
+        for cell, found in results.items()
+        if cell.kind == kind
     ]
-    return "\n".join(lines)
+    return table(f"{kind}: ratio of medians (same-round median)", header, rows)
+
+
+def judged(ratio: Ratio | None, target: float | None) -> str:
+    if ratio is None:
+        return "-"
+    verdict = "" if target is None else (" ok" if ratio.medians >= target else " MISS")
+    return f"{ratio.medians:.2f} ({ratio.same_round:.2f}){verdict}"
 
 
 def main() -> None:

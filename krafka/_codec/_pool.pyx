@@ -12,10 +12,11 @@ from libc.stdint cimport uint8_t
 
 
 # A few freed blocks (Arrow column buffers, decompressed batch bodies) are kept for reuse: the
-# next chunk or batch then writes into memory that is already mapped (no page faults, no mmap/munmap per chunk). Everything runs under the GIL.
+# next chunk or batch then writes into memory that is already mapped (no page faults, no
+# mmap/munmap per chunk). Everything runs under the GIL.
 cdef Py_ssize_t POOL_LIMIT = 256 * 1024 * 1024
-cdef uint8_t* _pool_p[48]
-cdef Py_ssize_t _pool_cap[48]
+cdef uint8_t* _pool_p[POOL_SLOTS]
+cdef Py_ssize_t _pool_cap[POOL_SLOTS]
 cdef int _pool_n = 0
 cdef Py_ssize_t _pool_bytes = 0
 
@@ -73,7 +74,6 @@ cdef uint8_t* pool_acquire(Py_ssize_t need, Py_ssize_t* cap) noexcept:
     _pool_p[best] = _pool_p[_pool_n]
     _pool_cap[best] = _pool_cap[_pool_n]
     return p
-
 
 
 @cython.final

@@ -65,7 +65,7 @@ def test_bench_command_runs(bench: str) -> None:
     if bench == "matrix":  # each kind's table, with the cell's ratio judged against its target
         for kind in ("consume", "produce"):
             assert f"## {kind}: ratio of medians" in out
-        assert re.search(r"^1p 100B lz4\s+\d+\.\d\d \(\d+\.\d\d\) (ok|MISS)", out, re.M), out
+        assert re.search(r"^\s*1p 100B lz4\s+\d+\.\d\d \(\d+\.\d\d\) (ok|MISS)", out, re.M), out
 
 
 @pytest.mark.slow

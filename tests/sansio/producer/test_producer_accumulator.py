@@ -9,7 +9,7 @@ import pytest
 from _producer_scripted import Cluster
 
 from krafka.codec import Compression
-from krafka.sansio.partitioner import DefaultPartitioner
+from krafka.sansio.partitioner import DefaultPartitioner, Partitioner
 from krafka.sansio.producer import BatchState, Due, ProducerConfig, ProducerEngine, RecordHandle
 from krafka.sansio.producer.accumulator import APPENDED, OPENED, SEALED, RecordAccumulator
 from krafka.sansio.producer.batch import BATCH_OVERHEAD
@@ -106,11 +106,11 @@ def test_buffer_memory_back_pressure_counts_open_and_sealed_batches() -> None:
     assert acc.buffered == 0 and acc.has_room(600)
 
 
-def twin(kind: str, **kw: Any) -> ProducerEngine:
+def twin(kind: str, partitioner: Partitioner | None = None, **kw: Any) -> ProducerEngine:
     """An engine with its `append_open` compiled (as built) or the Python method (the
     reference), on a fake cluster (topics "t" and "u" of 16 partitions)."""
     kw.setdefault("linger", 0.01)
-    engine = ProducerEngine(ProducerConfig(**kw), Cluster())
+    engine = ProducerEngine(ProducerConfig(**kw), Cluster(), partitioner=partitioner)
     if kind == "pure":
         vars(engine).pop("append_open", None)
     return engine
@@ -257,11 +257,11 @@ def test_a_keyless_record_that_overflows_its_sticky_batch_goes_to_the_next_stick
     batch of its own that lingered and went out alone: half of all batches of 12 partitions x
     1 KB held a single record."""
     order = iter([0, 4, 8, 1, 5, 9])
-    engine = twin(kind, batch_size=BATCH_OVERHEAD + 3 * 31 + 5)
-    engine.partitioner = DefaultPartitioner(rand=lambda n: next(order))
-    if kind == "compiled":
-        engine._appender = OPEN_APPENDER(engine)
-        engine.append_open = engine._appender.append_open
+    engine = twin(
+        kind,
+        DefaultPartitioner(rand=lambda n: next(order)),
+        batch_size=BATCH_OVERHEAD + 3 * 31 + 5,
+    )
     handles = [engine.append("t", None, None, None, b"v%09d" % i, None, 0.0, 1) for i in range(10)]
     placed = [(h.batch.partition, h.index) for h in handles]
     assert placed == [(0, 0), (0, 1), (0, 2), (5, 0), (5, 1), (5, 2), (9, 0), (9, 1), (9, 2),
@@ -278,11 +278,7 @@ def test_a_sticky_partition_beyond_a_shrunk_topic_is_repicked_by_either_appender
     """Null-keyed records stick where the partitioner's `choices` say (read directly by the
     compiled appender) only while that partition exists."""
     picks = iter([7, 1])
-    engine = twin(kind)
-    engine.partitioner = DefaultPartitioner(rand=lambda n: next(picks))
-    if kind == "compiled":
-        engine._appender = OPEN_APPENDER(engine)
-        engine.append_open = engine._appender.append_open
+    engine = twin(kind, DefaultPartitioner(rand=lambda n: next(picks)))
     engine.metadata.partition_counts["t"] = 8
 
     def placed(value: bytes) -> int:
