@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+
+_RATIO_LINE = re.compile(
+    r"^\s*(\S+) / (\S+): ([\d.]+)x throughput \(same-round median ([\d.]+)x\), "
+    r"([\d.]+)x CPU per record"
+)
 
 
 def median_seconds(fn: Callable[[], object], samples: int = 7, min_time: float = 0.05) -> float:
@@ -77,3 +84,31 @@ def paired_ratio(mine: list[float], peer: list[float]) -> float:
     runs shifts both sides of a round, where a ratio of medians can set one side's slow round
     beside the other's fast one."""
     return statistics.median(a / b for a, b in zip(mine, peer, strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Ratio:
+    """One client's figures over a peer's: throughput as a ratio of medians, the median of the
+    per-round ratios (`paired_ratio`), and CPU per record."""
+
+    medians: float
+    same_round: float
+    cpu: float
+
+    def line(self, ours: str, peer: str) -> str:
+        """The line the benches print (and `ratios` reads back)."""
+        return (
+            f"{ours} / {peer}: {self.medians:.2f}x throughput "
+            f"(same-round median {self.same_round:.2f}x), {self.cpu:.2f}x CPU per record"
+        )
+
+
+def ratios(output: str) -> dict[tuple[str, str], Ratio]:
+    """Every `Ratio.line` in a bench's output, by (ours, peer)."""
+    found = {}
+    for line in output.splitlines():
+        match = _RATIO_LINE.match(line)
+        if match:
+            ours, peer, medians, same_round, cpu = match.groups()
+            found[ours, peer] = Ratio(float(medians), float(same_round), float(cpu))
+    return found

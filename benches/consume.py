@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cluster import CLUSTERS, Broker, bench_classes, broker, create_topic, java, run_java
 from _installed import compile_krafka
 from _otel import child_env, noop_provider, source_root, split, tracing_options
-from _timing import paired_ratio
+from _timing import Ratio, paired_ratio
 
 source_root(__file__)
 
@@ -483,11 +483,8 @@ def report(results: dict[str, list[Run]], records: int) -> None:
             same_round = paired_ratio(
                 [1 / r.seconds for r in results[mine]], [1 / r.seconds for r in results[peer]]
             )
-            print(
-                f"{mine} / {peer}: {rates[mine] / rates[peer]:.2f}x throughput "
-                f"(same-round median {same_round:.2f}x), "
-                f"{cpus[mine] / cpus[peer]:.2f}x CPU per record"
-            )
+            ratio = Ratio(rates[mine] / rates[peer], same_round, cpus[mine] / cpus[peer])
+            print(ratio.line(mine, peer))
 
 
 def main() -> None:

@@ -63,7 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _cluster import CLUSTERS, Broker, broker, create_topic
 from _installed import compile_krafka
 from _otel import child_env, source_root, split, tracing_options
-from _timing import paired_ratio
+from _timing import Ratio, paired_ratio
 
 source_root(__file__)
 
@@ -599,10 +599,7 @@ def report(results: dict[str, list[Run]], records: int) -> None:
                 same_round = paired_ratio(
                     [1 / r.seconds for r in results[ours]], [1 / r.seconds for r in results[peer]]
                 )
-                print(
-                    f"  {ours} / {peer}: {rate / peer_rate:.2f}x throughput "
-                    f"(same-round median {same_round:.2f}x), {cpu / peer_cpu:.2f}x CPU per record"
-                )
+                print("  " + Ratio(rate / peer_rate, same_round, cpu / peer_cpu).line(ours, peer))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import re
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _cluster import CLUSTERS
-from _timing import table
+from _timing import Ratio, ratios, table
 
 BENCHES = Path(__file__).resolve().parent
 SCRIPTS = {"consume": "consume.py", "produce": "e2e.py"}
@@ -54,10 +53,6 @@ TARGETS: dict[str, list[tuple[str, str, float | None]]] = {
         ("krafka-many", "java-warm", 1.2),
     ],
 }
-_RATIO = re.compile(
-    r"^\s*(\S+) / (\S+): ([\d.]+)x throughput \(same-round median ([\d.]+)x\), "
-    r"([\d.]+)x CPU per record"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,24 +70,6 @@ class Cell:
     def records(self, scale: float) -> int:
         full = RECORDS.get((self.kind, self.value_size), RECORDS_1K)
         return max(1, round(full * scale))
-
-
-@dataclass(frozen=True, slots=True)
-class Ratio:
-    medians: float
-    same_round: float
-    cpu: float
-
-
-def ratios(output: str) -> dict[tuple[str, str], Ratio]:
-    """The `ours / peer: ...` lines a bench printed."""
-    found = {}
-    for line in output.splitlines():
-        match = _RATIO.match(line)
-        if match:
-            ours, peer, medians, same_round, cpu = match.groups()
-            found[ours, peer] = Ratio(float(medians), float(same_round), float(cpu))
-    return found
 
 
 def run_cell(cell: Cell, args: argparse.Namespace, logs: Path) -> dict[tuple[str, str], Ratio]:
