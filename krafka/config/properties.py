@@ -19,6 +19,8 @@ from krafka.errors import ConfigError
 _ESCAPES: Final = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 _ESCAPE: Final = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)", re.DOTALL)
 _BLANK: Final = " \t\f"
+#: Java's line terminators; `str.splitlines` would also break at U+2028, U+0085, `\v` and more.
+_LINE_END: Final = re.compile(r"\r\n|\r|\n")
 
 
 def parse_properties(text: str) -> dict[str, str]:
@@ -41,7 +43,7 @@ def load_properties(path: str | os.PathLike[str]) -> dict[str, str]:
 
 def _logical_lines(text: str) -> Iterator[str]:
     pending: list[str] = []
-    for raw in text.splitlines():
+    for raw in _LINE_END.split(text):
         line = raw.lstrip(_BLANK)
         if not pending and (not line or line[0] in "#!"):
             continue

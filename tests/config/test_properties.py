@@ -50,6 +50,12 @@ def test_java_round_trip_of_plain_pairs(tmp_path: Path) -> None:
         load_properties(tmp_path / "missing.properties")
 
 
+def test_only_java_line_terminators_end_a_line() -> None:
+    """U+2028, U+2029, U+0085, `\\v` and the file separators are ordinary characters to Java."""
+    odd = "\u2028\u2029\x85\x0b\x1c\x1d\x1e"
+    assert parse_properties(f"a=x{odd}y\r\nb=2\rc=3") == {"a": f"x{odd}y", "b": "2", "c": "3"}
+
+
 @given(
     st.dictionaries(
         st.from_regex(r"[a-z][a-z0-9.]{0,20}", fullmatch=True),
